@@ -1,0 +1,58 @@
+"""LLM-facing message and context models (provider-neutral, OpenAI-shaped)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
+
+Role = Literal["user", "assistant", "tool"]
+
+
+class OmitNone(BaseModel):
+    """Base model whose JSON form omits optional fields that are unset (None).
+
+    The issue's wire format says "absent optionals omitted": a user message must
+    not carry `tool_calls: null`, which some providers reject.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    @model_serializer(mode="wrap")
+    def _omit_none(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        return {key: value for key, value in data.items() if value is not None}
+
+
+class ToolCall(BaseModel):
+    """One function call requested by the model.
+
+    `arguments` is the raw JSON text the model produced: it is kept verbatim so that
+    malformed arguments are visible in the thread and reported back to the model.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+
+class Message(OmitNone):
+    """One message of an LLM context."""
+
+    role: Role
+    content: str = ""
+    tool_calls: list[ToolCall] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+    thinking: str | None = None
+
+
+class Context(BaseModel):
+    """The materialized LLM view of one lane: a system prompt and ordered messages."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    system_prompt: str | None = None
+    messages: list[Message] = []

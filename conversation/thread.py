@@ -1,0 +1,95 @@
+"""The thread: an append-only log of conversation entries, the source of truth.
+
+Entries are never mutated or removed. `seq` is assigned on append (0-based, the
+entry's index); a seq supplied by the caller is ignored, so a log that is copied
+entry by entry into another thread (a session appending a run's entries) gets
+fresh, gap-free numbers.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from conversation.messages import Context, OmitNone, Role, ToolCall
+
+DEFAULT_CONTEXT_REF = "default"
+
+OperationType = Literal["replace", "switch"]
+OperationReason = Literal["manual", "restore", "compaction", "system"]
+OPERATION_TYPES: tuple[str, ...] = ("replace", "switch")
+OPERATION_REASONS: tuple[str, ...] = ("manual", "restore", "compaction", "system")
+
+
+class MessagePayload(OmitNone):
+    """Payload of an `ai_message` entry."""
+
+    role: Role
+    content: str = ""
+    context_ref: str = DEFAULT_CONTEXT_REF
+    request_id: str
+    run_id: str
+    tool_calls: list[ToolCall] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+    thinking: str | None = None
+
+
+class ContextOperation(OmitNone):
+    """A validated context operation (see `conversation.operations` for validation)."""
+
+    type: OperationType
+    reason: OperationReason = "manual"
+    result_context: Context | None = None
+    base_seq: int | None = None
+    meta: dict[str, JsonValue] = {}
+
+
+class ContextOpPayload(BaseModel):
+    """Payload of an `ai_context_operation` entry."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    op_id: str
+    context_ref: str
+    operation: ContextOperation
+
+
+class MessageEntry(BaseModel):
+    """A thread entry recording one LLM message (user, assistant or tool)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    seq: int = 0
+    kind: Literal["ai_message"] = "ai_message"
+    at: datetime
+    payload: MessagePayload
+    refs: dict[str, str] = {}
+
+
+class ContextOpEntry(BaseModel):
+    """A thread entry recording one applied context operation."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    seq: int = 0
+    kind: Literal["ai_context_operation"] = "ai_context_operation"
+    at: datetime
+    payload: ContextOpPayload
+    refs: dict[str, str] = {}
+
+
+Entry = Annotated[MessageEntry | ContextOpEntry, Field(discriminator="kind")]
+
+
+def append(entries: list[Entry], entry: Entry) -> Entry:
+    """Append `entry` to `entries` with the next seq, returning the stored copy.
+
+    The caller's `seq` is ignored; the stored entry is a copy, so the caller's
+    object is never mutated.
+    """
+    stored = entry.model_copy(update={"seq": len(entries)})
+    entries.append(stored)
+    return stored
