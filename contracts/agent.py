@@ -60,6 +60,7 @@ class AgentConfig(BaseModel):
     tool_max_retries: int = 1
     tool_retry_backoff_s: float = 0.2
     tool_concurrency: int = 4
+    tool_context: dict[str, JsonValue] = {}
     llm_timeout_s: float = 120.0
     llm_max_attempts: int = 5
     script: list[ScriptTurn] = []

@@ -29,10 +29,13 @@ class Ack(BaseModel):
 
     `status` is `queued` (steer/inject, with `input_id`), `deferred` or `applied`
     (context_modify), `accepted` (cancel), `duplicate` (an op id already applied)
-    or `rejected` (with `reason`).
+    or `rejected`, with `reason` a stable code (`blank_content`, `too_long`,
+    `request_mismatch`, `sealed`, `queue_full`, `invalid_op`, `not_running`, ...)
+    and `message` a sentence for humans.
     """
 
     status: Literal["queued", "deferred", "applied", "accepted", "duplicate", "rejected"]
     input_id: str | None = None
     op_id: str | None = None
     reason: str | None = None
+    message: str | None = None

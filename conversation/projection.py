@@ -20,8 +20,8 @@ from conversation.thread import ContextOpEntry, Entry, MessagePayload
 
 
 def message_of(payload: MessagePayload) -> Message:
-    """The LLM message an `ai_message` payload stands for."""
-    return Message(
+    """The LLM message an `ai_message` payload stands for (sharing no objects with it)."""
+    message = Message(
         role=payload.role,
         content=payload.content,
         tool_calls=payload.tool_calls,
@@ -29,6 +29,7 @@ def message_of(payload: MessagePayload) -> Message:
         name=payload.name,
         thinking=payload.thinking,
     )
+    return message.model_copy(deep=True)
 
 
 def project(
@@ -59,7 +60,7 @@ def project(
                 current_prompt = op.result_context.system_prompt
             if entry.payload.context_ref == context_ref:
                 anchor_prompt = op.result_context.system_prompt
-                messages = [m.model_copy() for m in op.result_context.messages]
+                messages = [m.model_copy(deep=True) for m in op.result_context.messages]
         elif entry.payload.context_ref == context_ref:
             messages.append(message_of(entry.payload))
     prompt = anchor_prompt if anchor_prompt is not None else current_prompt

@@ -87,9 +87,9 @@ Entry = Annotated[MessageEntry | ContextOpEntry, Field(discriminator="kind")]
 def append(entries: list[Entry], entry: Entry) -> Entry:
     """Append `entry` to `entries` with the next seq, returning the stored copy.
 
-    The caller's `seq` is ignored; the stored entry is a copy, so the caller's
-    object is never mutated.
+    The caller's `seq` is ignored; the stored entry is a deep copy, so neither the
+    caller's object nor later changes to it can rewrite the log.
     """
-    stored = entry.model_copy(update={"seq": len(entries)})
+    stored = entry.model_copy(update={"seq": len(entries)}, deep=True)
     entries.append(stored)
     return stored

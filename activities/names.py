@@ -1,0 +1,5 @@
+"""Activity names: the contract between workflows and the worker (import-light, sandbox-safe)."""
+
+LLM_ACTIVITY = "llm_call"
+TOOL_ACTIVITY = "run_tool"
+RESOLVE_TOOLS_ACTIVITY = "resolve_tools"

@@ -1,0 +1,168 @@
+"""The scripted model: a litellm custom provider that answers from the agent's script.
+
+Users test their agents with it (no API key, deterministic answers, injected
+delays and provider errors). It sits behind litellm exactly like a real
+provider, so its answers go through the same parsing and its errors through
+the same classification (`activities.llm_errors.classify`) as OpenAI's.
+
+The LLM activity passes the call's `ScriptedCall` and the activity attempt in
+`acompletion(metadata=...)`, which reaches the provider as
+`litellm_params["metadata"]`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import httpx
+import litellm
+from litellm.exceptions import (
+    AuthenticationError,
+    BadRequestError,
+    InternalServerError,
+    RateLimitError,
+    Timeout,
+)
+from litellm.llms.custom_llm import CustomLLM
+from litellm.types.utils import ModelResponse  # pyright: ignore[reportMissingTypeStubs]
+
+from contracts.agent import ScriptTurn
+from contracts.llm import ScriptedCall
+
+PROVIDER = "scripted"
+MODEL = f"{PROVIDER}/{PROVIDER}"
+SCRIPTED_CALL_KEY = "scripted_call"
+ATTEMPT_KEY = "attempt"
+
+
+class ScriptError(BadRequestError):
+    """The script cannot answer this call (past its end, or no script sent).
+
+    A `BadRequestError` (400) so that litellm passes it through unchanged and
+    `classify` makes it non-retryable: retrying cannot make the script longer.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, model=PROVIDER, llm_provider=PROVIDER)  # pyright: ignore[reportUnknownMemberType]
+
+
+def scripted_metadata(call: ScriptedCall | None, attempt: int) -> dict[str, Any]:
+    """The `metadata` kwarg the LLM activity passes to `acompletion` for a scripted call."""
+    return {
+        SCRIPTED_CALL_KEY: call.model_dump(mode="json") if call is not None else None,
+        ATTEMPT_KEY: attempt,
+    }
+
+
+class ScriptedLLM(CustomLLM):
+    """litellm provider `scripted`: one `ScriptTurn` per call, in order."""
+
+    async def acompletion(  # noqa: D102 - documented on the class; signature fixed by litellm
+        self,
+        model: str,
+        messages: list[Any],
+        api_base: Any,
+        custom_prompt_dict: Any,
+        model_response: Any,
+        print_verbose: Any,
+        encoding: Any,
+        api_key: Any,
+        logging_obj: Any,
+        optional_params: Any,
+        acompletion: Any = None,
+        litellm_params: Any = None,
+        logger_fn: Any = None,
+        headers: Any = None,
+        timeout: Any = None,  # noqa: ASYNC109 - litellm's signature
+        client: Any = None,
+    ) -> ModelResponse:
+        params: dict[str, Any] = litellm_params or {}
+        metadata: dict[str, Any] = params.get("metadata") or {}
+        raw_call = metadata.get(SCRIPTED_CALL_KEY)
+        if raw_call is None:
+            raise ScriptError("scripted model: the request carries no script (LLMRequest.scripted is unset)")
+        call = ScriptedCall.model_validate(raw_call)
+        attempt = int(metadata.get(ATTEMPT_KEY) or 1)
+        turn = call.turn
+        if turn is None:
+            raise ScriptError(
+                f"scripted model: call {call.index + 1} is past the end of the script ({call.length} turns)"
+            )
+        if turn.delay_s > 0:
+            await asyncio.sleep(turn.delay_s)
+        if turn.error is not None and attempt <= turn.error_times:
+            raise _provider_error(turn, call.index, attempt)
+        return _response(turn, call.index, messages)
+
+
+def _provider_error(turn: ScriptTurn, index: int, attempt: int) -> Exception:
+    """The exception a real provider (through litellm) raises for the turn's error kind."""
+    what = f"scripted {turn.error} error on call {index + 1}, attempt {attempt} of {turn.error_times}"
+    request = httpx.Request("POST", "https://scripted.invalid/v1/chat/completions")
+    if turn.error == "rate_limit":
+        response = httpx.Response(429, headers={"retry-after": "1"}, request=request)
+        return RateLimitError(what, llm_provider=PROVIDER, model=PROVIDER, response=response)
+    if turn.error == "timeout":
+        return Timeout(what, model=PROVIDER, llm_provider=PROVIDER)
+    if turn.error == "auth":
+        response = httpx.Response(401, request=request)
+        return AuthenticationError(what, llm_provider=PROVIDER, model=PROVIDER, response=response)
+    return InternalServerError(what, llm_provider=PROVIDER, model=PROVIDER)
+
+
+def _response(turn: ScriptTurn, index: int, messages: list[Any]) -> ModelResponse:
+    tool_calls = [
+        {
+            "id": tool_call.id or f"call_{index}_{k}",
+            "type": "function",
+            "function": {
+                "name": tool_call.name,
+                "arguments": tool_call.arguments
+                if isinstance(tool_call.arguments, str)
+                else json.dumps(tool_call.arguments),
+            },
+        }
+        for k, tool_call in enumerate(turn.tool_calls)
+    ]
+    message: dict[str, Any] = {"role": "assistant", "content": turn.content}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    if turn.thinking is not None:
+        message["reasoning_content"] = turn.thinking
+    prompt_tokens = _rough_tokens(json.dumps(messages, default=str))
+    completion_tokens = _rough_tokens((turn.content or "") + (turn.thinking or "") + json.dumps(tool_calls))
+    return ModelResponse(
+        id=f"scripted-{index}",
+        model=PROVIDER,
+        choices=[
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": turn.finish_reason or ("tool_calls" if tool_calls else "stop"),
+            }
+        ],
+        usage={
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    )
+
+
+def _rough_tokens(text: str) -> int:
+    """About four characters per token: enough for usage accounting in tests."""
+    return (len(text) + 3) // 4
+
+
+_HANDLER = ScriptedLLM()
+
+
+def register_scripted_provider() -> None:
+    """Register the `scripted` provider with litellm (idempotent: safe to call many times)."""
+    providers = list(litellm.custom_provider_map)
+    if any(entry["provider"] == PROVIDER for entry in providers):
+        return
+    providers.append({"provider": PROVIDER, "custom_handler": _HANDLER})
+    litellm.custom_provider_map = providers

@@ -1,0 +1,251 @@
+"""A registry of plain Python functions exposed to the model as tools.
+
+A tool is an ordinary (sync or async) function. Its JSON schema comes from its
+type hints (through pydantic) and its descriptions from its Google-style
+docstring, so a tool is documented once, for humans and the model alike.
+Arguments are validated against the same pydantic model before the call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar, get_type_hints, overload
+
+import pydantic
+from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
+
+from contracts.llm import ToolSpec
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+TOOL_CONTEXT_PARAM = "tool_context"
+_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+_SECTION = re.compile(r"^\s*(Args|Arguments|Returns|Yields|Raises|Examples?|Notes?|Attributes):\s*$")
+_ARG_LINE = re.compile(r"^\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+
+
+class ToolFailure(Exception):
+    """An expected failure a tool reports to the model (bad input, not found, ...).
+
+    Non-retryable failures become an error result at once; retryable ones are
+    retried by Temporal first.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool = False,
+        details: JsonValue = None,
+        type: str = "tool_error",
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retryable = retryable
+        self.details = details
+        self.type = type
+
+
+class UnknownToolError(LookupError):
+    """No tool of that name is registered."""
+
+    def __init__(self, name: str, available: list[str]) -> None:
+        super().__init__(f"unknown tool {name!r}; available tools: {', '.join(available) or '(none)'}")
+        self.name = name
+        self.available = available
+
+
+class InvalidArgumentsError(ValueError):
+    """The arguments do not match the tool's schema; `fields` names the offending ones."""
+
+    def __init__(self, message: str, fields: list[str]) -> None:
+        super().__init__(message)
+        self.fields = fields
+
+
+@dataclass(frozen=True)
+class _Tool:
+    name: str
+    fn: Callable[..., Any]
+    description: str
+    arguments: type[BaseModel]
+    wants_context: bool
+
+
+class ToolRegistry:
+    """Named tools: their specs for the model and a validated way to call them."""
+
+    def __init__(self) -> None:
+        self._tools: dict[str, _Tool] = {}
+
+    @overload
+    def register(self, fn: F, *, name: str | None = None, description: str | None = None) -> F: ...
+    @overload
+    def register(
+        self, fn: None = None, *, name: str | None = None, description: str | None = None
+    ) -> Callable[[F], F]: ...
+    def register(
+        self, fn: F | None = None, *, name: str | None = None, description: str | None = None
+    ) -> F | Callable[[F], F]:
+        """Register `fn` as a tool; also usable as `@registry.register` or `@registry.register(name=...)`.
+
+        Args:
+            fn: The tool function (sync or async).
+            name: The tool's name for the model; defaults to the function's name.
+            description: Overrides the docstring's summary.
+
+        Returns:
+            `fn` unchanged (or a decorator that registers and returns it).
+
+        Raises:
+            ValueError: The name is invalid for providers or already registered.
+            TypeError: The function takes `*args`/`**kwargs`, which have no schema.
+        """
+        if fn is None:
+            return lambda f: self.register(f, name=name, description=description)
+        tool = _build_tool(fn, name, description)
+        if tool.name in self._tools:
+            raise ValueError(f"tool {tool.name!r} is already registered")
+        self._tools[tool.name] = tool
+        return fn
+
+    def names(self) -> list[str]:
+        """The registered tool names, sorted."""
+        return sorted(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def spec(self, name: str) -> ToolSpec:
+        """What the model sees of a tool: name, description, JSON schema of its arguments."""
+        tool = self._get(name)
+        schema = _strip_titles(tool.arguments.model_json_schema())
+        return ToolSpec(name=tool.name, description=tool.description, parameters=schema)
+
+    async def call(
+        self, name: str, arguments: dict[str, Any], *, tool_context: dict[str, JsonValue] | None = None
+    ) -> Any:
+        """Validate `arguments` and run the tool (a sync tool runs in a thread).
+
+        Raises:
+            UnknownToolError: No such tool.
+            InvalidArgumentsError: The arguments do not match the schema.
+            ToolFailure: The tool reported an expected failure.
+        """
+        tool = self._get(name)
+        try:
+            validated = tool.arguments.model_validate(arguments)
+        except ValidationError as exc:
+            raise _invalid_arguments(exc) from exc
+        kwargs = dict(validated)
+        if tool.wants_context:
+            kwargs[TOOL_CONTEXT_PARAM] = tool_context or {}
+        if inspect.iscoroutinefunction(tool.fn):
+            return await tool.fn(**kwargs)
+        result = await asyncio.to_thread(tool.fn, **kwargs)
+        if inspect.isawaitable(result):
+            return await result
+        return result
+
+    def _get(self, name: str) -> _Tool:
+        try:
+            return self._tools[name]
+        except KeyError:
+            raise UnknownToolError(name, self.names()) from None
+
+
+def default_registry() -> ToolRegistry:
+    """A new registry with the built-in tools (the calculator)."""
+    # Imported here: the calculator imports ToolFailure from this module.
+    from activities.calculator import calculator
+
+    registry = ToolRegistry()
+    registry.register(calculator)
+    return registry
+
+
+def _build_tool(fn: Callable[..., Any], name: str | None, description: str | None) -> _Tool:
+    tool_name = name or fn.__name__
+    if not _NAME.match(tool_name):
+        raise ValueError(f"tool name {tool_name!r} must match {_NAME.pattern}")
+    summary, arg_docs = parse_docstring(inspect.getdoc(fn) or "")
+    hints = get_type_hints(fn, include_extras=True)
+    fields: dict[str, Any] = {}
+    wants_context = False
+    for param in inspect.signature(fn).parameters.values():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise TypeError(f"tool {tool_name!r}: *args and **kwargs cannot be described to the model")
+        if param.name == TOOL_CONTEXT_PARAM:
+            wants_context = True
+            continue
+        default = ... if param.default is param.empty else param.default
+        field = pydantic.Field(default, description=arg_docs.get(param.name))
+        fields[param.name] = (hints.get(param.name, Any), field)
+    model = pydantic.create_model(f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
+    return _Tool(tool_name, fn, description or summary, model, wants_context)
+
+
+def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """The summary (first paragraph) and per-argument descriptions of a Google-style docstring."""
+    lines = doc.expandtabs().splitlines()
+    summary_lines: list[str] = []
+    for line in lines:
+        if not line.strip() or _SECTION.match(line):
+            break
+        summary_lines.append(line.strip())
+    args: dict[str, str] = {}
+    start = next((i for i, line in enumerate(lines) if line.strip() in ("Args:", "Arguments:")), None)
+    if start is None:
+        return " ".join(summary_lines), args
+    base = _indent(lines[start])
+    item_indent: int | None = None
+    current: str | None = None
+    for line in lines[start + 1 :]:
+        if not line.strip():
+            continue
+        indent = _indent(line)
+        if indent <= base:
+            break
+        item_indent = indent if item_indent is None else item_indent
+        match = _ARG_LINE.match(line.strip())
+        if indent == item_indent and match:
+            current = str(match.group(1))
+            args[current] = str(match.group(2)).strip()
+        elif current is not None:
+            args[current] = f"{args[current]} {line.strip()}".strip()
+    return " ".join(summary_lines), args
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _invalid_arguments(exc: ValidationError) -> InvalidArgumentsError:
+    problems: list[str] = []
+    fields: list[str] = []
+    for error in exc.errors(include_url=False):
+        loc = ".".join(str(part) for part in error["loc"]) or "(arguments)"
+        fields.append(loc)
+        problems.append(f"{loc}: {error['msg']}")
+    return InvalidArgumentsError("invalid arguments: " + "; ".join(problems), sorted(set(fields)))
+
+
+def _strip_titles(node: Any) -> Any:
+    """The schema without pydantic's generated `title`s, which only cost the model tokens."""
+    if isinstance(node, list):
+        return [_strip_titles(item) for item in node]  # pyright: ignore[reportUnknownVariableType]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():  # pyright: ignore[reportUnknownVariableType]
+        if key == "title" and isinstance(value, str):
+            continue
+        if key in ("properties", "$defs") and isinstance(value, dict):
+            out[key] = {k: _strip_titles(v) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
+        else:
+            out[key] = _strip_titles(value)
+    return out

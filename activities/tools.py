@@ -1,0 +1,121 @@
+"""The tool activities: run one tool call, and resolve tool names into specs.
+
+A tool's expected failures (unknown tool, malformed or invalid arguments, a
+non-retryable `ToolFailure`) are *returned* as error outcomes: the model reads
+them and can correct itself, and Temporal does not retry what cannot succeed.
+Retryable failures and unexpected exceptions are *raised* so that Temporal
+retries them; the workflow turns exhausted retries into an error outcome.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, cast
+
+from pydantic import JsonValue
+from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from activities._heartbeat import with_heartbeat
+from activities.names import RESOLVE_TOOLS_ACTIVITY, TOOL_ACTIVITY
+from activities.tool_registry import InvalidArgumentsError, ToolFailure, ToolRegistry
+from contracts.llm import ToolSpec
+from contracts.tools import ResolveToolsRequest, ToolCallRequest, ToolError, ToolOutcome
+
+MAX_RESULT_CHARS = 64 * 1024
+"""Longest JSON text of a result sent back to the model; longer results are truncated, never refused."""
+
+
+class ToolActivities:
+    """The tool activities, bound to the worker's `ToolRegistry`."""
+
+    def __init__(self, registry: ToolRegistry) -> None:
+        self._registry = registry
+
+    @activity.defn(name=TOOL_ACTIVITY)
+    async def run_tool(self, request: ToolCallRequest) -> ToolOutcome:
+        """Run one tool call and report its result or expected failure.
+
+        Raises:
+            ApplicationError: A retryable `ToolFailure` or an unexpected
+                exception, retryable, with `{"attempt": n}` as details.
+        """
+        attempt = activity.info().attempt
+        call = request.call
+        if call.name not in self._registry:
+            return _failed("unknown_tool", self._unknown_message([call.name]), attempt)
+        arguments = _parse_arguments(call.arguments)
+        if isinstance(arguments, str):
+            return _failed("invalid_arguments", arguments, attempt)
+        try:
+            result = await with_heartbeat(
+                self._registry.call(call.name, arguments, tool_context=request.tool_context)
+            )
+        except InvalidArgumentsError as exc:
+            return _failed("invalid_arguments", str(exc), attempt, details={"fields": list(exc.fields)})
+        except ToolFailure as exc:
+            if not exc.retryable:
+                return _failed(exc.type, exc.message, attempt, details=exc.details)
+            raise ApplicationError(
+                exc.message, {"attempt": attempt}, type=type(exc).__name__, non_retryable=False
+            ) from exc
+        except Exception as exc:
+            message = str(exc) or type(exc).__name__
+            raise ApplicationError(
+                message, {"attempt": attempt}, type=type(exc).__name__, non_retryable=False
+            ) from exc
+        try:
+            return ToolOutcome(ok=True, result=bounded_result(result), attempts=attempt)
+        except PydanticSerializationError as exc:
+            # Retrying will not make the value serializable; tell the model instead.
+            return _failed("invalid_result", f"the tool returned a value that is not JSON: {exc}", attempt)
+
+    @activity.defn(name=RESOLVE_TOOLS_ACTIVITY)
+    async def resolve_tools(self, request: ResolveToolsRequest) -> list[ToolSpec]:
+        """The specs of the named tools, so a run can check its tools and show them to the model.
+
+        Raises:
+            ApplicationError: Non-retryable, type `UnknownTool`, if a name is not registered.
+        """
+        unknown = [name for name in request.names if name not in self._registry]
+        if unknown:
+            raise ApplicationError(self._unknown_message(unknown), type="UnknownTool", non_retryable=True)
+        return [self._registry.spec(name) for name in request.names]
+
+    def _unknown_message(self, names: list[str]) -> str:
+        available = ", ".join(self._registry.names()) or "(none)"
+        what = "unknown tool" if len(names) == 1 else "unknown tools"
+        return f"{what}: {', '.join(repr(n) for n in names)}; available tools: {available}"
+
+
+def bounded_result(result: Any) -> JsonValue:
+    """The result as JSON data, or its JSON text cut at `MAX_RESULT_CHARS` with a marker.
+
+    Raises:
+        PydanticSerializationError: The value cannot be represented as JSON.
+    """
+    data: JsonValue = to_jsonable_python(result)
+    text = to_json(data).decode()
+    if len(text) <= MAX_RESULT_CHARS:
+        return data
+    return f"{text[:MAX_RESULT_CHARS]}…[truncated: {len(text) - MAX_RESULT_CHARS} more characters]"
+
+
+def _parse_arguments(raw: str) -> dict[str, Any] | str:
+    """The arguments object, or a message saying why the raw text is not one."""
+    try:
+        value: object = json.loads(raw) if raw.strip() else {}
+    except json.JSONDecodeError as exc:
+        return f"arguments are not valid JSON: {exc.msg} at char {exc.pos}"
+    if not isinstance(value, dict):
+        return f"arguments must be a JSON object, not {type(value).__name__}: {raw[:200]}"
+    return {str(k): v for k, v in cast(dict[object, Any], value).items()}
+
+
+def _failed(error_type: str, message: str, attempt: int, details: JsonValue = None) -> ToolOutcome:
+    return ToolOutcome(
+        ok=False,
+        error=ToolError(type=error_type, message=message, details=details, retryable=False),
+        attempts=attempt,
+    )

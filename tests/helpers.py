@@ -1,0 +1,108 @@
+"""Helpers for the integration tests: start runs, wait for states, read histories."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel
+from temporalio.client import Client, WorkflowHandle
+from temporalio.service import RPCError
+
+from contracts import WORKFLOW_TYPE, Ack, AgentConfig, RunInput, RunResult, RunState, ScriptTurn, Trace
+from conversation import Context, Entry, MessageEntry
+
+
+def turn(content: str | None = None, **fields: Any) -> ScriptTurn:
+    """A script turn (shorthand)."""
+    return ScriptTurn.model_validate({"content": content, **fields})
+
+
+def call(name: str, arguments: dict[str, Any] | str, call_id: str | None = None) -> dict[str, Any]:
+    """A scripted tool call (shorthand)."""
+    return {"name": name, "arguments": arguments, "id": call_id}
+
+
+async def start_run(
+    client: Client,
+    task_queue: str,
+    script: list[ScriptTurn],
+    *,
+    query: str = "What is 6 * 7?",
+    tools: list[str] | None = None,
+    context: Context | None = None,
+    context_ref: str = "default",
+    **config: Any,
+) -> WorkflowHandle[Any, RunResult]:
+    """Start a `ReActRun` with the scripted model."""
+    run = RunInput(
+        query=query,
+        config=AgentConfig.model_validate(
+            {"model": "scripted", "script": script, "tools": tools or [], **config}
+        ),
+        context=context,
+        context_ref=context_ref,
+    )
+    return await client.start_workflow(
+        WORKFLOW_TYPE,
+        run,
+        id=f"test-run-{uuid.uuid4().hex[:10]}",
+        task_queue=task_queue,
+        result_type=RunResult,
+    )
+
+
+async def update(handle: WorkflowHandle[Any, RunResult], name: str, payload: BaseModel) -> Ack:
+    """Send an acknowledging Update (`steer`, `inject`, `context_modify`, `cancel`)."""
+    ack: Ack = await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
+        name, payload, result_type=Ack
+    )
+    return ack
+
+
+async def state_of(handle: WorkflowHandle[Any, RunResult]) -> RunState:
+    """The run's `state` query."""
+    return await handle.query("state", result_type=RunState)
+
+
+async def trace_of(handle: WorkflowHandle[Any, RunResult]) -> Trace:
+    """The run's `trace` query."""
+    return await handle.query("trace", result_type=Trace)
+
+
+async def thread_of(handle: WorkflowHandle[Any, RunResult]) -> list[Entry]:
+    """The run's `thread` query."""
+    return await handle.query("thread", result_type=list[Entry])
+
+
+async def wait_until(
+    handle: WorkflowHandle[Any, RunResult],
+    predicate: Callable[[RunState, Trace], bool],
+    timeout_s: float = 20,
+) -> tuple[RunState, Trace]:
+    """Poll state and trace until `predicate` holds (fails the test on timeout)."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    last = "no answer yet"
+    while asyncio.get_running_loop().time() < deadline:
+        try:
+            state, trace = await state_of(handle), await trace_of(handle)
+        except RPCError as err:  # e.g. a worker process that is still starting
+            last = f"query failed: {err}"
+        else:
+            if predicate(state, trace):
+                return state, trace
+            last = f"state={state.model_dump_json()}"
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"condition not reached within {timeout_s}s; {last}")
+
+
+def started_llm_calls(trace: Trace) -> int:
+    """How many LLM calls the run has started."""
+    return sum(1 for event in trace.events if event.kind == "llm_started")
+
+
+def messages(entries: list[Entry]) -> list[tuple[str, str]]:
+    """(role, content) of the message entries, in order."""
+    return [(e.payload.role, e.payload.content) for e in entries if isinstance(e, MessageEntry)]

@@ -1,0 +1,82 @@
+"""Durability: a worker killed mid-run, and the trace cap."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
+
+from contracts import SteerInput
+from tests.helpers import call, messages, start_run, started_llm_calls, trace_of, turn, wait_until
+from workflows.trace_log import TRACE_CAP
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def spawn_worker(address: str, task_queue: str) -> subprocess.Popen[bytes]:
+    """The real worker process (`python worker.py`), as a user runs it."""
+    return subprocess.Popen(
+        [sys.executable, "worker.py", "--address", address, "--task-queue", task_queue],
+        cwd=ROOT,
+        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+async def test_worker_killed_mid_run_finishes_without_duplicates(
+    env: WorkflowEnvironment, client: Client
+) -> None:
+    address = client.service_client.config.target_host
+    queue = f"react-crash-{uuid.uuid4().hex[:8]}"
+    script = [turn(tool_calls=[call("calculator", {"expression": "2 + 3"})]), turn("five", delay_s=3)]
+    first = spawn_worker(address, queue)
+    try:
+        handle = await start_run(client, queue, script, tools=["calculator"])
+        await wait_until(handle, lambda _s, t: started_llm_calls(t) == 2, timeout_s=60)
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=10)
+        second = spawn_worker(address, queue)
+        try:
+            result = await asyncio.wait_for(handle.result(), timeout=90)
+            trace = await trace_of(handle)
+        finally:
+            second.terminate()
+            second.wait(timeout=20)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert result.status == "completed" and result.result == "five"
+    assert messages(result.thread) == [
+        ("user", "What is 6 * 7?"),
+        ("assistant", ""),
+        ("tool", '{"ok": true, "result": 5}'),
+        ("assistant", "five"),
+    ]
+    assert [e.seq for e in result.thread] == [0, 1, 2, 3]
+    # The interrupted LLM call was retried as the same activity, not started twice.
+    assert [e.kind for e in trace.events].count("llm_started") == 2
+
+
+async def test_trace_is_capped(client: Client, task_queue: str) -> None:
+    handle = await start_run(client, task_queue, [turn("slow", delay_s=60)])
+    await wait_until(handle, lambda _s, t: started_llm_calls(t) == 1)
+    wrong = SteerInput(content="x", expected_request_id="not-this-run")
+    for start in range(0, TRACE_CAP + 50, 100):
+        await asyncio.gather(
+            *(handle.signal("steer", wrong) for _ in range(start, min(start + 100, TRACE_CAP + 50)))
+        )
+    trace = (await wait_until(handle, lambda _s, t: t.truncated))[1]
+    assert len(trace.events) == TRACE_CAP
+    assert [e.seq for e in trace.events] == list(range(1, TRACE_CAP + 1))
+    await handle.cancel()
+    result = await handle.result()
+    assert result.status == "cancelled"
+    assert len((await trace_of(handle)).events) == TRACE_CAP

@@ -1,0 +1,319 @@
+"""The tool registry and the tool activities, run for real in the SDK's `ActivityEnvironment`."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+from typing import Any, Literal
+
+import pytest
+from pydantic import BaseModel, JsonValue
+from temporalio.exceptions import ApplicationError
+from temporalio.testing import ActivityEnvironment
+
+from activities import ToolActivities, ToolFailure, ToolRegistry, default_registry
+from activities.summaries import tool_activity_summary
+from activities.tool_registry import InvalidArgumentsError, UnknownToolError, parse_docstring
+from activities.tools import MAX_RESULT_CHARS
+from contracts import ResolveToolsRequest, ToolCallRequest, ToolOutcome
+from conversation import ToolCall
+
+
+class Point(BaseModel):
+    x: int
+    y: int
+
+
+def search(
+    query: str,
+    limit: int = 5,
+    mode: Literal["fast", "deep"] = "fast",
+    tags: list[str] | None = None,
+    origin: Point | None = None,
+    *,
+    tool_context: dict[str, JsonValue],
+) -> dict[str, Any]:
+    """Search the knowledge base for documents.
+
+    Longer explanation that is not part of the summary.
+
+    Args:
+        query: What to look for. Plain words work best,
+            no boolean syntax.
+        limit (int): How many results to return.
+        mode: Search strategy.
+        tags: Only documents with these tags.
+        origin: Where to start.
+        tool_context: Injected by the worker, never seen by the model.
+
+    Returns:
+        The matches.
+    """
+    return {"query": query, "limit": limit, "mode": mode, "tags": tags, "origin": origin, "ctx": tool_context}
+
+
+async def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+def where() -> str:
+    """The name of the thread the tool runs in."""
+    return threading.current_thread().name
+
+
+def fails(kind: str) -> str:
+    """Fail in the requested way.
+
+    Args:
+        kind: `expected`, `typed`, `retryable` or `crash`.
+    """
+    if kind == "expected":
+        raise ToolFailure("no such city", details={"city": "Atlantis"})
+    if kind == "typed":
+        raise ToolFailure("quota used up", type="quota_exceeded")
+    if kind == "retryable":
+        raise ToolFailure("backend busy", retryable=True)
+    raise RuntimeError("tool crashed")
+
+
+def big(size: int) -> str:
+    """A string of `size` characters.
+
+    Args:
+        size: How long.
+    """
+    return "x" * size
+
+
+def not_json() -> object:
+    """Return something that is not JSON."""
+    return object()
+
+
+def registry() -> ToolRegistry:
+    reg = ToolRegistry()
+    for fn in (search, add, where, fails, big, not_json):
+        reg.register(fn)
+    return reg
+
+
+ACTIVITIES = ToolActivities(registry())
+
+
+async def run_tool(
+    name: str, arguments: str, *, attempt: int = 1, tool_context: dict[str, JsonValue] | None = None
+) -> ToolOutcome:
+    env = ActivityEnvironment()
+    env.info = dataclasses.replace(env.info, attempt=attempt)
+    request = ToolCallRequest(
+        call=ToolCall(id="call_1", name=name, arguments=arguments),
+        request_id="req-1",
+        run_id="run-1",
+        tool_context=tool_context or {},
+    )
+    return await env.run(ACTIVITIES.run_tool, request)
+
+
+async def tool_error(name: str, arguments: str) -> ApplicationError:
+    with pytest.raises(ApplicationError) as caught:
+        await run_tool(name, arguments, attempt=2)
+    return caught.value
+
+
+# --- the registry ------------------------------------------------------------------------------
+
+
+def test_spec_from_hints_and_docstring() -> None:
+    spec = registry().spec("search")
+    assert spec.description == "Search the knowledge base for documents."
+    params: Any = spec.parameters
+    assert params["type"] == "object"
+    assert params["required"] == ["query"]
+    assert params["additionalProperties"] is False
+    props = params["properties"]
+    assert set(props) == {"query", "limit", "mode", "tags", "origin"}  # no tool_context
+    assert props["query"] == {
+        "type": "string",
+        "description": "What to look for. Plain words work best, no boolean syntax.",
+    }
+    assert props["limit"] == {"type": "integer", "default": 5, "description": "How many results to return."}
+    assert props["mode"]["enum"] == ["fast", "deep"]
+    assert "title" not in json.dumps(params)
+    assert "$defs" in params and "Point" in params["$defs"]
+
+
+def test_register_variants() -> None:
+    reg = ToolRegistry()
+
+    @reg.register
+    def first() -> str:
+        """First."""
+        return "1"
+
+    @reg.register(name="second-tool", description="Overridden.")
+    def second() -> str:
+        return "2"
+
+    assert first() == "1" and second() == "2"
+    assert reg.names() == ["first", "second-tool"]
+    assert reg.spec("second-tool").description == "Overridden."
+    assert reg.spec("first").parameters == {"type": "object", "properties": {}, "additionalProperties": False}
+    with pytest.raises(ValueError, match="already registered"):
+        reg.register(first)
+    with pytest.raises(ValueError, match="must match"):
+        reg.register(first, name="has space")
+
+    def varargs(*values: int) -> int:
+        return sum(values)
+
+    with pytest.raises(TypeError, match="args"):
+        reg.register(varargs)
+
+
+def test_parse_docstring() -> None:
+    summary, args = parse_docstring(
+        "Do a thing\nacross two lines.\n\nArgs:\n    a: First.\n    b (int): Second,\n        continued.\n"
+        "\nReturns:\n    c: not an argument.\n"
+    )
+    assert summary == "Do a thing across two lines."
+    assert args == {"a": "First.", "b": "Second, continued."}
+    assert parse_docstring("") == ("", {})
+
+
+async def test_registry_call_errors() -> None:
+    reg = registry()
+    with pytest.raises(UnknownToolError, match="available tools: add, big"):
+        await reg.call("nope", {})
+    with pytest.raises(InvalidArgumentsError) as caught:
+        await reg.call("add", {"a": "one"})
+    assert caught.value.fields == ["a", "b"]
+    assert await reg.call("add", {"a": 1, "b": "2"}) == 3
+
+
+def test_default_registry_has_the_calculator() -> None:
+    reg = default_registry()
+    assert reg.names() == ["calculator"]
+    assert reg.spec("calculator").parameters["required"] == ["expression"]
+    assert default_registry() is not reg
+
+
+# --- run_tool ----------------------------------------------------------------------------------
+
+
+async def test_sync_and_async_tools() -> None:
+    assert await run_tool("add", '{"a": 2, "b": 3}') == ToolOutcome(ok=True, result=5, attempts=1)
+    outcome = await run_tool("where", "")
+    assert outcome.ok and outcome.result != threading.current_thread().name  # ran in a worker thread
+
+
+async def test_tool_context_is_injected_and_result_is_json() -> None:
+    outcome = await run_tool(
+        "search", '{"query": "q", "origin": {"x": 1, "y": 2}}', tool_context={"user": "ada"}, attempt=3
+    )
+    assert outcome.ok and outcome.attempts == 3
+    assert outcome.result == {
+        "query": "q",
+        "limit": 5,
+        "mode": "fast",
+        "tags": None,
+        "origin": {"x": 1, "y": 2},
+        "ctx": {"user": "ada"},
+    }
+
+
+async def test_unknown_tool_is_an_error_result() -> None:
+    outcome = await run_tool("nope", "{}")
+    assert not outcome.ok and outcome.error is not None
+    assert outcome.error.type == "unknown_tool"
+    assert not outcome.error.retryable
+    assert "'nope'" in outcome.error.message and "add, big, fails" in outcome.error.message
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ('{"a": 1 "b": 2}', "arguments are not valid JSON: Expecting ',' delimiter at char 8"),
+        ("[1, 2]", "arguments must be a JSON object, not list"),
+        ('{"a": "one", "b": 2}', "a: Input should be a valid integer"),
+        ('{"a": 1}', "b: Field required"),
+        ('{"a": 1, "b": 2, "c": 3}', "c: Extra inputs are not permitted"),
+    ],
+)
+async def test_invalid_arguments(arguments: str, expected: str) -> None:
+    outcome = await run_tool("add", arguments)
+    assert outcome.error is not None
+    assert outcome.error.type == "invalid_arguments"
+    assert expected in outcome.error.message
+
+
+async def test_invalid_arguments_name_the_fields() -> None:
+    outcome = await run_tool("add", '{"a": "x", "b": "y"}')
+    assert outcome.error is not None and outcome.error.details == {"fields": ["a", "b"]}
+
+
+async def test_tool_failure_is_an_error_result() -> None:
+    outcome = await run_tool("fails", '{"kind": "expected"}')
+    assert outcome.error is not None
+    assert outcome.error.model_dump() == {
+        "type": "tool_error",
+        "message": "no such city",
+        "details": {"city": "Atlantis"},
+        "retryable": False,
+    }
+    typed = await run_tool("fails", '{"kind": "typed"}')
+    assert typed.error is not None and typed.error.type == "quota_exceeded"
+
+
+async def test_retryable_failure_and_crash_raise_retryable_errors() -> None:
+    retryable = await tool_error("fails", '{"kind": "retryable"}')
+    assert (retryable.type, retryable.non_retryable, retryable.message) == (
+        "ToolFailure",
+        False,
+        "backend busy",
+    )
+    assert retryable.details == ({"attempt": 2},)
+    crash = await tool_error("fails", '{"kind": "crash"}')
+    assert (crash.type, crash.non_retryable, crash.message) == ("RuntimeError", False, "tool crashed")
+
+
+async def test_oversized_result_is_truncated() -> None:
+    small = await run_tool("big", '{"size": 100}')
+    assert small.result == "x" * 100
+    outcome = await run_tool("big", '{"size": 200000}')
+    assert outcome.ok and isinstance(outcome.result, str)
+    full = len(json.dumps("x" * 200000))
+    assert outcome.result.startswith('"xxx')
+    assert outcome.result.endswith(f"…[truncated: {full - MAX_RESULT_CHARS} more characters]")
+    assert len(outcome.result) < MAX_RESULT_CHARS + 100
+
+
+async def test_unserializable_result_is_an_error_result() -> None:
+    outcome = await run_tool("not_json", "{}")
+    assert outcome.error is not None and outcome.error.type == "invalid_result"
+
+
+def test_tool_summary() -> None:
+    request = ToolCallRequest(call=ToolCall(id="c9", name="add"), request_id="r", run_id="u")
+    assert tool_activity_summary(request) == "tool add c9"
+
+
+# --- resolve_tools -----------------------------------------------------------------------------
+
+
+async def test_resolve_tools() -> None:
+    specs = await ActivityEnvironment().run(
+        ACTIVITIES.resolve_tools, ResolveToolsRequest(names=["add", "big"])
+    )
+    assert [spec.name for spec in specs] == ["add", "big"]
+
+
+async def test_resolve_unknown_tools_is_non_retryable() -> None:
+    with pytest.raises(ApplicationError) as caught:
+        await ActivityEnvironment().run(
+            ACTIVITIES.resolve_tools, ResolveToolsRequest(names=["add", "web_search", "shell"])
+        )
+    error = caught.value
+    assert (error.type, error.non_retryable) == ("UnknownTool", True)
+    assert "'web_search', 'shell'" in error.message and "available tools: add, big" in error.message
