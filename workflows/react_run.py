@@ -20,7 +20,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError, TimeoutError
 
 with workflow.unsafe.imports_passed_through():
-    from activities.names import LLM_ACTIVITY, RESOLVE_TOOLS_ACTIVITY
+    from activities.summaries import LLM_ACTIVITY, RESOLVE_TOOLS_ACTIVITY, activity_summary
     from contracts import (
         MAX_ITERATIONS_RESULT,
         SCRIPTED_MODEL,
@@ -244,7 +244,7 @@ class ReActRun:
                 maximum_attempts=self._config.llm_max_attempts,
             ),
             cancellation_type=workflow.ActivityCancellationType.TRY_CANCEL,
-            summary=f"llm {self._config.model} #{self._iteration}",
+            summary=activity_summary(request),
         )
         self._usage = self._usage.plus(response.usage)
         self._event(

@@ -14,7 +14,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError, TimeoutError
 
 with workflow.unsafe.imports_passed_through():
-    from activities.names import TOOL_ACTIVITY
+    from activities.summaries import TOOL_ACTIVITY, tool_activity_summary
     from contracts import AgentConfig, ToolCallRequest, ToolError, ToolOutcome
     from conversation import ToolCall
 
@@ -82,7 +82,7 @@ async def execute_tool(call: ToolCall, config: AgentConfig, request_id: str, run
                 maximum_attempts=config.tool_max_retries + 1,
             ),
             cancellation_type=workflow.ActivityCancellationType.TRY_CANCEL,
-            summary=f"tool {call.name}",
+            summary=tool_activity_summary(request),
         )
     except ActivityError as err:
         if isinstance(err.cause, CancelledError):

@@ -1,0 +1,111 @@
+"""Turning failures into one clear line and exit code 1, never a traceback.
+
+A CLI user needs to know what went wrong and what to do next (start the server,
+check the workflow id, start a worker), not where in the SDK it was raised.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from temporalio.client import (
+    RPCTimeoutOrCancelledError,
+    WorkflowFailureError,
+    WorkflowQueryFailedError,
+    WorkflowQueryRejectedError,
+    WorkflowUpdateFailedError,
+)
+from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError, RPCStatusCode
+
+from contracts import TASK_QUEUE
+
+err_console = Console(stderr=True, highlight=False)
+
+NO_WORKER_HINT = f"is a worker running on task queue {TASK_QUEUE!r}? start one with `python worker.py`"
+
+
+class CliError(Exception):
+    """An expected failure whose message is already the line to show the user."""
+
+
+def unreachable_message(address: str) -> str:
+    """What to say when no Temporal server answers at `address`."""
+    return (
+        f"cannot reach Temporal at {address}: is the worker's dev server running? "
+        "start it with `python worker.py --dev`"
+    )
+
+
+def validation_message(error: ValidationError, what: str) -> str:
+    """A pydantic error squeezed into one line: where and why, for the first few problems."""
+    problems = [
+        f"{'.'.join(str(p) for p in e['loc']) or '(top level)'}: {e['msg']}" for e in error.errors()[:3]
+    ]
+    more = error.error_count() - len(problems)
+    return f"invalid {what}: {'; '.join(problems)}" + (f" (+{more} more)" if more > 0 else "")
+
+
+def _rpc_message(error: RPCError, address: str, workflow_id: str | None) -> str:
+    text = error.message
+    if error.status == RPCStatusCode.NOT_FOUND:
+        if "already completed" in text or "already finished" in text:
+            return f"workflow {workflow_id} has already finished, so it no longer accepts this"
+        if text.lower().startswith("namespace"):
+            return f"{text} (choose one with --namespace)"
+        return f"workflow not found: {workflow_id} ({text})"
+    if error.status == RPCStatusCode.UNAVAILABLE:
+        return unreachable_message(address)
+    if error.status in (RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.CANCELLED):
+        return f"no answer from workflow {workflow_id} in time: {NO_WORKER_HINT}"
+    return f"Temporal error ({error.status.name if error.status else 'unknown'}): {text}"
+
+
+def describe(error: BaseException, address: str, workflow_id: str | None) -> str:
+    """The one line shown for `error`; unknown errors still get one line, with their type."""
+    match error:
+        case CliError():
+            return str(error)
+        case RPCError():
+            return _rpc_message(error, address, workflow_id)
+        case WorkflowAlreadyStartedError():
+            return f"a workflow with id {error.workflow_id} already exists: choose another --id"
+        case WorkflowQueryFailedError():
+            return f"query failed: {error.message}"
+        case WorkflowQueryRejectedError():
+            return f"query rejected: workflow status is {error.status}"
+        case WorkflowUpdateFailedError():
+            return f"update failed: {error.cause}"
+        case RPCTimeoutOrCancelledError():
+            return f"no answer from workflow {workflow_id} in time: {NO_WORKER_HINT}"
+        case WorkflowFailureError():
+            return f"run failed: {error.cause}"
+        case ValidationError():
+            return validation_message(error, "data")
+        case json.JSONDecodeError():
+            return f"invalid JSON: {error}"
+        case OSError():
+            return f"{error.strerror or error}: {error.filename}" if error.filename else str(error)
+        case _:
+            return f"unexpected error: {type(error).__name__}: {error}"
+
+
+@contextmanager
+def reported(address: str, workflow_id: str | None = None) -> Iterator[None]:
+    """Print any failure inside the block as one line on stderr and exit 1 (130 on Ctrl-C)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        where = f": the run continues, see `python client.py show {workflow_id}`" if workflow_id else ""
+        err_console.print(f"interrupted{where}", markup=False, soft_wrap=True)
+        raise typer.Exit(130) from None
+    except typer.Exit:
+        raise
+    except Exception as error:
+        err_console.print(f"error: {describe(error, address, workflow_id)}", markup=False, soft_wrap=True)
+        raise typer.Exit(1) from None

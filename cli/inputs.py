@@ -1,0 +1,81 @@
+"""Reading user-supplied files and flags into contract models, with one-line errors.
+
+Files are checked before anything is sent, so a typo in a script or a context
+file is reported with its path and the offending field, not as a failed run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TypeVar, cast
+
+from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
+
+from cli.errors import CliError, validation_message
+from contracts import AgentConfig, ScriptTurn
+from conversation import Context, Message, Role
+
+M = TypeVar("M", bound=BaseModel)
+
+SCRIPT = TypeAdapter(list[ScriptTurn])
+MESSAGE_ROLES: tuple[Role, ...] = ("user", "assistant")
+
+
+def read_json(path: Path) -> JsonValue:
+    """A JSON file's content; unreadable files and bad JSON become CliErrors naming the file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise CliError(f"cannot read {path}: {error.strerror or error}") from error
+    try:
+        return cast(JsonValue, json.loads(text))
+    except json.JSONDecodeError as error:
+        raise CliError(f"invalid JSON in {path}: {error}") from error
+
+
+def load_script(path: Path) -> list[ScriptTurn]:
+    """The scripted model's turns from a JSON list of `ScriptTurn` objects."""
+    data = read_json(path)
+    try:
+        return SCRIPT.validate_python(data)
+    except ValidationError as error:
+        raise CliError(validation_message(error, f"script in {path}")) from error
+
+
+def load_model(path: Path, model: type[M]) -> M:
+    """A pydantic model from a JSON file, with the file named in any error."""
+    data = read_json(path)
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        raise CliError(validation_message(error, f"{model.__name__} in {path}")) from error
+
+
+def agent_config(settings: dict[str, object]) -> AgentConfig:
+    """The agent config from the command's flags, with bad values named in one line."""
+    try:
+        return AgentConfig.model_validate(settings)
+    except ValidationError as error:
+        raise CliError(validation_message(error, "agent config")) from error
+
+
+def parse_message(text: str) -> Message:
+    """`role:content` (role user or assistant) as a message; tool messages need a file."""
+    role, sep, content = text.partition(":")
+    role = role.strip()
+    if not sep or role not in MESSAGE_ROLES:
+        allowed = " or ".join(MESSAGE_ROLES)
+        raise CliError(f"--message must look like role:content with role {allowed}, got {text!r}")
+    return Message(role=role, content=content.lstrip())
+
+
+def replacement_context(file: Path | None, system_prompt: str | None, messages: list[str]) -> Context:
+    """The new context of a `replace`: a file, or a prompt and messages, never both."""
+    if file is not None:
+        if system_prompt is not None or messages:
+            raise CliError("use either --file or --system-prompt/--message, not both")
+        return load_model(file, Context)
+    if system_prompt is None and not messages:
+        raise CliError("nothing to replace with: pass --file, or --system-prompt and/or --message")
+    return Context(system_prompt=system_prompt, messages=[parse_message(m) for m in messages])

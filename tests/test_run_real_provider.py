@@ -1,0 +1,47 @@
+"""A whole run through litellm's real OpenAI path (against a local fake server): keys stay out of history."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from temporalio.client import Client
+
+from contracts import WORKFLOW_TYPE, AgentConfig, ModelSettings, RunInput, RunResult
+from tests.fake_openai import FakeOpenAI, chat_completion, tool_call
+
+SENTINEL_KEY = "sk-sentinel-0f9e8d7c6b5a-never-in-history"
+
+
+async def test_api_key_is_used_by_the_activity_but_never_in_history(
+    client: Client, task_queue: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SENTINEL_KEY)
+    async with FakeOpenAI() as server:
+        server.reply(
+            chat_completion(tool_calls=[tool_call("calculator", '{"expression": "6 * 7"}', "call_1")])
+        )
+        server.reply(chat_completion("6 * 7 = 42"))
+        run = RunInput(
+            query="What is 6 * 7?",
+            config=AgentConfig(
+                model="openai/gpt-4o-mini",
+                tools=["calculator"],
+                model_settings=ModelSettings(extra={"api_base": server.base_url}),
+            ),
+        )
+        result = await client.execute_workflow(
+            WORKFLOW_TYPE, run, id="test-real-provider", task_queue=task_queue, result_type=RunResult
+        )
+        handle = client.get_workflow_handle("test-real-provider")
+        history = await handle.fetch_history()
+    assert result.status == "completed" and result.result == "6 * 7 = 42"
+    # The key reached the provider from the worker's environment...
+    assert [r.headers.get("Authorization") for r in server.requests] == [f"Bearer {SENTINEL_KEY}"] * 2
+    # ...and the second call carried the tool result, in OpenAI format.
+    tool_message = server.requests[1].body["messages"][-1]
+    assert tool_message["role"] == "tool" and tool_message["tool_call_id"] == "call_1"
+    assert json.loads(tool_message["content"]) == {"ok": True, "result": 42}
+    # ...but it appears nowhere in the workflow's history (inputs, results, failures, details).
+    assert SENTINEL_KEY not in history.to_json()
+    assert "sk-sentinel" not in history.to_json()
