@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 
@@ -49,6 +50,18 @@ async def test_tool_round_with_calculator(client: Client, task_queue: str) -> No
     assistant = result.context.messages[1]
     assert assistant.tool_calls is not None and assistant.tool_calls[0].name == "calculator"
     assert result.context.messages[2].tool_call_id == assistant.tool_calls[0].id
+    # The Web UI shows each activity by a readable summary.
+    history = await handle.fetch_history()
+    summaries = [
+        json.loads(e.user_metadata.summary.data)
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+    ]
+    assert summaries == [
+        "llm scripted #1",
+        f"tool calculator {assistant.tool_calls[0].id}",
+        "llm scripted #2",
+    ]
 
 
 async def test_parallel_tool_calls_keep_call_order(client: Client, task_queue: str) -> None:
