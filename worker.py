@@ -1,10 +1,12 @@
-"""The worker: runs `ReActRun` workflows and the LLM and tool activities on task queue `react-agent`.
+"""The worker: runs `ReActRun` and `AgentSession` workflows and their activities on task queue `react-agent`.
 
     python worker.py            # connect to TEMPORAL_ADDRESS (default localhost:7233)
     python worker.py --dev      # start the embedded dev server first if none answers (Web UI :8233)
 
 API keys are read from this process's environment by the LLM activity (litellm's usual
 variables: OPENAI_API_KEY, ANTHROPIC_API_KEY, ...); they never enter workflow history.
+Session snapshot tokens are signed with REACT_SNAPSHOT_SECRET (export/restore refuse to
+work without a strong one).
 """
 
 from __future__ import annotations
@@ -27,12 +29,13 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from activities.llm import llm_call
+from activities.snapshot import export_snapshot, restore_snapshot
 from activities.tool_registry import ToolRegistry, default_registry
 from activities.tools import ToolActivities
 from contracts import TASK_QUEUE
 from runtime.connection import connect, temporal_address, temporal_namespace
 from runtime.dev_server import DevServerError, ensure_dev_server
-from workflows import ReActRun
+from workflows import AgentSession, ReActRun
 
 
 def build_worker(
@@ -54,8 +57,8 @@ def build_worker(
     return Worker(
         client,
         task_queue=task_queue,
-        workflows=[ReActRun],
-        activities=[llm_call, tools.run_tool, tools.resolve_tools],
+        workflows=[ReActRun, AgentSession],
+        activities=[llm_call, tools.run_tool, tools.resolve_tools, export_snapshot, restore_snapshot],
         activity_executor=ThreadPoolExecutor(max_workers=16),
         # Heartbeats reach the server at least every 2 s, so a cancel reaches an
         # in-flight LLM call quickly and a 10 s heartbeat timeout has ample slack.

@@ -3,3 +3,5 @@
 LLM_ACTIVITY = "llm_call"
 TOOL_ACTIVITY = "run_tool"
 RESOLVE_TOOLS_ACTIVITY = "resolve_tools"
+EXPORT_SNAPSHOT_ACTIVITY = "export_snapshot"
+RESTORE_SNAPSHOT_ACTIVITY = "restore_snapshot"

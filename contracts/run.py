@@ -58,7 +58,7 @@ class RunResult(BaseModel):
 
     `thread` holds the entries this run appended (its messages, then the applied
     deferred context op, if any); `context` is the final materialized context of
-    lane `context_ref`.
+    lane `context_ref`; `trace` is the run's trace (a session keeps it after the run).
     """
 
     request_id: str
@@ -72,6 +72,7 @@ class RunResult(BaseModel):
     thread: list[Entry] = []
     context: Context = Context()
     context_ref: str = DEFAULT_CONTEXT_REF
+    trace: Trace | None = None
 
 
 class RunState(BaseModel):
@@ -128,3 +129,6 @@ class Trace(BaseModel):
 
     events: list[TraceEvent] = []
     truncated: bool = False
+
+
+RunResult.model_rebuild()

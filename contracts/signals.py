@@ -10,10 +10,15 @@ MAX_QUEUED_INPUTS = 64
 
 
 class SteerInput(BaseModel):
-    """User-style input for a running run (`steer` and `inject`)."""
+    """User-style input for a running run (`steer` and `inject`).
+
+    `input_id` is normally assigned by the run; a session that forwards input sets it,
+    so the id it acknowledged is the one recorded in the thread.
+    """
 
     content: str = ""
     expected_request_id: str | None = None
+    input_id: str | None = None
     source: str | None = None
     refs: dict[str, str] = {}
 

@@ -89,3 +89,8 @@ class ConversationState(BaseModel):
         self.applied_context_ops = [op.op_id, *self.applied_context_ops][:APPLIED_OPS_CAP]
         self.projection_cursor_seq = entry.seq
         return entry
+
+    def set_base_system_prompt(self, prompt: str | None) -> None:
+        """Change the configured prompt, re-materializing the view so it still equals the projection."""
+        self.base_system_prompt = prompt
+        self.context = self.projected()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("REACT_SNAPSHOT_SECRET", "test-only-secret-" + "7f3a9c1e5b2d8f4a6c0e9b7d5a3f1c8e")
 
 import uuid
 from collections.abc import AsyncIterator
@@ -22,6 +23,8 @@ from runtime.dev_server import temporal_binary
 from tests.agent_tools import registry_for_tests
 from worker import build_worker
 
+SUGGEST_CAN_AT = 120
+
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
 async def env() -> AsyncIterator[WorkflowEnvironment]:
@@ -29,6 +32,12 @@ async def env() -> AsyncIterator[WorkflowEnvironment]:
         data_converter=pydantic_data_converter,
         dev_server_existing_path=temporal_binary(),
         dev_server_log_level="error",
+        # Sessions continue as new when the server suggests it: suggest it early, so the
+        # tests' longer conversations really cross continue-as-new boundaries.
+        dev_server_extra_args=[
+            "--dynamic-config-value",
+            f"limit.historyCount.suggestContinueAsNew={SUGGEST_CAN_AT}",
+        ],
     ) as environment:
         yield environment
 

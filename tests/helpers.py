@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 
@@ -106,3 +108,17 @@ def started_llm_calls(trace: Trace) -> int:
 def messages(entries: list[Entry]) -> list[tuple[str, str]]:
     """(role, content) of the message entries, in order."""
     return [(e.payload.role, e.payload.content) for e in entries if isinstance(e, MessageEntry)]
+
+
+async def llm_inputs(handle: WorkflowHandle[Any, Any]) -> list[dict[str, Any]]:
+    """The LLM activity inputs as recorded in a run's history (what the model saw)."""
+    history = await handle.fetch_history()
+    inputs: list[dict[str, Any]] = []
+    for event in history.events:
+        attrs = event.activity_task_scheduled_event_attributes
+        if (
+            event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+            and attrs.activity_type.name == "llm_call"
+        ):
+            inputs.append(json.loads(attrs.input.payloads[0].data))
+    return inputs

@@ -14,6 +14,7 @@ from contracts import Ack, CancelInput, RunResult, SteerInput
 from conversation import MessageEntry, project
 from tests.helpers import (
     call,
+    llm_inputs,
     messages,
     start_run,
     started_llm_calls,
@@ -27,20 +28,6 @@ from tests.helpers import (
 
 async def steer(handle: WorkflowHandle[Any, RunResult], content: str, **fields: Any) -> Ack:
     return await update(handle, "steer", SteerInput(content=content, **fields))
-
-
-async def llm_inputs(handle: WorkflowHandle[Any, RunResult]) -> list[dict[str, Any]]:
-    """The LLM activity inputs as recorded in history (what the model saw)."""
-    history = await handle.fetch_history()
-    inputs: list[dict[str, Any]] = []
-    for event in history.events:
-        attrs = event.activity_task_scheduled_event_attributes
-        if (
-            event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
-            and attrs.activity_type.name == "llm_call"
-        ):
-            inputs.append(json.loads(attrs.input.payloads[0].data))
-    return inputs
 
 
 async def test_steer_during_slow_llm_call_is_drained_before_the_next_call(

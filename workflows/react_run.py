@@ -163,7 +163,9 @@ class ReActRun:
 
     async def _resolve_tools(self) -> list[ToolSpec]:
         try:
-            return await workflow.execute_local_activity(
+            # A regular activity, not a local one: local activities stall under
+            # `max_cached_workflows=0` (the workflow is evicted while they run).
+            return await workflow.execute_activity(
                 RESOLVE_TOOLS_ACTIVITY,
                 ResolveToolsRequest(names=self._config.tools),
                 result_type=list[ToolSpec],
@@ -438,7 +440,7 @@ class ReActRun:
     # ---- input and cancellation ------------------------------------------------------------
 
     def _offer(self, kind: InputKind, payload: SteerInput) -> Ack:
-        input_id = str(workflow.uuid4())
+        input_id = payload.input_id or str(workflow.uuid4())
         try:
             self._queue.offer(kind, payload, self._request_id, input_id)
         except InputRejectedError as err:
@@ -543,4 +545,5 @@ class ReActRun:
             thread=self._conversation.thread[self._first_seq :],
             context=self._conversation.context,
             context_ref=self._conversation.active_context_ref,
+            trace=self._trace.snapshot(),
         )

@@ -1,0 +1,58 @@
+"""Helpers for the session tests: a session per test, scripted asks, reading the session."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from temporalio.client import Client, WorkflowHandle
+
+from contracts import AgentConfig, ScriptTurn
+from contracts.session import AskAccepted, AskInput, RequestRecord, SessionStatus
+from conversation import Entry
+from runtime import sessions
+
+
+def new_session_id() -> str:
+    return sessions.session_workflow_id(f"test-{uuid.uuid4().hex[:10]}")
+
+
+def config(**fields: Any) -> AgentConfig:
+    return AgentConfig.model_validate({"model": "scripted", **fields})
+
+
+def script(*turns: ScriptTurn) -> dict[str, Any]:
+    """Overrides giving one request its own script."""
+    return {"script": [t.model_dump(mode="json") for t in turns]}
+
+
+async def ask(
+    client: Client, task_queue: str, session_id: str, query: str, *turns: ScriptTurn, **ask_fields: Any
+) -> AskAccepted:
+    return await sessions.ask(
+        client,
+        session_id,
+        AskInput(query=query, overrides=script(*turns), **ask_fields),
+        agent_id="test-agent",
+        config=config(system_prompt="You are a test agent.", tools=["calculator", "echo"]),
+        task_queue=task_queue,
+    )
+
+
+async def ask_sync(
+    client: Client, task_queue: str, session_id: str, query: str, *turns: ScriptTurn
+) -> RequestRecord:
+    accepted = await ask(client, task_queue, session_id, query, *turns)
+    return await sessions.await_result(client, session_id, accepted.request_id)
+
+
+async def status(handle: WorkflowHandle[Any, Any]) -> SessionStatus:
+    return await handle.query("status", result_type=SessionStatus)
+
+
+async def session_thread(handle: WorkflowHandle[Any, Any]) -> list[Entry]:
+    return await handle.query("thread", result_type=list[Entry])
+
+
+async def requests(handle: WorkflowHandle[Any, Any]) -> list[RequestRecord]:
+    return await handle.query("requests", result_type=list[RequestRecord])

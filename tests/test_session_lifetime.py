@@ -1,0 +1,129 @@
+"""AgentSession over a long life: continue-as-new, snapshots, request retention (real server)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
+from temporalio.exceptions import ApplicationError
+
+from contracts.session import (
+    MAX_KEPT_REQUESTS,
+    AskInput,
+    ExportInput,
+    ExportResult,
+    RequestRecord,
+    SessionInput,
+)
+from conversation import Context, MessageEntry
+from runtime import sessions
+from tests.conftest import SUGGEST_CAN_AT
+from tests.helpers import llm_inputs, turn
+from tests.session_helpers import ask, ask_sync, config, new_session_id, requests, script, session_thread
+
+
+async def continue_as_new_hops(client: Client, session_id: str) -> int:
+    """How many times the session continued as new: walk back from the latest run to the first."""
+    hops = 0
+    handle: WorkflowHandle[Any, Any] = client.get_workflow_handle(session_id)
+    while True:
+        history = await handle.fetch_history()
+        previous = history.events[0].workflow_execution_started_event_attributes.continued_execution_run_id
+        if not previous:
+            return hops
+        hops += 1
+        handle = client.get_workflow_handle(session_id, run_id=previous)
+
+
+async def test_long_conversation_continues_as_new_losing_and_duplicating_nothing(
+    client: Client, task_queue: str
+) -> None:
+    sid = new_session_id()
+    turns = 14
+    first = await ask(client, task_queue, sid, "turn 0", turn("answer 0"), request_id="req-0")
+    await sessions.await_result(client, sid, first.request_id)
+    for i in range(1, turns):
+        record = await ask_sync(client, task_queue, sid, f"turn {i}", turn(f"answer {i}"))
+        assert record.result == f"answer {i}"
+    handle = client.get_workflow_handle(sid)
+    hops = await continue_as_new_hops(client, sid)
+    assert hops >= 1, f"no continue-as-new in {turns} turns with suggestContinueAsNew={SUGGEST_CAN_AT}"
+    thread = await session_thread(handle)
+    assert [e.seq for e in thread] == list(range(2 * turns))
+    contents = [e.payload.content for e in thread if isinstance(e, MessageEntry)]
+    assert contents == [c for i in range(turns) for c in (f"turn {i}", f"answer {i}")]
+    assert [r.query for r in await requests(handle)] == [f"turn {i}" for i in range(turns)]
+    # An ask retried with the same request id after continue-as-new is answered, not run again.
+    again = await ask(client, task_queue, sid, "turn 0", turn("must not run"), request_id="req-0")
+    assert again == first
+    assert len(await session_thread(handle)) == 2 * turns
+
+
+async def test_export_then_restore_gives_the_same_context(client: Client, task_queue: str) -> None:
+    source = new_session_id()
+    await ask_sync(client, task_queue, source, "remember 17", turn("noted: 17"))
+    handle = client.get_workflow_handle(source)
+    exported: ExportResult = await sessions.update(handle, "export", ExportInput(ttl_s=600), ExportResult)
+    assert exported.token.startswith("rt2.") and exported.expires_at is not None
+    original = await handle.query("context", result_type=Context)
+
+    target = new_session_id()
+    accepted = await sessions.ask(
+        client,
+        target,
+        AskInput(query="what did I say?", overrides=script(turn("you said 17"))),
+        agent_id="test-agent",
+        config=config(system_prompt="You are a test agent."),
+        snapshot=exported.token,
+        task_queue=task_queue,
+    )
+    record: RequestRecord = await sessions.await_result(client, target, accepted.request_id)
+    assert record.result == "you said 17"
+    restored_thread = await session_thread(client.get_workflow_handle(target))
+    restore = restored_thread[0]
+    assert restore.kind == "ai_context_operation" and restore.payload.operation.reason == "restore"
+    assert restore.payload.operation.result_context == original
+    # The new session's first run saw the restored conversation.
+    seen = (await llm_inputs(client.get_workflow_handle(accepted.run_workflow_id)))[0]
+    assert [m["content"] for m in seen["messages"]] == [
+        *(m.content for m in original.messages),
+        "what did I say?",
+    ]
+    context = await client.get_workflow_handle(target).query("context", result_type=Context)
+    assert context.messages[: len(original.messages)] == original.messages
+
+
+@pytest.mark.parametrize(
+    ("token", "code"),
+    [
+        ("rt1.abc.def", "snapshot_prefix"),
+        ("rt2.only-one-part", "snapshot_format"),
+        ("rt2.@@@.###", "snapshot_encoding"),
+    ],
+)
+async def test_a_bad_snapshot_fails_the_session_start_with_its_named_error(
+    client: Client, task_queue: str, token: str, code: str
+) -> None:
+    handle = await client.start_workflow(
+        "AgentSession",
+        SessionInput(agent_id="a", config=config(), snapshot=token),
+        id=new_session_id(),
+        task_queue=task_queue,
+    )
+    with pytest.raises(WorkflowFailureError) as failure:
+        await handle.result()
+    cause = failure.value.cause
+    assert isinstance(cause, ApplicationError) and cause.type == code and cause.non_retryable
+
+
+async def test_the_last_hundred_requests_are_kept(client: Client, task_queue: str) -> None:
+    sid = new_session_id()
+    total = MAX_KEPT_REQUESTS + 3
+    for i in range(total):
+        await ask_sync(client, task_queue, sid, f"q{i}", turn(f"a{i}"))
+    handle = client.get_workflow_handle(sid)
+    kept = await requests(handle)
+    assert [r.query for r in kept] == [f"q{i}" for i in range(3, total)]
+    assert all(r.status == "completed" for r in kept)
+    assert len(await session_thread(handle)) == 2 * total  # the thread itself keeps everything
