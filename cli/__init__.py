@@ -1,8 +1,11 @@
 """The command-line client of Durable ReAct: `python client.py --help`.
 
-Commands live in `cli.commands`; pure rendering in `cli.render` (unit-tested).
+Run commands live in `cli.commands`, session commands in `cli.session_commands`
+(registered on the same app); pure rendering in `cli.render` and
+`cli.render_session` (unit-tested).
 """
 
-from cli.commands import app
+# The app of `cli.commands`, imported through the module that adds the session commands to it.
+from cli.session_commands import app
 
 __all__ = ["app"]

@@ -7,21 +7,20 @@ for the Temporal part, all inside `reported` so any failure is one line and exit
 from __future__ import annotations
 
 import asyncio
-import os
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from cli import inputs, ops, render
 from cli.app import CliApp
-from cli.demo import DEMO_NOTICE, DEMO_QUERY, DEMO_TOOL, demo_script
+from cli.common import Target, announce, out, say, say_lines, target_of
+from cli.demo import DEMO_NOTICE, DEMO_QUERY
 from cli.errors import CliError, err_console, reported
 from cli.params import (
     AddressOpt,
+    ControlId,
     NamespaceOpt,
     OpIdOpt,
     Reason,
@@ -31,29 +30,20 @@ from cli.params import (
     argument,
     option,
 )
-from contracts import SCRIPTED_MODEL, CancelInput, RunInput, SteerInput
+from contracts import CancelInput, RunInput, SteerInput
 from conversation import ContextModifyInput, OperationInput
-from runtime.connection import DEFAULT_ADDRESS, DEFAULT_NAMESPACE, temporal_address, temporal_namespace
+from runtime.connection import DEFAULT_ADDRESS, DEFAULT_NAMESPACE
 
-DEFAULT_UI_URL = "http://localhost:8233"
-
-out = Console(highlight=False)
 app = CliApp(
     help="Run, follow, steer and inspect durable ReAct agents on Temporal.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-context_app = typer.Typer(help="Change a run's context: replace it, or switch lanes.", no_args_is_help=True)
+context_app = typer.Typer(
+    help="Change a run's or a session's context: replace it, or switch lanes.", no_args_is_help=True
+)
 app.add_typer(context_app, name="context")
-
-
-@dataclass(frozen=True)
-class Target:
-    """Where the Temporal server is: set globally, overridable per command."""
-
-    address: str
-    namespace: str
 
 
 @app.callback()
@@ -68,15 +58,6 @@ def main(
 ) -> None:
     """Run, follow, steer and inspect durable ReAct agents on Temporal."""
     ctx.obj = Target(address, namespace)
-
-
-def _target(ctx: typer.Context, address: str | None, namespace: str | None) -> Target:
-    base = ctx.find_object(Target) or Target(temporal_address(), temporal_namespace())
-    return Target(address or base.address, namespace or base.namespace)
-
-
-def _say(text: str, style: str = "") -> None:
-    out.print(text, style=style, markup=False, soft_wrap=True)
 
 
 @app.command()
@@ -100,26 +81,17 @@ def run(
     neither (and no --script) a scripted demo runs, no LLM is called, and QUERY
     may be omitted. Exits 1 unless the run completes.
     """
-    target = _target(ctx, address, namespace)
+    target = target_of(ctx, address, namespace)
     workflow_id = workflow_id or f"react-{uuid.uuid4().hex[:8]}"
     with reported(target.address, workflow_id):
-        tools = list(dict.fromkeys(tool or []))
-        turns = inputs.load_script(script) if script is not None else []
-        if script is not None and model not in (None, SCRIPTED_MODEL):
-            raise CliError(f"--script runs the {SCRIPTED_MODEL!r} model: drop --model {model}")
-        chosen = SCRIPTED_MODEL if script is not None else model or os.environ.get("REACT_MODEL", "").strip()
-        if not chosen:
+        flags = inputs.AgentFlags(model, tuple(tool or ()), system_prompt, max_iterations, script)
+        config, demo = inputs.resolve_config(flags)
+        if demo:
             err_console.print(DEMO_NOTICE, markup=False, soft_wrap=True, style="bold")
-            chosen, turns, tools = SCRIPTED_MODEL, demo_script(), list(dict.fromkeys([DEMO_TOOL, *tools]))
             query = query or DEMO_QUERY
         if not query:
             raise CliError("a QUERY is required (only the scripted demo has a default one)")
-        settings: dict[str, object] = {"model": chosen, "tools": tools, "script": turns}
-        if system_prompt is not None:
-            settings["system_prompt"] = system_prompt
-        if max_iterations is not None:
-            settings["max_iterations"] = max_iterations
-        run_input = RunInput(query=query, request_id=request_id, config=inputs.agent_config(settings))
+        run_input = RunInput(query=query, request_id=request_id, config=config)
         ok = asyncio.run(_start_and_follow(target, run_input, workflow_id, follow=not no_follow))
     if not ok:
         raise typer.Exit(1)
@@ -132,15 +104,9 @@ async def _start_and_follow(target: Target, run_input: RunInput, workflow_id: st
     if not follow:
         typer.echo(handle.id)
         return True
-    base = os.environ.get("TEMPORAL_UI_URL")
-    link = render.ui_link(base or DEFAULT_UI_URL, target.namespace, handle.id)
-    _say(f"workflow id: {handle.id}", "bold")
-    hint = "" if base else "  (dev server UI; with docker compose use port 8080 or set TEMPORAL_UI_URL)"
-    _say(f"Web UI: {link}{hint}")
-    _say(f"model: {run_input.config.model}; following the trace (Ctrl-C stops following, not the run)", "dim")
+    announce(target, "workflow id", handle.id, f"model: {run_input.config.model}")
     result = await ops.follow(handle, out, target.address)
-    for index, line in enumerate(render.result_lines(result)):
-        _say(line, "bold" if index < 2 else "")
+    say_lines(render.result_lines(result), bold_first=2)
     return result.status == "completed"
 
 
@@ -152,7 +118,7 @@ def _send(
     async def send() -> str:
         client = await ops.open_client(target.address, target.namespace)
         ack = await ops.update(client.get_workflow_handle(workflow_id), name, payload)
-        _say(render.ack_line(ack))
+        say(render.ack_line(ack))
         return ack.status
 
     with reported(target.address, workflow_id):
@@ -164,7 +130,7 @@ def _send(
 @app.command()
 def steer(
     ctx: typer.Context,
-    workflow_id: WorkflowId,
+    workflow_id: ControlId,
     text: Annotated[str, argument(help="Guidance for the agent, read at its next LLM turn.")],
     expected_request_id: Annotated[str | None, option(help="Only if the run has this request id.")] = None,
     source: Annotated[str | None, option(help="Who is steering (recorded).")] = None,
@@ -173,16 +139,17 @@ def steer(
 ) -> None:
     """Steer a running agent with TEXT, read before its next LLM turn.
 
-    Prints `queued <input_id>` or `rejected: <reason>` (exit 1).
+    WORKFLOW_ID is a run's, or a session's (steering its active request; an idle
+    session rejects it with `idle`). Prints `queued <input_id>` or `rejected: <reason>` (exit 1).
     """
     payload = SteerInput(content=text, expected_request_id=expected_request_id, source=source)
-    _send(_target(ctx, address, namespace), workflow_id, "steer", payload)
+    _send(target_of(ctx, address, namespace), workflow_id, "steer", payload)
 
 
 @app.command()
 def inject(
     ctx: typer.Context,
-    workflow_id: WorkflowId,
+    workflow_id: ControlId,
     text: Annotated[str, argument(help="Input to add to the conversation as user content.")],
     expected_request_id: Annotated[str | None, option(help="Only if the run has this request id.")] = None,
     source: Annotated[str | None, option(help="Where the input comes from (recorded).")] = None,
@@ -191,28 +158,29 @@ def inject(
 ) -> None:
     """Inject TEXT into a running agent's conversation as new input.
 
+    WORKFLOW_ID is a run's, or a session's (for its active request).
     Prints `queued <input_id>` or `rejected: <reason>` (exit 1).
     """
     payload = SteerInput(content=text, expected_request_id=expected_request_id, source=source)
-    _send(_target(ctx, address, namespace), workflow_id, "inject", payload)
+    _send(target_of(ctx, address, namespace), workflow_id, "inject", payload)
 
 
 @app.command()
 def cancel(
     ctx: typer.Context,
-    workflow_id: WorkflowId,
+    workflow_id: ControlId,
     reason: Annotated[str | None, option(help="Why the run is cancelled (recorded).")] = None,
     address: AddressOpt = None,
     namespace: NamespaceOpt = None,
 ) -> None:
-    """Cancel a run gracefully; it ends with status `cancelled`."""
-    _send(_target(ctx, address, namespace), workflow_id, "cancel", CancelInput(reason=reason))
+    """Cancel a run (or a session's active request) gracefully; it ends with status `cancelled`."""
+    _send(target_of(ctx, address, namespace), workflow_id, "cancel", CancelInput(reason=reason))
 
 
 @context_app.command("replace")
 def context_replace(
     ctx: typer.Context,
-    workflow_id: WorkflowId,
+    workflow_id: ControlId,
     op_id: OpIdOpt = None,
     context_ref: Annotated[str | None, option(help="Lane to replace (default: the active one).")] = None,
     file: Annotated[Path | None, option(help="JSON context: {system_prompt, messages}.")] = None,
@@ -223,7 +191,7 @@ def context_replace(
     namespace: NamespaceOpt = None,
 ) -> None:
     """Replace a lane's context (from --file, or from --system-prompt and --message)."""
-    target = _target(ctx, address, namespace)
+    target = target_of(ctx, address, namespace)
     with reported(target.address, workflow_id):
         new_context = inputs.replacement_context(file, system_prompt, message or [])
     operation = OperationInput(type="replace", reason=reason.value, result_context=new_context)
@@ -236,7 +204,7 @@ def context_replace(
 @context_app.command("switch")
 def context_switch(
     ctx: typer.Context,
-    workflow_id: WorkflowId,
+    workflow_id: ControlId,
     ref: Annotated[str, argument(help="The lane to switch to.")],
     op_id: OpIdOpt = None,
     reason: ReasonOpt = Reason.manual,
@@ -246,7 +214,7 @@ def context_switch(
     """Switch the run to the context lane REF; the Ack says whether it was applied or deferred."""
     operation = OperationInput(type="switch", reason=reason.value)
     payload = ContextModifyInput(op_id=op_id or str(uuid.uuid4()), context_ref=ref, operation=operation)
-    _send(_target(ctx, address, namespace), workflow_id, "context_modify", payload)
+    _send(target_of(ctx, address, namespace), workflow_id, "context_modify", payload)
 
 
 @app.command()
@@ -259,7 +227,7 @@ def show(
     namespace: NamespaceOpt = None,
 ) -> None:
     """Show a run's state, thread, context or trace: WHAT names the query (default state)."""
-    target = _target(ctx, address, namespace)
+    target = target_of(ctx, address, namespace)
     with reported(target.address, workflow_id):
         asyncio.run(_show(target, workflow_id, what, as_json))
 

@@ -20,7 +20,7 @@ from temporalio.client import (
     WorkflowQueryRejectedError,
     WorkflowUpdateFailedError,
 )
-from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from contracts import TASK_QUEUE
@@ -49,6 +49,25 @@ def validation_message(error: ValidationError, what: str) -> str:
     ]
     more = error.error_count() - len(problems)
     return f"invalid {what}: {'; '.join(problems)}" + (f" (+{more} more)" if more > 0 else "")
+
+
+def is_rejection(error: BaseException) -> bool:
+    """Whether the workflow refused an Update with a coded reason (`busy`, `invalid_input`, ...)."""
+    return isinstance(error, WorkflowUpdateFailedError) and rejection_code(error.cause) is not None
+
+
+def rejection_code(cause: BaseException) -> str | None:
+    """The stable code of an Update rejection: the type of the ApplicationError it raised."""
+    return cause.type if isinstance(cause, ApplicationError) and cause.type else None
+
+
+def _update_message(cause: BaseException) -> str:
+    """`rejected: <code> (<message>)` for a coded rejection, like an Ack's; else the failure."""
+    code = rejection_code(cause)
+    if code is None:
+        return f"update failed: {cause}"
+    message = cause.message if isinstance(cause, ApplicationError) else ""
+    return f"rejected: {code} ({message})" if message else f"rejected: {code}"
 
 
 def _rpc_message(error: RPCError, address: str, workflow_id: str | None) -> str:
@@ -80,7 +99,7 @@ def describe(error: BaseException, address: str, workflow_id: str | None) -> str
         case WorkflowQueryRejectedError():
             return f"query rejected: workflow status is {error.status}"
         case WorkflowUpdateFailedError():
-            return f"update failed: {error.cause}"
+            return _update_message(error.cause)
         case RPCTimeoutOrCancelledError():
             return f"no answer from workflow {workflow_id} in time: {NO_WORKER_HINT}"
         case WorkflowFailureError():
@@ -95,17 +114,28 @@ def describe(error: BaseException, address: str, workflow_id: str | None) -> str
             return f"unexpected error: {type(error).__name__}: {error}"
 
 
+def error_line(error: BaseException, address: str, workflow_id: str | None) -> str:
+    """The line shown for a failure: `error: ...`, or `rejected: <code> (...)` for a coded rejection."""
+    prefix = "" if is_rejection(error) else "error: "
+    return f"{prefix}{describe(error, address, workflow_id)}"
+
+
 @contextmanager
-def reported(address: str, workflow_id: str | None = None) -> Iterator[None]:
-    """Print any failure inside the block as one line on stderr and exit 1 (130 on Ctrl-C)."""
+def reported(address: str, workflow_id: str | None = None, resume: str | None = None) -> Iterator[None]:
+    """Print any failure inside the block as one line on stderr and exit 1 (130 on Ctrl-C).
+
+    A coded Update rejection reads like an Ack's (`rejected: busy (...)`), without
+    the `error:` prefix. `resume` is what Ctrl-C says continues (default: the run).
+    """
     try:
         yield
     except KeyboardInterrupt:
-        where = f": the run continues, see `python client.py show {workflow_id}`" if workflow_id else ""
+        what = resume or f"the run continues, see `python client.py show {workflow_id}`"
+        where = f": {what}" if workflow_id or resume else ""
         err_console.print(f"interrupted{where}", markup=False, soft_wrap=True)
         raise typer.Exit(130) from None
     except typer.Exit:
         raise
     except Exception as error:
-        err_console.print(f"error: {describe(error, address, workflow_id)}", markup=False, soft_wrap=True)
+        err_console.print(error_line(error, address, workflow_id), markup=False, soft_wrap=True)
         raise typer.Exit(1) from None

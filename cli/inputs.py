@@ -7,13 +7,16 @@ file is reported with its path and the offending field, not as a failed run.
 from __future__ import annotations
 
 import json
+import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar, cast
 
 from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
 
+from cli.demo import DEMO_TOOL, demo_script
 from cli.errors import CliError, validation_message
-from contracts import AgentConfig, ScriptTurn
+from contracts import SCRIPTED_MODEL, AgentConfig, ScriptTurn
 from conversation import Context, Message, Role
 
 M = TypeVar("M", bound=BaseModel)
@@ -58,6 +61,54 @@ def agent_config(settings: dict[str, object]) -> AgentConfig:
         return AgentConfig.model_validate(settings)
     except ValidationError as error:
         raise CliError(validation_message(error, "agent config")) from error
+
+
+@dataclass(frozen=True)
+class AgentFlags:
+    """The agent options shared by `run`, `ask` and `chat`, as the user typed them."""
+
+    model: str | None = None
+    tools: tuple[str, ...] = ()
+    system_prompt: str | None = None
+    max_iterations: int | None = None
+    script: Path | None = None
+
+
+def explicit_settings(flags: AgentFlags) -> dict[str, JsonValue]:
+    """Only the settings the user passed (a session's per-request `overrides`); the script is read here."""
+    settings: dict[str, JsonValue] = {}
+    if flags.script is not None:
+        if flags.model not in (None, SCRIPTED_MODEL):
+            raise CliError(f"--script runs the {SCRIPTED_MODEL!r} model: drop --model {flags.model}")
+        turns = load_script(flags.script)
+        settings |= {"model": SCRIPTED_MODEL, "script": [t.model_dump(mode="json") for t in turns]}
+    elif flags.model:
+        settings["model"] = flags.model
+    if flags.tools:
+        settings["tools"] = list(dict.fromkeys(flags.tools))
+    if flags.system_prompt is not None:
+        settings["system_prompt"] = flags.system_prompt
+    if flags.max_iterations is not None:
+        settings["max_iterations"] = flags.max_iterations
+    return settings
+
+
+def resolve_config(flags: AgentFlags) -> tuple[AgentConfig, bool]:
+    """The whole agent config and whether it is the scripted demo.
+
+    The model is --model (or the scripted one of --script), else $REACT_MODEL; with
+    neither, the scripted demo with its calculator tool (the caller shows the notice).
+    """
+    settings = explicit_settings(flags)
+    demo = False
+    if "model" not in settings:
+        settings["model"] = os.environ.get("REACT_MODEL", "").strip()
+        if not settings["model"]:
+            demo = True
+            tools = list(dict.fromkeys([DEMO_TOOL, *flags.tools]))
+            script = [t.model_dump(mode="json") for t in demo_script()]
+            settings |= {"model": SCRIPTED_MODEL, "script": script, "tools": tools}
+    return agent_config(dict(settings)), demo
 
 
 def parse_message(text: str) -> Message:

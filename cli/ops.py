@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable
 from datetime import timedelta
 from typing import Any, TypeVar
 
@@ -37,6 +38,7 @@ UPDATE_TIMEOUT = timedelta(seconds=30)
 SILENT_WAIT_S = 3.0
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 ENTRIES = TypeAdapter(list[Entry])
 QUERY_FAILURES = (RPCError, RPCTimeoutOrCancelledError, WorkflowQueryFailedError, WorkflowQueryRejectedError)
@@ -76,13 +78,19 @@ def _print_new(out: Console, trace: Trace, last_seq: int, said_truncated: bool) 
 
 
 async def follow(handle: WorkflowHandle[Any, Any], out: Console, address: str) -> RunResult:
-    """Print the run's trace live (polling the `trace` query) until its result is in.
+    """Print the run's trace live until its result is in (see `watch`)."""
+    return await watch(handle, _result(handle), out, address)
 
-    The result is awaited concurrently with the polling; once it arrives the trace
-    is read one last time so the final events are printed before the answer. A
-    trace that cannot be read (no worker yet) is reported once and retried.
+
+async def watch(handle: WorkflowHandle[Any, Any], outcome: Awaitable[T], out: Console, address: str) -> T:
+    """Print the run's trace live (polling its `trace` query) until `outcome` is in; return it.
+
+    `outcome` is the run's result, or for a session's run the session's record of
+    the request. It is awaited concurrently with the polling; once it arrives the
+    trace is read one last time so the final events are printed before the answer.
+    A trace that cannot be read (no worker yet) is reported once and retried.
     """
-    result_task = asyncio.ensure_future(_result(handle))
+    result_task = asyncio.ensure_future(outcome)
     last_seq, said_truncated, said_waiting = 0, False, False
     failing_since: float | None = None
     try:

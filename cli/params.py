@@ -8,6 +8,7 @@ module fully checked.
 from __future__ import annotations
 
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -44,5 +45,19 @@ class Reason(StrEnum):
 AddressOpt = Annotated[str | None, option("--address", help="Temporal address (overrides the global one).")]
 NamespaceOpt = Annotated[str | None, option("--namespace", help="Namespace (overrides the global one).")]
 WorkflowId = Annotated[str, argument(help="The run's workflow id.")]
+ControlId = Annotated[str, argument(help="Workflow id of a run, or of a session (for its active run).")]
 OpIdOpt = Annotated[str | None, option("--op-id", help="Idempotency key (default: a new uuid).")]
 ReasonOpt = Annotated[Reason, option("--reason", help="Why the context changes.")]
+
+# Sessions, and the agent options of `ask` and `chat`.
+SessionArg = Annotated[str | None, argument(help="The session's workflow id (or --session/--conversation).")]
+SessionOpt = Annotated[str | None, option("--session", help="The session's workflow id.")]
+ConversationOpt = Annotated[str | None, option(help="A conversation id: the session is agent-<id>.")]
+JsonOpt = Annotated[bool, option("--json", help="Raw JSON instead of tables.")]
+ModelOpt = Annotated[str | None, option(help="litellm model string (default: $REACT_MODEL).")]
+ToolOpt = Annotated[list[str] | None, option(help="A tool the agent may call (repeatable).")]
+PromptOpt = Annotated[str | None, option(help="System prompt of the agent.")]
+IterationsOpt = Annotated[int | None, option(min=1, help="LLM turns before giving up.")]
+ScriptOpt = Annotated[Path | None, option(help="JSON list of script turns (scripted model).")]
+AgentIdOpt = Annotated[str, option(help="Agent id of a new session.")]
+SnapshotOpt = Annotated[str | None, option(help="Snapshot token a new session starts from.")]

@@ -224,7 +224,7 @@ def ack_line(ack: Ack) -> str:
             return "accepted" + note
 
 
-def _table(title: str, *columns: str, header: bool = True) -> Table:
+def new_table(title: str, *columns: str, header: bool = True) -> Table:
     """An empty table whose long cells wrap instead of being cut."""
     table = Table(title=title, show_header=header, title_justify="left")
     for column in columns:
@@ -232,7 +232,7 @@ def _table(title: str, *columns: str, header: bool = True) -> Table:
     return table
 
 
-def _add(table: Table, *cells: str) -> None:
+def add_row(table: Table, *cells: str) -> None:
     """Add a row of plain text: cells hold user and model content, never console markup."""
     table.add_row(*(Text(cell) for cell in cells))
 
@@ -253,63 +253,59 @@ def state_table(state: RunState) -> Table:
         ("result", state.result if state.result is not None else "-"),
         ("error", f"{state.error.type}: {state.error.message}" if state.error else "-"),
     ]
-    table = _table("run state", "field", "value", header=False)
+    table = new_table("run state", "field", "value", header=False)
     for key, value in rows:
-        _add(table, key, value)
+        add_row(table, key, value)
     return table
 
 
 def tool_calls_table(state: RunState) -> Table:
     """The current round's tool calls."""
-    table = _table("tool calls (current round)", "id", "name", "arguments", "status", "attempts", "duration")
+    table = new_table(
+        "tool calls (current round)", "id", "name", "arguments", "status", "attempts", "duration"
+    )
     for call in state.pending_tool_calls:
         duration = f"{call.duration_ms}ms" if call.duration_ms is not None else "-"
-        _add(table, call.id, call.name, preview(call.arguments), call.status, str(call.attempts), duration)
+        add_row(table, call.id, call.name, preview(call.arguments), call.status, str(call.attempts), duration)
     return table
 
 
 def thread_table(entries: Sequence[Entry]) -> Table:
     """The thread log: one row per entry."""
-    table = _table("thread", "seq", "kind", "lane", "role/op", "content")
+    table = new_table("thread", "seq", "kind", "lane", "role/op", "content")
     for entry in entries:
         if isinstance(entry, ContextOpEntry):
             op = entry.payload.operation
             size = len(op.result_context.messages) if op.result_context else 0
             what = f"op {entry.payload.op_id} ({op.reason}), {size} message(s)"
-            _add(table, str(entry.seq), "context op", entry.payload.context_ref, op.type, what)
+            add_row(table, str(entry.seq), "context op", entry.payload.context_ref, op.type, what)
             continue
         payload = entry.payload
         text = preview(payload.content, 120)
         if payload.tool_calls:
             calls = ", ".join(f"{c.name}({preview(c.arguments, 40)})" for c in payload.tool_calls)
             text = f"{text} [calls {calls}]".strip()
-        _add(table, str(entry.seq), "message", payload.context_ref, payload.role, text)
+        add_row(table, str(entry.seq), "message", payload.context_ref, payload.role, text)
     return table
 
 
 def context_table(context: Context) -> Table:
     """The materialized context: system prompt as the title, then the messages."""
-    table = _table("context", "#", "role", "content")
-    _add(table, "-", "system", preview(context.system_prompt, 160) if context.system_prompt else "(none)")
+    table = new_table("context", "#", "role", "content")
+    add_row(table, "-", "system", preview(context.system_prompt, 160) if context.system_prompt else "(none)")
     for index, message in enumerate(context.messages):
         text = preview(message.content, 160)
         if message.tool_calls:
             text = f"{text} [calls {', '.join(c.name for c in message.tool_calls)}]".strip()
-        _add(table, str(index), message.role, text)
+        add_row(table, str(index), message.role, text)
     return table
 
 
 def trace_table(trace: Trace) -> Table:
     """The whole trace, one row per event."""
     title = "trace" + (" (truncated)" if trace.truncated else "")
-    table = _table(title, "seq", "at", "iter", "kind", "details")
+    table = new_table(title, "seq", "at", "iter", "kind", "details")
     for event in sorted(trace.events, key=lambda e: e.seq):
-        _add(
-            table,
-            str(event.seq),
-            f"{event.at:%H:%M:%S}",
-            str(event.iteration),
-            event.kind,
-            event_details(event),
-        )
+        cells = (str(event.seq), f"{event.at:%H:%M:%S}", str(event.iteration), event.kind)
+        add_row(table, *cells, event_details(event))
     return table

@@ -58,6 +58,7 @@ async def test_tool_round_with_calculator(client: Client, task_queue: str) -> No
         if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
     ]
     assert summaries == [
+        "resolve tools",
         "llm scripted #1",
         f"tool calculator {assistant.tool_calls[0].id}",
         "llm scripted #2",

@@ -1,0 +1,303 @@
+"""The session commands: ask, await, status, history, export and chat (on the app of `cli.commands`).
+
+A session is an `AgentSession` workflow: one conversation that outlives its runs.
+Its id is the workflow id, given as the first argument or with --session, or
+derived from a conversation id with --conversation (`agent-<id>`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Annotated
+
+import typer
+
+from cli import inputs, ops, render_session, session_ops
+from cli.chat import Chat
+from cli.commands import app
+from cli.common import Target, announce, out, say, say_lines, target_of
+from cli.demo import DEMO_QUERY
+from cli.errors import CliError, err_console, reported
+from cli.params import (
+    AddressOpt,
+    AgentIdOpt,
+    ConversationOpt,
+    IterationsOpt,
+    JsonOpt,
+    ModelOpt,
+    NamespaceOpt,
+    PromptOpt,
+    ScriptOpt,
+    SessionArg,
+    SessionOpt,
+    SnapshotOpt,
+    ToolOpt,
+    argument,
+    option,
+)
+from runtime.sessions import session_workflow_id
+
+DEFAULT_AGENT_ID = "default"
+
+
+def _session(session: str | None, conversation: str | None, first: str | None) -> str | None:
+    """The session id: --session, --conversation, else the first positional (None: not given)."""
+    if session is not None and conversation is not None:
+        raise CliError("use --session or --conversation, not both")
+    if conversation is not None:
+        return session_workflow_id(conversation)
+    return session if session is not None else first
+
+
+def _split(
+    session: str | None, conversation: str | None, first: str | None, second: str | None, name: str
+) -> tuple[str, str | None]:
+    """(session id, the other positional): with --session/--conversation, the first positional is `name`."""
+    named = _session(session, conversation, None)
+    if named is None:
+        if first is None:
+            raise CliError("a SESSION_ID is required (or --session ID, or --conversation ID)")
+        return first, second
+    extra = second if name else first
+    if extra is not None:
+        also = f", so {first!r} is {name}" if name else ""
+        raise CliError(f"unexpected argument {extra!r}: the session is given by an option{also}")
+    return named, first
+
+
+def _resume(session_id: str) -> str:
+    """What Ctrl-C says: the session and its request go on without us."""
+    return f"the session continues, see `python client.py status {session_id}`"
+
+
+@app.command()
+def ask(
+    ctx: typer.Context,
+    session_id: SessionArg = None,
+    query: Annotated[
+        str | None, argument(help="The user's question (optional for a new demo session).")
+    ] = None,
+    session: SessionOpt = None,
+    conversation: ConversationOpt = None,
+    model: ModelOpt = None,
+    tool: ToolOpt = None,
+    system_prompt: PromptOpt = None,
+    max_iterations: IterationsOpt = None,
+    script: ScriptOpt = None,
+    agent_id: AgentIdOpt = DEFAULT_AGENT_ID,
+    snapshot: SnapshotOpt = None,
+    request_id: Annotated[str | None, option(help="Request id (default: chosen by the session).")] = None,
+    no_follow: Annotated[bool, option("--no-follow", help="Print the request id and exit.")] = False,
+    address: AddressOpt = None,
+    namespace: NamespaceOpt = None,
+) -> None:
+    """Ask a session QUERY and follow its run live until the answer; the first ask creates the session.
+
+    A new session gets the agent of the options (model: --model, else $REACT_MODEL,
+    else the scripted demo, where QUERY may be omitted); a running session keeps its
+    agent and applies the options to this request only. A busy session rejects the
+    ask (`rejected: busy (...)`, exit 1). Exits 1 unless the request completes.
+    """
+    target = target_of(ctx, address, namespace)
+    with reported(target.address):
+        sid, query = _split(session, conversation, session_id, query, "the QUERY")
+    with reported(target.address, sid, _resume(sid)):
+        flags = inputs.AgentFlags(model, tuple(tool or ()), system_prompt, max_iterations, script)
+        ok = asyncio.run(_ask(target, sid, query, flags, agent_id, snapshot, request_id, not no_follow))
+    if not ok:
+        raise typer.Exit(1)
+
+
+async def _ask(
+    target: Target,
+    session_id: str,
+    query: str | None,
+    flags: inputs.AgentFlags,
+    agent_id: str,
+    snapshot: str | None,
+    request_id: str | None,
+    follow: bool,
+) -> bool:
+    asker, demo = await session_ops.open_asker(
+        target.address, target.namespace, session_id, flags, agent_id, snapshot
+    )
+    query = query or (DEMO_QUERY if demo else None)
+    if not query:
+        raise CliError("a QUERY is required (only a new session on the scripted demo has a default one)")
+    accepted = await asker.ask(query, request_id)
+    if not follow:
+        typer.echo(accepted.request_id)
+        err_console.print(f"run workflow id: {accepted.run_workflow_id}", markup=False, style="dim")
+        return True
+    say(f"request id: {accepted.request_id}", "bold")
+    announce(target, "run workflow id", accepted.run_workflow_id, f"session {session_id}")
+    record = await session_ops.follow_request(asker.client, session_id, accepted, out, target.address)
+    say_lines(render_session.record_lines(record), bold_first=2)
+    return record.status == "completed"
+
+
+@app.command("await")
+def await_request(
+    ctx: typer.Context,
+    session_id: SessionArg = None,
+    request_id: Annotated[str | None, argument(help="The request to wait for.")] = None,
+    session: SessionOpt = None,
+    conversation: ConversationOpt = None,
+    as_json: JsonOpt = False,
+    address: AddressOpt = None,
+    namespace: NamespaceOpt = None,
+) -> None:
+    """Wait until a session's request REQUEST_ID has finished and print its record.
+
+    Works for any of the last 100 requests. Exits 1 unless the request completed.
+    """
+    target = target_of(ctx, address, namespace)
+    with reported(target.address):
+        sid, request = _split(session, conversation, session_id, request_id, "the REQUEST_ID")
+
+    async def wait() -> bool:
+        if request is None:
+            raise CliError("a REQUEST_ID is required (`ask` prints it; `history --requests` lists them)")
+        client = await ops.open_client(target.address, target.namespace)
+        record = await session_ops.await_result(client, sid, request)
+        if as_json:
+            typer.echo(record.model_dump_json(indent=2))
+        else:
+            say_lines(render_session.record_lines(record, verbose=True), bold_first=1)
+        return record.status == "completed"
+
+    with reported(target.address, sid, _resume(sid)):
+        ok = asyncio.run(wait())
+    if not ok:
+        raise typer.Exit(1)
+
+
+@app.command()
+def status(
+    ctx: typer.Context,
+    session_id: SessionArg = None,
+    session: SessionOpt = None,
+    conversation: ConversationOpt = None,
+    as_json: JsonOpt = False,
+    address: AddressOpt = None,
+    namespace: NamespaceOpt = None,
+) -> None:
+    """Show a session's state, active request, model, tools, thread length, lane and pending op."""
+    target = target_of(ctx, address, namespace)
+    with reported(target.address):
+        sid, _ = _split(session, conversation, session_id, None, "")
+
+    async def show() -> None:
+        client = await ops.open_client(target.address, target.namespace)
+        answer = await session_ops.status(client.get_workflow_handle(sid))
+        if as_json:
+            return typer.echo(answer.model_dump_json(indent=2))
+        out.print(render_session.status_table(answer))
+
+    with reported(target.address, sid):
+        asyncio.run(show())
+
+
+@app.command()
+def history(
+    ctx: typer.Context,
+    session_id: SessionArg = None,
+    session: SessionOpt = None,
+    conversation: ConversationOpt = None,
+    since: Annotated[int, option(min=0, help="Only entries with seq >= SINCE.")] = 0,
+    requests: Annotated[bool, option("--requests", help="The requests instead of the thread.")] = False,
+    as_json: JsonOpt = False,
+    address: AddressOpt = None,
+    namespace: NamespaceOpt = None,
+) -> None:
+    """Show a session's thread as readable lines (seq, role, content, tool calls), or its requests."""
+    target = target_of(ctx, address, namespace)
+    with reported(target.address):
+        sid, _ = _split(session, conversation, session_id, None, "")
+
+    async def show() -> None:
+        client = await ops.open_client(target.address, target.namespace)
+        handle = client.get_workflow_handle(sid)
+        if requests:
+            records = await session_ops.requests(handle)
+            if as_json:
+                return typer.echo(session_ops.RECORDS.dump_json(records, indent=2).decode())
+            return out.print(render_session.requests_table(records))
+        entries = await session_ops.thread(handle, since)
+        if as_json:
+            return typer.echo(ops.ENTRIES.dump_json(entries, indent=2).decode())
+        say_lines(render_session.history_lines(entries))
+
+    with reported(target.address, sid):
+        asyncio.run(show())
+
+
+@app.command()
+def export(
+    ctx: typer.Context,
+    session_id: SessionArg = None,
+    session: SessionOpt = None,
+    conversation: ConversationOpt = None,
+    lane: Annotated[str | None, option(help="The lane to export (default: the active one).")] = None,
+    ttl: Annotated[float | None, option(help="Lifetime of the token in seconds (default: none).")] = None,
+    address: AddressOpt = None,
+    namespace: NamespaceOpt = None,
+) -> None:
+    """Print a signed snapshot token of a session's conversation (`ask --snapshot` restores it)."""
+    target = target_of(ctx, address, namespace)
+    with reported(target.address):
+        sid, _ = _split(session, conversation, session_id, None, "")
+
+    async def run_export() -> None:
+        client = await ops.open_client(target.address, target.namespace)
+        result = await session_ops.export(client.get_workflow_handle(sid), lane, ttl)
+        typer.echo(result.token)
+        if result.expires_at is not None:
+            err_console.print(f"expires at {result.expires_at:%Y-%m-%d %H:%M:%S %Z}", style="dim")
+
+    with reported(target.address, sid):
+        asyncio.run(run_export())
+
+
+@app.command()
+def chat(
+    ctx: typer.Context,
+    session_id: Annotated[
+        str | None, argument(help="The session's workflow id (default: a new one).")
+    ] = None,
+    session: SessionOpt = None,
+    conversation: ConversationOpt = None,
+    model: ModelOpt = None,
+    tool: ToolOpt = None,
+    system_prompt: PromptOpt = None,
+    max_iterations: IterationsOpt = None,
+    script: ScriptOpt = None,
+    agent_id: AgentIdOpt = DEFAULT_AGENT_ID,
+    snapshot: SnapshotOpt = None,
+    address: AddressOpt = None,
+    namespace: NamespaceOpt = None,
+) -> None:
+    """Chat with a session: each line is an ask, its run streams live, then the answer.
+
+    While a run streams, a typed line steers it (the same as /steer TEXT). Commands:
+    /steer TEXT, /inject TEXT, /cancel, /context replace TEXT, /context switch LANE,
+    /export, /status, /history [SINCE], /requests, /help, /quit (or Ctrl-D; a running
+    request goes on). Between turns steer and inject are rejected (`idle`). The
+    options configure a new session, or override each request of a running one.
+    """
+    target = target_of(ctx, address, namespace)
+    with reported(target.address):
+        if session_id is not None and (session is not None or conversation is not None):
+            raise CliError(f"unexpected argument {session_id!r}: the session is given by an option")
+        sid = _session(session, conversation, session_id) or session_workflow_id(uuid.uuid4().hex[:8])
+    with reported(target.address, sid, _resume(sid)):
+        flags = inputs.AgentFlags(model, tuple(tool or ()), system_prompt, max_iterations, script)
+
+        async def talk() -> None:
+            asker, _ = await session_ops.open_asker(
+                target.address, target.namespace, sid, flags, agent_id, snapshot
+            )
+            await Chat(asker, target).run()
+
+        asyncio.run(talk())
