@@ -8,6 +8,7 @@ import pytest
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 
+from contracts import Ack
 from contracts.session import (
     MAX_KEPT_REQUESTS,
     AskInput,
@@ -16,7 +17,7 @@ from contracts.session import (
     RequestRecord,
     SessionInput,
 )
-from conversation import Context, MessageEntry
+from conversation import Context, ContextModifyInput, MessageEntry
 from runtime import sessions
 from tests.conftest import SUGGEST_CAN_AT
 from tests.helpers import llm_inputs, turn
@@ -43,21 +44,27 @@ async def test_long_conversation_continues_as_new_losing_and_duplicating_nothing
     turns = 14
     first = await ask(client, task_queue, sid, "turn 0", turn("answer 0"), request_id="req-0")
     await sessions.await_result(client, sid, first.request_id)
+    handle = client.get_workflow_handle(sid)
+    switch = ContextModifyInput.model_validate(
+        {"op_id": "lane-x", "context_ref": "default", "operation": {"type": "switch"}}
+    )
+    assert (await sessions.update(handle, "context_modify", switch, Ack)).status == "applied"
     for i in range(1, turns):
         record = await ask_sync(client, task_queue, sid, f"turn {i}", turn(f"answer {i}"))
         assert record.result == f"answer {i}"
-    handle = client.get_workflow_handle(sid)
     hops = await continue_as_new_hops(client, sid)
     assert hops >= 1, f"no continue-as-new in {turns} turns with suggestContinueAsNew={SUGGEST_CAN_AT}"
+    # An op id applied before continue-as-new is still deduplicated after it.
+    assert (await sessions.update(handle, "context_modify", switch, Ack)).status == "duplicate"
     thread = await session_thread(handle)
-    assert [e.seq for e in thread] == list(range(2 * turns))
+    assert [e.seq for e in thread] == list(range(2 * turns + 1))
     contents = [e.payload.content for e in thread if isinstance(e, MessageEntry)]
     assert contents == [c for i in range(turns) for c in (f"turn {i}", f"answer {i}")]
     assert [r.query for r in await requests(handle)] == [f"turn {i}" for i in range(turns)]
     # An ask retried with the same request id after continue-as-new is answered, not run again.
     again = await ask(client, task_queue, sid, "turn 0", turn("must not run"), request_id="req-0")
     assert again == first
-    assert len(await session_thread(handle)) == 2 * turns
+    assert len(await session_thread(handle)) == 2 * turns + 1
 
 
 async def test_export_then_restore_gives_the_same_context(client: Client, task_queue: str) -> None:
