@@ -30,6 +30,8 @@ from temporalio.worker import Worker
 
 from activities.llm import llm_call
 from activities.snapshot import export_snapshot, restore_snapshot
+from activities.summarize import summarize
+from activities.token_count import count_tokens
 from activities.tool_registry import ToolRegistry, default_registry
 from activities.tools import ToolActivities
 from contracts import TASK_QUEUE
@@ -58,7 +60,15 @@ def build_worker(
         client,
         task_queue=task_queue,
         workflows=[ReActRun, AgentSession],
-        activities=[llm_call, tools.run_tool, tools.resolve_tools, export_snapshot, restore_snapshot],
+        activities=[
+            llm_call,
+            tools.run_tool,
+            tools.resolve_tools,
+            export_snapshot,
+            restore_snapshot,
+            summarize,
+            count_tokens,
+        ],
         activity_executor=ThreadPoolExecutor(max_workers=16),
         # Heartbeats reach the server at least every 2 s, so a cancel reaches an
         # in-flight LLM call quickly and a 10 s heartbeat timeout has ample slack.

@@ -52,6 +52,12 @@ def classify(exc: BaseException) -> ApplicationError:
     """
     if isinstance(exc, ApplicationError):
         return exc
+    if _missing_credentials(exc):
+        return ApplicationError(
+            f"no API key for this model in the worker's environment ({_message(exc)})",
+            type="AuthenticationError",
+            non_retryable=True,
+        )
     retryable = _is_retryable(exc)
     return ApplicationError(
         _message(exc),
@@ -59,6 +65,15 @@ def classify(exc: BaseException) -> ApplicationError:
         non_retryable=not retryable,
         next_retry_delay=retry_after(exc) if retryable else None,
     )
+
+
+# litellm reports a missing API key as a 500 from the client library; no retry can fix it.
+_MISSING_CREDENTIALS = ("missing credentials", "api_key client option must be set")
+
+
+def _missing_credentials(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return any(marker in text for marker in _MISSING_CREDENTIALS)
 
 
 def _is_retryable(exc: BaseException) -> bool:

@@ -31,6 +31,7 @@ from cli.params import (
     option,
 )
 from contracts import CancelInput, RunInput, SteerInput
+from contracts.compaction import CompactInput
 from conversation import ContextModifyInput, OperationInput
 from runtime.connection import DEFAULT_ADDRESS, DEFAULT_NAMESPACE
 
@@ -111,7 +112,10 @@ async def _start_and_follow(target: Target, run_input: RunInput, workflow_id: st
 
 
 def _send(
-    target: Target, workflow_id: str, name: str, payload: SteerInput | ContextModifyInput | CancelInput
+    target: Target,
+    workflow_id: str,
+    name: str,
+    payload: SteerInput | ContextModifyInput | CancelInput | CompactInput,
 ) -> None:
     """Send one acknowledging Update and print its Ack; a rejection exits 1."""
 
@@ -175,6 +179,21 @@ def cancel(
 ) -> None:
     """Cancel a run (or a session's active request) gracefully; it ends with status `cancelled`."""
     _send(target_of(ctx, address, namespace), workflow_id, "cancel", CancelInput(reason=reason))
+
+
+@app.command()
+def compact(
+    ctx: typer.Context,
+    workflow_id: ControlId,
+    op_id: OpIdOpt = None,
+    model: Annotated[
+        str | None, option(help="Summary model (default: the agent's; a cheaper one works).")
+    ] = None,
+    address: AddressOpt = None,
+    namespace: NamespaceOpt = None,
+) -> None:
+    """Compact a session's active lane: older turns become a summary (deferred while a request runs)."""
+    _send(target_of(ctx, address, namespace), workflow_id, "compact", CompactInput(op_id=op_id, model=model))
 
 
 @context_app.command("replace")

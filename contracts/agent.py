@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, JsonValue
 
+from conversation.policy import ContextPolicy
+
 ScriptedError = Literal["rate_limit", "timeout", "auth", "server"]
 
 
@@ -63,4 +65,5 @@ class AgentConfig(BaseModel):
     tool_context: dict[str, JsonValue] = {}
     llm_timeout_s: float = 120.0
     llm_max_attempts: int = 5
+    context_policy: ContextPolicy | None = None
     script: list[ScriptTurn] = []

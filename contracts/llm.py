@@ -69,3 +69,10 @@ class LLMResponse(BaseModel):
     usage: Usage = Usage()
     response_id: str | None = None
     model: str | None = None
+
+
+class CountTokensRequest(BaseModel):
+    """Messages to count with the model's own tokenizer (`token_estimator: exact`)."""
+
+    model: str
+    messages: list[Message]

@@ -11,6 +11,7 @@ from contracts.agent import AgentConfig, ModelSettings
 from contracts.llm import Usage
 from contracts.run import RunError, RunStatus, TerminationReason, Trace
 from conversation import DEFAULT_CONTEXT_REF, Context, ConversationState
+from conversation.policy import ContextPolicy
 
 SESSION_WORKFLOW_TYPE = "AgentSession"
 MAX_KEPT_REQUESTS = 100
@@ -50,16 +51,22 @@ class SessionInput(BaseModel):
 
     agent_id: str
     config: AgentConfig
+    context_policy: ContextPolicy | None = None
     snapshot: str | None = None
     carry: SessionCarry | None = None
 
 
 class AskInput(BaseModel):
-    """A user turn. `overrides` replaces fields of the agent config for this request only."""
+    """A user turn. `overrides` replaces fields of the agent config for this request only.
+
+    The context policy of a request is, highest first: this ask's, the session's, the
+    agent config's, the default.
+    """
 
     query: str
     request_id: str | None = None
     overrides: dict[str, JsonValue] = {}
+    context_policy: ContextPolicy | None = None
 
 
 class AskAccepted(BaseModel):

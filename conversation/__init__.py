@@ -4,6 +4,15 @@ Pure and deterministic (no I/O, clocks or randomness), so workflows, activities
 and tests can all import it. Timestamps are passed in by the caller.
 """
 
+from conversation.budget import (
+    SUMMARY_HEADER,
+    ModelView,
+    ProjectionMeta,
+    compaction_split,
+    estimate_tokens,
+    project_for_model,
+    would_drop,
+)
 from conversation.messages import Context, Message, Role, ToolCall
 from conversation.operations import (
     ContextModifyInput,
@@ -11,6 +20,7 @@ from conversation.operations import (
     OperationInput,
     validate_operation,
 )
+from conversation.policy import ContextPolicy, resolve_policy
 from conversation.projection import project
 from conversation.state import APPLIED_OPS_CAP, ConversationState
 from conversation.thread import (
@@ -26,20 +36,29 @@ from conversation.thread import (
 __all__ = [
     "APPLIED_OPS_CAP",
     "DEFAULT_CONTEXT_REF",
+    "SUMMARY_HEADER",
     "Context",
     "ContextModifyInput",
     "ContextOpEntry",
     "ContextOpPayload",
     "ContextOperation",
+    "ContextPolicy",
     "ConversationState",
     "Entry",
     "InvalidContextOpError",
     "Message",
     "MessageEntry",
     "MessagePayload",
+    "ModelView",
     "OperationInput",
+    "ProjectionMeta",
     "Role",
     "ToolCall",
+    "compaction_split",
+    "estimate_tokens",
     "project",
+    "project_for_model",
+    "resolve_policy",
     "validate_operation",
+    "would_drop",
 ]

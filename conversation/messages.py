@@ -50,9 +50,14 @@ class Message(OmitNone):
 
 
 class Context(BaseModel):
-    """The materialized LLM view of one lane: a system prompt and ordered messages."""
+    """The materialized LLM view of one lane: a system prompt, an optional summary, ordered messages.
+
+    `summary` is set by compaction (a `replace` op with reason `compaction`): it stands
+    for everything before `messages`, and the context policy decides where it goes.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     system_prompt: str | None = None
+    summary: str | None = None
     messages: list[Message] = []

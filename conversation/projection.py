@@ -50,6 +50,7 @@ def project(
     end = len(entries) if at_seq is None else max(0, min(len(entries), at_seq + 1))
     current_prompt = base_system_prompt
     anchor_prompt: str | None = None
+    summary: str | None = None
     messages: list[Message] = []
     for entry in entries[:end]:
         if isinstance(entry, ContextOpEntry):
@@ -60,8 +61,9 @@ def project(
                 current_prompt = op.result_context.system_prompt
             if entry.payload.context_ref == context_ref:
                 anchor_prompt = op.result_context.system_prompt
+                summary = op.result_context.summary
                 messages = [m.model_copy(deep=True) for m in op.result_context.messages]
         elif entry.payload.context_ref == context_ref:
             messages.append(message_of(entry.payload))
     prompt = anchor_prompt if anchor_prompt is not None else current_prompt
-    return Context(system_prompt=prompt, messages=messages)
+    return Context(system_prompt=prompt, summary=summary, messages=messages)

@@ -384,3 +384,14 @@ async def test_openai_errors(
         assert len(server.requests) == 1  # litellm does not retry: Temporal owns retries
     assert (error.type, error.non_retryable) == (error_type, not retryable)
     assert error.next_retry_delay == (timedelta(seconds=delay) if delay else None)
+
+
+def test_missing_api_key_is_a_non_retryable_authentication_error() -> None:
+    exc = InternalServerError(
+        message="OpenAIException - Missing credentials. Please pass an `api_key`",
+        llm_provider="openai",
+        model="gpt-4o-mini",
+    )
+    error = classify(exc)
+    assert (error.type, error.non_retryable) == ("AuthenticationError", True)
+    assert "worker's environment" in error.message

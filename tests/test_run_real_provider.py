@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import uuid
 
 import pytest
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
-from contracts import WORKFLOW_TYPE, AgentConfig, ModelSettings, RunInput, RunResult
+from contracts import WORKFLOW_TYPE, AgentConfig, ModelSettings, RunInput, RunResult, Trace
+from conversation import ContextPolicy
 from tests.fake_openai import FakeOpenAI, chat_completion, tool_call
 
 SENTINEL_KEY = "sk-sentinel-0f9e8d7c6b5a-never-in-history"
@@ -45,3 +48,43 @@ async def test_api_key_is_used_by_the_activity_but_never_in_history(
     # ...but it appears nowhere in the workflow's history (inputs, results, failures, details).
     assert SENTINEL_KEY not in history.to_json()
     assert "sk-sentinel" not in history.to_json()
+
+
+async def test_exact_token_estimator_counts_each_message_once(
+    client: Client, task_queue: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SENTINEL_KEY)
+    async with FakeOpenAI() as server:
+        server.reply(
+            chat_completion(tool_calls=[tool_call("calculator", '{"expression": "2 + 2"}', "call_1")])
+        )
+        server.reply(chat_completion("4"))
+        run = RunInput(
+            query="What is 2 + 2?",
+            config=AgentConfig(
+                model="openai/gpt-4o-mini",
+                tools=["calculator"],
+                model_settings=ModelSettings(extra={"api_base": server.base_url}),
+                context_policy=ContextPolicy(token_estimator="exact"),
+            ),
+        )
+        handle = await client.start_workflow(
+            WORKFLOW_TYPE,
+            run,
+            id=f"test-exact-{uuid.uuid4().hex[:8]}",
+            task_queue=task_queue,
+            result_type=RunResult,
+        )
+        result = await handle.result()
+    assert result.result == "4"
+    history = await handle.fetch_history()
+    counted = [
+        len(json.loads(e.activity_task_scheduled_event_attributes.input.payloads[0].data)["messages"])
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+        and e.activity_task_scheduled_event_attributes.activity_type.name == "count_tokens"
+    ]
+    assert counted == [1, 2]  # the query first; then only the assistant call and the tool result
+    trace = await handle.query("trace", result_type=Trace)
+    started = [e.data for e in trace.events if e.kind == "llm_started"]
+    assert all(isinstance(d["estimated_tokens"], int) and d["truncated"] is False for d in started)

@@ -17,17 +17,18 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
-    from activities.names import EXPORT_SNAPSHOT_ACTIVITY, RESOLVE_TOOLS_ACTIVITY, RESTORE_SNAPSHOT_ACTIVITY
+    from activities.names import (
+        EXPORT_SNAPSHOT_ACTIVITY,
+        RESTORE_SNAPSHOT_ACTIVITY,
+    )
     from contracts import (
         WORKFLOW_TYPE,
         Ack,
         CancelInput,
-        ResolveToolsRequest,
         RunError,
         RunInput,
         RunResult,
         SteerInput,
-        ToolSpec,
         Trace,
     )
     from contracts.session import (
@@ -40,7 +41,6 @@ with workflow.unsafe.imports_passed_through():
         ExportInput,
         ExportResult,
         ExportSnapshotRequest,
-        ModelInput,
         RequestRecord,
         RequestRef,
         RestoreSnapshotRequest,
@@ -48,10 +48,7 @@ with workflow.unsafe.imports_passed_through():
         SessionInput,
         SessionStatus,
         SnapshotPayload,
-        SystemPromptInput,
         ThreadQuery,
-        ToolContextInput,
-        ToolNameInput,
     )
     from conversation import (
         Context,
@@ -61,6 +58,10 @@ with workflow.unsafe.imports_passed_through():
         ConversationState,
         Entry,
     )
+    from conversation.compaction import rebase
+    from conversation.policy import ContextPolicy, resolve_policy
+    from workflows.session_compaction import SessionCompaction
+    from workflows.session_config import SessionConfigControls
     from workflows.session_rules import ask_problems, effective_config, input_ack, op_ack
     from workflows.validation import INVALID_INPUT
 
@@ -73,7 +74,7 @@ def _failure(err: BaseException) -> RunError:
 
 
 @workflow.defn(name=SESSION_WORKFLOW_TYPE)
-class AgentSession:
+class AgentSession(SessionConfigControls, SessionCompaction):
     """A conversation that outlives every run; reachable by its workflow id alone."""
 
     @workflow.init
@@ -83,6 +84,7 @@ class AgentSession:
             conversation=ConversationState.new(session.config.system_prompt), config=session.config
         )
         self._agent_id = session.agent_id
+        self._session_policy = session.context_policy
         self._conversation = carry.conversation
         self._config = carry.config
         self._requests = carry.requests
@@ -107,7 +109,12 @@ class AgentSession:
             await workflow.wait_condition(workflow.all_handlers_finished)
             if self._next is None and self._active is None:
                 workflow.continue_as_new(
-                    SessionInput(agent_id=self._agent_id, config=self._config, carry=self._carry())
+                    SessionInput(
+                        agent_id=self._agent_id,
+                        config=self._config,
+                        context_policy=self._session_policy,
+                        carry=self._carry(),
+                    )
                 )
 
     def _carry(self) -> SessionCarry:
@@ -150,6 +157,9 @@ class AgentSession:
         record = self._active
         assert record is not None
         self._next = None
+        policy = run_input.config.context_policy or ContextPolicy()
+        if policy.summarization == "request_new":
+            await self._compact_before_run(run_input, policy)
         run_input = run_input.model_copy(
             update={
                 "context": self._conversation.context,
@@ -178,6 +188,8 @@ class AgentSession:
             self._active, self._child_started = None, False
             pending, self._conversation.pending_context_op = self._conversation.pending_context_op, None
             if pending is not None:
+                # A deferred compaction keeps what the run said after it was computed.
+                pending = rebase(pending, self._conversation.thread)
                 self._conversation.apply_operation(pending, workflow.now(), {"request_id": record.request_id})
 
     def _take_result(self, record: RequestRecord, result: RunResult) -> None:
@@ -211,6 +223,8 @@ class AgentSession:
         known = self._record(ask.request_id) if ask.request_id else None
         if known is None:
             config = effective_config(self._config, ask.overrides)
+            policy = resolve_policy(ask.context_policy, self._session_policy, config.context_policy)
+            config = config.model_copy(update={"context_policy": policy})
             self._runs_started += 1
             request_id = ask.request_id or str(workflow.uuid4())
             known = RequestRecord(
@@ -323,10 +337,8 @@ class AgentSession:
 
     def _context_modify(self, request: ContextModifyInput) -> Ack:
         ack, op = op_ack(self._conversation, request, running=self._active is not None)
-        if op is not None and ack.status == "applied":
-            self._conversation.apply_operation(op, workflow.now())
-        elif op is not None and ack.status == "deferred":
-            self._conversation.pending_context_op = op
+        if op is not None:
+            self._submit(op, ack)
         return ack
 
     @workflow.signal(name="context_modify")
@@ -338,102 +350,6 @@ class AgentSession:
     def context_modify_update(self, payload: ContextModifyInput) -> Ack:
         """Submit a context op and say what happened to it."""
         return self._context_modify(payload)
-
-    # ---- agent config for the next run -----------------------------------------------------
-
-    def _set_system_prompt(self, payload: SystemPromptInput) -> Ack:
-        self._config = self._config.model_copy(update={"system_prompt": payload.system_prompt})
-        self._conversation.set_base_system_prompt(payload.system_prompt)
-        return Ack(status="accepted")
-
-    async def _register_tool(self, payload: ToolNameInput) -> Ack:
-        if payload.name in self._config.tools:
-            return Ack(status="accepted", message=f"{payload.name} is already registered")
-        try:
-            await workflow.execute_activity(
-                RESOLVE_TOOLS_ACTIVITY,
-                ResolveToolsRequest(names=[payload.name]),
-                result_type=list[ToolSpec],
-                start_to_close_timeout=timedelta(seconds=10),
-                summary=f"resolve tool {payload.name}",
-            )
-        except (ActivityError, ApplicationError) as err:
-            return Ack(status="rejected", reason="unknown_tool", message=_failure(err).message)
-        self._config = self._config.model_copy(update={"tools": [*self._config.tools, payload.name]})
-        return Ack(status="accepted")
-
-    def _unregister_tool(self, payload: ToolNameInput) -> Ack:
-        if payload.name not in self._config.tools:
-            return Ack(status="rejected", reason="unknown_tool", message=f"{payload.name} is not registered")
-        self._config = self._config.model_copy(
-            update={"tools": [t for t in self._config.tools if t != payload.name]}
-        )
-        return Ack(status="accepted")
-
-    def _set_tool_context(self, payload: ToolContextInput) -> Ack:
-        self._config = self._config.model_copy(update={"tool_context": payload.tool_context})
-        return Ack(status="accepted")
-
-    def _set_model(self, payload: ModelInput) -> Ack:
-        if not payload.model.strip():
-            return Ack(status="rejected", reason="invalid_input", message="model must not be blank")
-        update: dict[str, object] = {"model": payload.model}
-        if payload.model_settings is not None:
-            update["model_settings"] = payload.model_settings
-        self._config = self._config.model_copy(update=update)
-        return Ack(status="accepted")
-
-    @workflow.signal(name="set_system_prompt")
-    def set_system_prompt_signal(self, payload: SystemPromptInput) -> None:
-        """Set the base system prompt for the next run."""
-        self._set_system_prompt(payload)
-
-    @workflow.update(name="set_system_prompt")
-    def set_system_prompt_update(self, payload: SystemPromptInput) -> Ack:
-        """Set the base system prompt for the next run."""
-        return self._set_system_prompt(payload)
-
-    @workflow.signal(name="register_tool")
-    async def register_tool_signal(self, payload: ToolNameInput) -> None:
-        """Offer a tool of the worker's registry to the next run."""
-        ack = await self._register_tool(payload)
-        if ack.status == "rejected":
-            workflow.logger.warning("register_tool rejected: %s", ack.message)
-
-    @workflow.update(name="register_tool")
-    async def register_tool_update(self, payload: ToolNameInput) -> Ack:
-        """Offer a tool to the next run; `rejected` when the worker has no such tool."""
-        return await self._register_tool(payload)
-
-    @workflow.signal(name="unregister_tool")
-    def unregister_tool_signal(self, payload: ToolNameInput) -> None:
-        """Stop offering a tool from the next run on."""
-        self._unregister_tool(payload)
-
-    @workflow.update(name="unregister_tool")
-    def unregister_tool_update(self, payload: ToolNameInput) -> Ack:
-        """Stop offering a tool from the next run on."""
-        return self._unregister_tool(payload)
-
-    @workflow.signal(name="set_tool_context")
-    def set_tool_context_signal(self, payload: ToolContextInput) -> None:
-        """Set what tools taking `tool_context` receive, from the next run on."""
-        self._set_tool_context(payload)
-
-    @workflow.update(name="set_tool_context")
-    def set_tool_context_update(self, payload: ToolContextInput) -> Ack:
-        """Set what tools taking `tool_context` receive, from the next run on."""
-        return self._set_tool_context(payload)
-
-    @workflow.signal(name="set_model")
-    def set_model_signal(self, payload: ModelInput) -> None:
-        """Set the model for the next run."""
-        self._set_model(payload)
-
-    @workflow.update(name="set_model")
-    def set_model_update(self, payload: ModelInput) -> Ack:
-        """Set the model for the next run."""
-        return self._set_model(payload)
 
     # ---- export and queries ----------------------------------------------------------------
 

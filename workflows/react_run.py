@@ -20,6 +20,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError, TimeoutError
 
 with workflow.unsafe.imports_passed_through():
+    from activities.names import COUNT_TOKENS_ACTIVITY
     from activities.summaries import LLM_ACTIVITY, RESOLVE_TOOLS_ACTIVITY, activity_summary
     from contracts import (
         MAX_ITERATIONS_RESULT,
@@ -45,16 +46,20 @@ with workflow.unsafe.imports_passed_through():
         TraceKind,
         Usage,
     )
+    from contracts.llm import CountTokensRequest
     from conversation import (
         Context,
         ContextModifyInput,
         ContextOpPayload,
+        ContextPolicy,
         ConversationState,
         Entry,
         InvalidContextOpError,
         MessagePayload,
+        ModelView,
         Role,
         ToolCall,
+        project_for_model,
         validate_operation,
     )
     from workflows.input_queue import InputKind, InputQueue, InputRejectedError
@@ -120,6 +125,8 @@ class ReActRun:
         self._round_outcomes: list[ToolOutcome | None] = []
         self._cancel_reason: str | None = None
         self._loop_task: asyncio.Task[None] | None = None
+        self._policy = self._config.context_policy or ContextPolicy()
+        self._token_counts: dict[str, int] = {}
         self._conversation = ConversationState.new(self._config.system_prompt, run.context_ref)
         if run.context is not None:
             seed = ContextOpPayload.model_validate(
@@ -209,8 +216,27 @@ class ReActRun:
             self._finish("completed", result=response.content, reason="final_answer")
             return
 
-    async def _call_llm(self) -> LLMResponse:
+    async def _model_view(self) -> ModelView:
+        """What this LLM call sends: the context policy's budgeted projection of the lane."""
         context = self._conversation.context
+        if self._policy.token_estimator != "exact":
+            return project_for_model(context, self._policy)
+        keys = [message.model_dump_json() for message in context.messages]
+        missing = [m for key, m in zip(keys, context.messages, strict=True) if key not in self._token_counts]
+        if missing:
+            counts = await workflow.execute_activity(
+                COUNT_TOKENS_ACTIVITY,
+                CountTokensRequest(model=self._config.model, messages=missing),
+                result_type=list[int],
+                start_to_close_timeout=timedelta(seconds=30),
+                summary=f"count tokens ({len(missing)} messages)",
+            )
+            for message, count in zip(missing, counts, strict=True):
+                self._token_counts[message.model_dump_json()] = count
+        return project_for_model(context, self._policy, token_counts=[self._token_counts[k] for k in keys])
+
+    async def _call_llm(self) -> LLMResponse:
+        view = await self._model_view()
         scripted = None
         if self._config.model == SCRIPTED_MODEL:
             script = self._config.script
@@ -220,8 +246,8 @@ class ReActRun:
             )
         request = LLMRequest(
             model=self._config.model,
-            system_prompt=context.system_prompt,
-            messages=context.messages,
+            system_prompt=view.system_prompt,
+            messages=view.messages,
             tools=self._tool_specs,
             settings=self._config.model_settings,
             timeout_s=self._config.llm_timeout_s,
@@ -231,7 +257,8 @@ class ReActRun:
             scripted=scripted,
         )
         self._llm_calls += 1
-        self._event("llm_started", data={"model": self._config.model, "messages": len(context.messages)})
+        meta: dict[str, JsonValue] = view.meta.model_dump(mode="json")
+        self._event("llm_started", data={"model": self._config.model, "messages": len(view.messages), **meta})
         self._details()
         response = await workflow.execute_activity(
             LLM_ACTIVITY,

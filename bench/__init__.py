@@ -1,0 +1,1 @@
+"""Benchmark scripts (run as modules, e.g. `python -m bench.projection`); not tests."""

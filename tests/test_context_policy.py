@@ -1,0 +1,141 @@
+"""Context policy and compaction end to end: bounded LLM inputs, deferred and automatic compaction."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client, WorkflowHandle
+
+from contracts import Ack, Trace
+from contracts.compaction import CompactInput
+from contracts.session import AskInput, RequestRecord, RequestRef
+from conversation import Context, ContextOpEntry
+from conversation.policy import ContextPolicy
+from runtime import sessions
+from tests.helpers import llm_inputs, turn, wait_until
+from tests.session_helpers import config, new_session_id, script, session_thread
+
+TIGHT = ContextPolicy(max_input_tokens=700, reserve_output_tokens=200, keep_last_turns=2)
+FILLER = "lorem ipsum dolor sit amet " * 8  # ~216 bytes, ~64 tokens per message
+
+
+async def ask_sync(
+    client: Client, task_queue: str, sid: str, query: str, *turns: Any, policy: ContextPolicy | None = None
+) -> RequestRecord:
+    accepted = await sessions.ask(
+        client,
+        sid,
+        AskInput(query=query, overrides=script(*turns)),
+        agent_id="policy-test",
+        config=config(system_prompt="Be brief.", context_policy=policy),
+        task_queue=task_queue,
+    )
+    return await sessions.await_result(client, sid, accepted.request_id)
+
+
+def events_per_turn(history_events: list[Any]) -> list[int]:
+    """Events between consecutive `ask` child starts in one run of the session."""
+    starts = [
+        i
+        for i, e in enumerate(history_events)
+        if e.event_type == EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED
+    ]
+    return [b - a for a, b in itertools.pairwise(starts)]
+
+
+async def session_runs(client: Client, sid: str) -> list[list[Any]]:
+    """The event lists of every run of the session, oldest first (it continues as new)."""
+    runs: list[list[Any]] = []
+    handle: WorkflowHandle[Any, Any] = client.get_workflow_handle(sid)
+    while True:
+        history = await handle.fetch_history()
+        runs.insert(0, list(history.events))
+        previous = history.events[0].workflow_execution_started_event_attributes.continued_execution_run_id
+        if not previous:
+            return runs
+        handle = client.get_workflow_handle(sid, run_id=previous)
+
+
+async def test_long_conversation_stays_within_budget(client: Client, task_queue: str) -> None:
+    sid = new_session_id()
+    turns = 200
+    budget = TIGHT.max_input_tokens - TIGHT.reserve_output_tokens
+    records = [
+        await ask_sync(client, task_queue, sid, f"q{i} {FILLER}", turn(f"a{i} {FILLER}"), policy=TIGHT)
+        for i in range(turns)
+    ]
+    assert all(r.status == "completed" for r in records)
+    handle = client.get_workflow_handle(sid)
+    # The whole conversation is still in the thread...
+    assert len(await session_thread(handle)) == 2 * turns
+    # ...but every LLM call saw a budgeted projection (the session keeps the last traces).
+    for record in records[-20:]:
+        trace = await handle.query("trace", RequestRef(request_id=record.request_id), result_type=Trace)
+        (started,) = [e for e in trace.events if e.kind == "llm_started"]
+        assert started.data["estimated_tokens"] <= budget and started.data["truncated"] is True
+    sizes: list[int] = []
+    for record in records[::40]:
+        (seen,) = await llm_inputs(client.get_workflow_handle(record.run_workflow_id))
+        sizes.append(len(str(seen["messages"])))
+        assert seen["messages"][-1]["content"] == record.query
+    assert max(sizes[1:]) <= 2 * min(sizes[1:]), sizes  # bounded, not growing with the conversation
+    # The session's history events per turn stay constant across continue-as-new runs.
+    per_turn = [n for run in await session_runs(client, sid) for n in events_per_turn(run)]
+    assert len(per_turn) > turns / 2
+    assert max(per_turn) - min(per_turn) <= 4, per_turn
+    assert sum(per_turn[-20:]) <= sum(per_turn[:20]) + 20
+
+
+async def test_compaction_during_a_run_is_deferred_then_applied(client: Client, task_queue: str) -> None:
+    sid = new_session_id()
+    for i in range(4):
+        await ask_sync(client, task_queue, sid, f"fact {i}: {FILLER}", turn(f"noted {i}"), policy=TIGHT)
+    accepted = await sessions.ask(
+        client,
+        sid,
+        AskInput(query="slow one", overrides=script(turn("slow answer", delay_s=1.5))),
+        agent_id="policy-test",
+        config=config(),
+        task_queue=task_queue,
+    )
+    run = client.get_workflow_handle(accepted.run_workflow_id)
+    await wait_until(run, lambda _s, t: any(e.kind == "llm_started" for e in t.events))
+    handle = client.get_workflow_handle(sid)
+    ack: Ack = await sessions.update(handle, "compact", CompactInput(op_id="compact-1"), Ack)
+    assert ack.status == "deferred"
+    await sessions.await_result(client, sid, accepted.request_id)
+    thread = await session_thread(handle)
+    op_entry = thread[-1]
+    assert isinstance(op_entry, ContextOpEntry) and op_entry.payload.op_id == "compact-1"
+    operation = op_entry.payload.operation
+    assert operation.reason == "compaction" and operation.result_context is not None
+    assert operation.result_context.summary and "fact 0" in operation.result_context.summary
+    assert operation.meta["tokens_after"] < operation.meta["tokens_before"]  # type: ignore[operator]
+    # The deferred compaction kept what the run said after it was computed.
+    assert [m.content for m in operation.result_context.messages][-2:] == ["slow one", "slow answer"]
+    context = await handle.query("context", result_type=Context)
+    assert context == operation.result_context
+    # The next call sees the summary (in the system prompt by default) and the kept turns.
+    record = await ask_sync(client, task_queue, sid, "what facts?", turn("0 to 3"), policy=TIGHT)
+    (seen,) = await llm_inputs(client.get_workflow_handle(record.run_workflow_id))
+    assert (
+        "Summary of the earlier conversation" in seen["system_prompt"] and "fact 0" in seen["system_prompt"]
+    )
+
+
+async def test_request_new_compacts_by_itself_before_the_run(client: Client, task_queue: str) -> None:
+    sid = new_session_id()
+    policy = TIGHT.model_copy(update={"summarization": "request_new"})
+    for i in range(8):
+        await ask_sync(client, task_queue, sid, f"fact {i}: {FILLER}", turn(f"noted {i}"), policy=policy)
+    thread = await session_thread(client.get_workflow_handle(sid))
+    compactions = [
+        e for e in thread if isinstance(e, ContextOpEntry) and e.payload.operation.reason == "compaction"
+    ]
+    assert compactions and all(e.payload.op_id.startswith("auto-compact-") for e in compactions)
+    # The auto-compaction happened before a run started: a user query follows it directly.
+    first = compactions[0]
+    following = thread[first.seq + 1]
+    assert following.kind == "ai_message" and following.payload.role == "user"
