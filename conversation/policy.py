@@ -56,6 +56,8 @@ class ContextPolicy(BaseModel):
         token_estimator: `heuristic` (about 4 bytes a token, plus 10 a message: cheap and
             deterministic, fit for workflow code) or `exact` (the caller counts tokens
             with the model's tokenizer in an activity and passes them in).
+        summary_model: the model compaction summarises with (default: the agent's), e.g.
+            a cheaper one.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -69,6 +71,7 @@ class ContextPolicy(BaseModel):
     include_kinds: list[MessageKind] = Field(default_factory=_all_kinds)
     system_prompt: str | None = None
     token_estimator: TokenEstimator = "heuristic"
+    summary_model: str | None = None
 
     @model_validator(mode="after")
     def _reserve_leaves_room(self) -> Self:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import uuid
 from typing import Any
 
 import pytest
@@ -212,3 +214,15 @@ async def test_bad_input_fails_fast_before_any_llm_call(
     assert not any(
         e.activity_task_scheduled_event_attributes.activity_type.name == "llm_call" for e in history.events
     )
+
+
+async def test_input_that_does_not_decode_fails_the_workflow_instead_of_retrying(
+    client: Client, task_queue: str
+) -> None:
+    raw = {"query": "hi", "config": {"model": "scripted", "context_policy": {"max_input_tokens": 0}}}
+    handle = await client.start_workflow(
+        "ReActRun", raw, id=f"test-undecodable-{uuid.uuid4().hex[:8]}", task_queue=task_queue
+    )
+    with pytest.raises(WorkflowFailureError) as failure:
+        await asyncio.wait_for(handle.result(), timeout=30)
+    assert "max_input_tokens" in str(failure.value.cause)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from pydantic import ValidationError
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
@@ -73,7 +74,8 @@ def _failure(err: BaseException) -> RunError:
     return RunError(type=type(cause).__name__ if cause else "error", message=str(cause or err))
 
 
-@workflow.defn(name=SESSION_WORKFLOW_TYPE)
+# Input that does not decode fails the workflow instead of retrying its task forever.
+@workflow.defn(name=SESSION_WORKFLOW_TYPE, failure_exception_types=[ValidationError])
 class AgentSession(SessionConfigControls, SessionCompaction):
     """A conversation that outlives every run; reachable by its workflow id alone."""
 

@@ -14,7 +14,7 @@ import asyncio
 import json
 from datetime import timedelta
 
-from pydantic import JsonValue
+from pydantic import JsonValue, ValidationError
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError, TimeoutError
@@ -98,7 +98,9 @@ def _run_error(err: BaseException) -> RunError:
     return RunError(type=type(err).__name__, message=str(err))
 
 
-@workflow.defn(name=WORKFLOW_TYPE)
+# Input that does not decode (e.g. a context policy out of range) fails the workflow
+# with the validation error, instead of failing its workflow task forever.
+@workflow.defn(name=WORKFLOW_TYPE, failure_exception_types=[ValidationError])
 class ReActRun:
     """One steerable, durable ReAct run."""
 

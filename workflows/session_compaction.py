@@ -20,7 +20,7 @@ with workflow.unsafe.imports_passed_through():
     from contracts.session import RequestRecord
     from conversation import ContextOpPayload, ConversationState
     from conversation.budget import compaction_split, project_for_model, would_drop
-    from conversation.compaction import compaction_op, rebase
+    from conversation.compaction import compaction_op, lane_start_seq, rebase
     from conversation.messages import Message
     from conversation.policy import ContextPolicy, resolve_policy
 
@@ -52,7 +52,7 @@ class SessionCompaction:
         older, keep = compaction_split(lane, policy)
         if not older:
             return None
-        summary_model = model or self._config.model
+        summary_model = model or policy.summary_model or self._config.model
         base_seq = len(self._conversation.thread) - 1
         result = await workflow.execute_activity(
             SUMMARIZE_ACTIVITY,
@@ -77,7 +77,7 @@ class SessionCompaction:
         assert op.operation.result_context is not None
         after = project_for_model(op.operation.result_context, unbounded).meta.estimated_tokens
         op.operation.meta = {
-            "from_seq": 0,
+            "from_seq": lane_start_seq(self._conversation.thread, self._conversation.active_context_ref),
             "to_seq": base_seq,
             "model": summary_model,
             "messages_summarized": len(older),
