@@ -61,9 +61,10 @@ with workflow.unsafe.imports_passed_through():
     )
     from conversation.compaction import rebase
     from conversation.policy import ContextPolicy, resolve_policy
+    from workflows.op_rules import op_ack
     from workflows.session_compaction import SessionCompaction
     from workflows.session_config import SessionConfigControls
-    from workflows.session_rules import ask_problems, effective_config, input_ack, op_ack
+    from workflows.session_rules import ask_problems, effective_config, input_ack
     from workflows.validation import INVALID_INPUT
 
 

@@ -54,15 +54,14 @@ with workflow.unsafe.imports_passed_through():
         ContextPolicy,
         ConversationState,
         Entry,
-        InvalidContextOpError,
         MessagePayload,
         ModelView,
         Role,
         ToolCall,
         project_for_model,
-        validate_operation,
     )
     from workflows.input_queue import InputKind, InputQueue, InputRejectedError
+    from workflows.op_rules import op_ack
     from workflows.tool_round import cancelled_outcome, execute_tool, run_round
     from workflows.trace_log import TraceLog
     from workflows.validation import INVALID_INPUT, input_problems
@@ -443,28 +442,20 @@ class ReActRun:
         return entry is not None
 
     def _context_modify(self, request: ContextModifyInput) -> Ack:
-        try:
-            op = validate_operation(request, self._conversation.active_context_ref)
-        except InvalidContextOpError as err:
-            self._event("context_op_rejected", op_id=request.op_id or None, data={"reason": err.reason})
-            return Ack(
-                status="rejected", op_id=request.op_id or None, reason="invalid_op", message=err.reason
-            )
-        if self._conversation.is_applied(op.op_id):
-            return Ack(status="duplicate", op_id=op.op_id, message="this op_id was already applied")
-        if self._status != "running":
+        ack, op = op_ack(self._conversation, request, running=self._status == "running")
+        if ack.status == "rejected":
+            self._event("context_op_rejected", op_id=ack.op_id, data={"reason": ack.message})
+        elif op is not None and ack.status == "applied":
             self._apply_op(op)
-            return Ack(status="applied", op_id=op.op_id)
-        replaced = self._conversation.pending_context_op
-        self._conversation.pending_context_op = op
-        self._event(
-            "context_op_deferred",
-            op_id=op.op_id,
-            data={"type": op.operation.type, "replaces": replaced.op_id if replaced else None},
-        )
-        return Ack(
-            status="deferred", op_id=op.op_id, message="applied when the run reaches its terminal state"
-        )
+        elif op is not None:
+            replaced = self._conversation.pending_context_op
+            self._conversation.pending_context_op = op
+            self._event(
+                "context_op_deferred",
+                op_id=op.op_id,
+                data={"type": op.operation.type, "replaces": replaced.op_id if replaced else None},
+            )
+        return ack
 
     # ---- input and cancellation ------------------------------------------------------------
 

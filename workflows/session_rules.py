@@ -12,13 +12,6 @@ from pydantic import ValidationError
 
 from contracts import Ack, AgentConfig, RunInput, SteerInput
 from contracts.session import AskInput, RequestRecord
-from conversation import (
-    ContextModifyInput,
-    ContextOpPayload,
-    ConversationState,
-    InvalidContextOpError,
-    validate_operation,
-)
 from workflows.validation import input_problems
 
 OVERRIDABLE = frozenset(AgentConfig.model_fields)
@@ -54,20 +47,3 @@ def input_ack(active: RequestRecord | None, payload: SteerInput) -> Ack:
             message=f"expected request {payload.expected_request_id!r} but {active.request_id!r} is running",
         )
     return Ack(status="queued")
-
-
-def op_ack(
-    conversation: ConversationState, request: ContextModifyInput, *, running: bool
-) -> tuple[Ack, ContextOpPayload | None]:
-    """What to do with a context op: apply now (idle), defer (running), or nothing (duplicate, invalid)."""
-    try:
-        op = validate_operation(request, conversation.active_context_ref)
-    except InvalidContextOpError as err:
-        return Ack(
-            status="rejected", op_id=request.op_id or None, reason="invalid_op", message=err.reason
-        ), None
-    if conversation.is_applied(op.op_id):
-        return Ack(status="duplicate", op_id=op.op_id, message="this op_id was already applied"), None
-    if running:
-        return Ack(status="deferred", op_id=op.op_id, message="applied when the running request ends"), op
-    return Ack(status="applied", op_id=op.op_id), op
