@@ -261,6 +261,20 @@ def project_for_model(
     return ModelView(system_prompt=prompt, messages=sent, meta=meta)
 
 
+def trim_to_view(context: Context, policy: ContextPolicy) -> Context:
+    """The lane without the older messages that no call under `policy` would send again.
+
+    A run only appends to its lane, so the oldest message its calls send can only move
+    forward: the messages before today's view are dead weight in the run's input (and
+    in Temporal history). Estimated with the heuristic; callers using exact counts
+    should pass the whole lane.
+    """
+    _, _, fixed = _framing(context, policy)
+    plan = _plan(context, policy, None, fixed)
+    start = plan.kept[0].start if plan.kept else len(context.messages)
+    return context.model_copy(update={"messages": context.messages[start:]}, deep=True)
+
+
 def would_drop(context: Context, policy: ContextPolicy, token_counts: Sequence[int] | None = None) -> bool:
     """Whether the projection would leave out an included message for lack of room.
 

@@ -81,8 +81,18 @@ async def test_long_conversation_stays_within_budget(client: Client, task_queue:
         sizes.append(len(str(seen["messages"])))
         assert seen["messages"][-1]["content"] == record.query
     assert max(sizes[1:]) <= 2 * min(sizes[1:]), sizes  # bounded, not growing with the conversation
-    # The session's history events per turn stay constant across continue-as-new runs.
-    per_turn = [n for run in await session_runs(client, sid) for n in events_per_turn(run)]
+    # The session's history events per turn stay constant across continue-as-new runs,
+    # and so does what each turn's child run is started with (the lane trimmed to the view).
+    runs = await session_runs(client, sid)
+    start_sizes = [
+        len(e.start_child_workflow_execution_initiated_event_attributes.input.payloads[0].data)
+        for run in runs
+        for e in run
+        if e.event_type == EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED
+    ]
+    assert len(start_sizes) == turns
+    assert max(start_sizes[-50:]) <= 1.5 * max(start_sizes[10:30]), start_sizes
+    per_turn = [n for run in runs for n in events_per_turn(run)]
     assert len(per_turn) > turns / 2
     assert max(per_turn) - min(per_turn) <= 4, per_turn
     assert sum(per_turn[-20:]) <= sum(per_turn[:20]) + 20

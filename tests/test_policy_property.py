@@ -25,6 +25,7 @@ from conversation.budget import (
     estimate_text_tokens,
     estimate_tokens,
     project_for_model,
+    trim_to_view,
     would_drop,
 )
 from conversation.messages import Context, Message, ToolCall
@@ -256,3 +257,17 @@ def test_messy_lanes_are_cut_at_group_boundaries(messages: list[Message], policy
     starts = {start for start, _ in forward_groups(messages)}
     assert not kept or kept[0] in starts
     assert would_drop(context, policy) == (len(kept) < len(included))
+
+
+@given(contexts(), policies(), contexts())
+def test_trimming_to_the_view_changes_no_call_now_or_later(
+    context: Context, policy: ContextPolicy, later: Context
+) -> None:
+    """The trimmed lane a session hands its run sends what the whole lane would, now and later."""
+    trimmed = trim_to_view(context, policy)
+    assert len(trimmed.messages) <= len(context.messages)
+    now_full, now_trimmed = project_for_model(context, policy), project_for_model(trimmed, policy)
+    assert (now_trimmed.system_prompt, now_trimmed.messages) == (now_full.system_prompt, now_full.messages)
+    grown_full = context.model_copy(update={"messages": [*context.messages, *later.messages]})
+    grown_trimmed = trimmed.model_copy(update={"messages": [*trimmed.messages, *later.messages]})
+    assert project_for_model(grown_trimmed, policy).messages == project_for_model(grown_full, policy).messages

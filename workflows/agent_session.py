@@ -59,6 +59,7 @@ with workflow.unsafe.imports_passed_through():
         ConversationState,
         Entry,
     )
+    from conversation.budget import trim_to_view
     from conversation.compaction import rebase
     from conversation.policy import ContextPolicy, resolve_policy
     from workflows.op_rules import op_ack
@@ -163,9 +164,12 @@ class AgentSession(SessionConfigControls, SessionCompaction):
         policy = run_input.config.context_policy or ContextPolicy()
         if policy.summarization == "request_new":
             await self._compact_before_run(run_input, policy)
+        context = self._conversation.context
+        if policy.token_estimator == "heuristic":
+            context = trim_to_view(context, policy)
         run_input = run_input.model_copy(
             update={
-                "context": self._conversation.context,
+                "context": context,
                 "context_ref": self._conversation.active_context_ref,
             }
         )
