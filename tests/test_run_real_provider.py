@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import uuid
+from typing import Any
 
 import pytest
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHandle
 
 from contracts import WORKFLOW_TYPE, AgentConfig, ModelSettings, RunInput, RunResult, Trace
 from conversation import ContextPolicy
@@ -16,27 +17,38 @@ from tests.fake_openai import FakeOpenAI, chat_completion, tool_call
 SENTINEL_KEY = "sk-sentinel-0f9e8d7c6b5a-never-in-history"
 
 
+async def calculator_run(
+    client: Client, task_queue: str, server: FakeOpenAI, expression: str, answer: str, **config: Any
+) -> WorkflowHandle[Any, RunResult]:
+    """A run of `openai/gpt-4o-mini` against the fake server: one calculator call, then `answer`."""
+    arguments = json.dumps({"expression": expression})
+    server.reply(chat_completion(tool_calls=[tool_call("calculator", arguments, "call_1")]))
+    server.reply(chat_completion(answer))
+    run = RunInput(
+        query=f"What is {expression}?",
+        config=AgentConfig(
+            model="openai/gpt-4o-mini",
+            tools=["calculator"],
+            model_settings=ModelSettings(extra={"api_base": server.base_url}),
+            **config,
+        ),
+    )
+    return await client.start_workflow(
+        WORKFLOW_TYPE,
+        run,
+        id=f"test-provider-{uuid.uuid4().hex[:8]}",
+        task_queue=task_queue,
+        result_type=RunResult,
+    )
+
+
 async def test_api_key_is_used_by_the_activity_but_never_in_history(
     client: Client, task_queue: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", SENTINEL_KEY)
     async with FakeOpenAI() as server:
-        server.reply(
-            chat_completion(tool_calls=[tool_call("calculator", '{"expression": "6 * 7"}', "call_1")])
-        )
-        server.reply(chat_completion("6 * 7 = 42"))
-        run = RunInput(
-            query="What is 6 * 7?",
-            config=AgentConfig(
-                model="openai/gpt-4o-mini",
-                tools=["calculator"],
-                model_settings=ModelSettings(extra={"api_base": server.base_url}),
-            ),
-        )
-        result = await client.execute_workflow(
-            WORKFLOW_TYPE, run, id="test-real-provider", task_queue=task_queue, result_type=RunResult
-        )
-        handle = client.get_workflow_handle("test-real-provider")
+        handle = await calculator_run(client, task_queue, server, "6 * 7", "6 * 7 = 42")
+        result = await handle.result()
         history = await handle.fetch_history()
     assert result.status == "completed" and result.result == "6 * 7 = 42"
     # The key reached the provider from the worker's environment...
@@ -55,26 +67,8 @@ async def test_exact_token_estimator_counts_each_message_once(
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", SENTINEL_KEY)
     async with FakeOpenAI() as server:
-        server.reply(
-            chat_completion(tool_calls=[tool_call("calculator", '{"expression": "2 + 2"}', "call_1")])
-        )
-        server.reply(chat_completion("4"))
-        run = RunInput(
-            query="What is 2 + 2?",
-            config=AgentConfig(
-                model="openai/gpt-4o-mini",
-                tools=["calculator"],
-                model_settings=ModelSettings(extra={"api_base": server.base_url}),
-                context_policy=ContextPolicy(token_estimator="exact"),
-            ),
-        )
-        handle = await client.start_workflow(
-            WORKFLOW_TYPE,
-            run,
-            id=f"test-exact-{uuid.uuid4().hex[:8]}",
-            task_queue=task_queue,
-            result_type=RunResult,
-        )
+        policy = ContextPolicy(token_estimator="exact")
+        handle = await calculator_run(client, task_queue, server, "2 + 2", "4", context_policy=policy)
         result = await handle.result()
     assert result.result == "4"
     history = await handle.fetch_history()
