@@ -26,8 +26,6 @@ with workflow.unsafe.imports_passed_through():
         MAX_ITERATIONS_RESULT,
         SCRIPTED_MODEL,
         WORKFLOW_TYPE,
-        Ack,
-        CancelInput,
         LLMRequest,
         LLMResponse,
         ResolveToolsRequest,
@@ -37,7 +35,6 @@ with workflow.unsafe.imports_passed_through():
         RunState,
         RunStatus,
         ScriptedCall,
-        SteerInput,
         TerminationReason,
         ToolCallStatus,
         ToolOutcome,
@@ -49,7 +46,6 @@ with workflow.unsafe.imports_passed_through():
     from contracts.llm import CountTokensRequest
     from conversation import (
         Context,
-        ContextModifyInput,
         ContextOpPayload,
         ContextPolicy,
         ConversationState,
@@ -60,8 +56,8 @@ with workflow.unsafe.imports_passed_through():
         ToolCall,
         project_for_model,
     )
-    from workflows.input_queue import InputKind, InputQueue, InputRejectedError
-    from workflows.op_rules import op_ack
+    from workflows.input_queue import InputQueue
+    from workflows.run_controls import RunControls
     from workflows.tool_round import cancelled_outcome, execute_tool, run_round
     from workflows.trace_log import TraceLog
     from workflows.validation import INVALID_INPUT, input_problems
@@ -100,7 +96,7 @@ def _run_error(err: BaseException) -> RunError:
 # Input that does not decode (e.g. a context policy out of range) fails the workflow
 # with the validation error, instead of failing its workflow task forever.
 @workflow.defn(name=WORKFLOW_TYPE, failure_exception_types=[ValidationError])
-class ReActRun:
+class ReActRun(RunControls):
     """One steerable, durable ReAct run."""
 
     @workflow.init
@@ -403,19 +399,6 @@ class ReActRun:
                 data={"kind": item.kind, "seq": entry.seq, "content": item.content[:200]},
             )
 
-    def _event(
-        self,
-        kind: TraceKind,
-        *,
-        call_id: str | None = None,
-        input_id: str | None = None,
-        op_id: str | None = None,
-        data: dict[str, JsonValue] | None = None,
-    ) -> None:
-        self._trace.add(
-            kind, workflow.now(), self._iteration, call_id=call_id, input_id=input_id, op_id=op_id, data=data
-        )
-
     def _details(self) -> None:
         tools = ", ".join(status.name for status in self._round)
         parts = [
@@ -428,94 +411,6 @@ class ReActRun:
         if self._termination:
             parts.append(f"termination: {self._termination}")
         workflow.set_current_details(" · ".join(parts))
-
-    # ---- context operations ----------------------------------------------------------------
-
-    def _apply_op(self, op: ContextOpPayload) -> bool:
-        entry = self._conversation.apply_operation(op, workflow.now(), {"request_id": self._request_id})
-        if entry is not None:
-            self._event(
-                "context_op_applied",
-                op_id=op.op_id,
-                data={"type": op.operation.type, "context_ref": op.context_ref, "seq": entry.seq},
-            )
-        return entry is not None
-
-    def _context_modify(self, request: ContextModifyInput) -> Ack:
-        ack, op = op_ack(self._conversation, request, running=self._status == "running")
-        if ack.status == "rejected":
-            self._event("context_op_rejected", op_id=ack.op_id, data={"reason": ack.message})
-        elif op is not None and ack.status == "applied":
-            self._apply_op(op)
-        elif op is not None:
-            replaced = self._conversation.pending_context_op
-            self._conversation.pending_context_op = op
-            self._event(
-                "context_op_deferred",
-                op_id=op.op_id,
-                data={"type": op.operation.type, "replaces": replaced.op_id if replaced else None},
-            )
-        return ack
-
-    # ---- input and cancellation ------------------------------------------------------------
-
-    def _offer(self, kind: InputKind, payload: SteerInput) -> Ack:
-        input_id = payload.input_id or str(workflow.uuid4())
-        try:
-            self._queue.offer(kind, payload, self._request_id, input_id)
-        except InputRejectedError as err:
-            self._event("input_rejected", data={"kind": kind, "reason": err.reason, "message": err.message})
-            return Ack(status="rejected", reason=err.reason, message=err.message)
-        return Ack(status="queued", input_id=input_id)
-
-    def _cancel(self, payload: CancelInput) -> Ack:
-        if self._status != "running" or self._cancel_reason is not None:
-            state = "cancelling" if self._status == "running" else self._status
-            return Ack(status="rejected", reason="not_running", message=f"the run is {state}")
-        self._cancel_reason = payload.reason or ""
-        if self._loop_task is not None:
-            self._loop_task.cancel()
-        return Ack(status="accepted", message="the run is being cancelled")
-
-    @workflow.signal(name="steer")
-    def steer_signal(self, payload: SteerInput) -> None:
-        """Queue user-style steering input (fire-and-forget)."""
-        self._offer("steer", payload)
-
-    @workflow.update(name="steer")
-    def steer_update(self, payload: SteerInput) -> Ack:
-        """Queue steering input and say whether it was queued."""
-        return self._offer("steer", payload)
-
-    @workflow.signal(name="inject")
-    def inject_signal(self, payload: SteerInput) -> None:
-        """Queue user-style injected input (fire-and-forget)."""
-        self._offer("inject", payload)
-
-    @workflow.update(name="inject")
-    def inject_update(self, payload: SteerInput) -> Ack:
-        """Queue injected input and say whether it was queued."""
-        return self._offer("inject", payload)
-
-    @workflow.signal(name="context_modify")
-    def context_modify_signal(self, payload: ContextModifyInput) -> None:
-        """Submit a context operation (deferred while the run is active; latest wins)."""
-        self._context_modify(payload)
-
-    @workflow.update(name="context_modify")
-    def context_modify_update(self, payload: ContextModifyInput) -> Ack:
-        """Submit a context operation and say what happened to it."""
-        return self._context_modify(payload)
-
-    @workflow.signal(name="cancel")
-    def cancel_signal(self, payload: CancelInput) -> None:
-        """Cancel the run (the deferred context op is still applied)."""
-        self._cancel(payload)
-
-    @workflow.update(name="cancel")
-    def cancel_update(self, payload: CancelInput) -> Ack:
-        """Cancel the run and say whether the request was accepted."""
-        return self._cancel(payload)
 
     # ---- queries ---------------------------------------------------------------------------
 
