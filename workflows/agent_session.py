@@ -60,7 +60,6 @@ with workflow.unsafe.imports_passed_through():
         Entry,
     )
     from conversation.budget import trim_to_view
-    from conversation.compaction import rebase
     from conversation.policy import ContextPolicy, resolve_policy
     from workflows.op_rules import op_ack
     from workflows.session_compaction import SessionCompaction
@@ -195,9 +194,7 @@ class AgentSession(SessionConfigControls, SessionCompaction):
             self._active, self._child_started = None, False
             pending, self._conversation.pending_context_op = self._conversation.pending_context_op, None
             if pending is not None:
-                # A deferred compaction keeps what the run said after it was computed.
-                pending = rebase(pending, self._conversation.thread)
-                self._conversation.apply_operation(pending, workflow.now(), {"request_id": record.request_id})
+                self._apply_submitted(pending, {"request_id": record.request_id})
 
     def _take_result(self, record: RequestRecord, result: RunResult) -> None:
         for entry in result.thread:
@@ -288,13 +285,20 @@ class AgentSession(SessionConfigControls, SessionCompaction):
 
     # ---- control forwarded to the active run -----------------------------------------------
 
+    async def _running_child(self) -> RequestRecord | None:
+        """The active request once its run has started; None if it finished first (or none is active)."""
+        active = self._active
+        if active is None:
+            return None
+        await workflow.wait_condition(lambda: self._child_started or self._active is not active)
+        return active if self._active is active else None
+
     async def _forward_input(self, kind: str, payload: SteerInput) -> Ack:
         ack = input_ack(self._active, payload)
-        if ack.status == "rejected" or self._active is None:
+        if ack.status == "rejected":
             return ack
-        active = self._active
-        await workflow.wait_condition(lambda: self._child_started or self._active is not active)
-        if self._active is not active:
+        active = await self._running_child()
+        if active is None:
             return Ack(status="rejected", reason="idle", message="the request finished first")
         forwarded = payload.model_copy(update={"input_id": str(workflow.uuid4())})
         await workflow.get_external_workflow_handle(active.run_workflow_id).signal(kind, forwarded)
@@ -323,11 +327,10 @@ class AgentSession(SessionConfigControls, SessionCompaction):
         return await self._forward_input("inject", payload)
 
     async def _cancel(self, payload: CancelInput) -> Ack:
-        active = self._active
-        if active is None:
+        if self._active is None:
             return Ack(status="rejected", reason="idle", message="no request is running")
-        await workflow.wait_condition(lambda: self._child_started or self._active is not active)
-        if self._active is not active:
+        active = await self._running_child()
+        if active is None:
             return Ack(status="rejected", reason="idle", message="the request finished first")
         await workflow.get_external_workflow_handle(active.run_workflow_id).signal("cancel", payload)
         return Ack(status="accepted", message=f"cancelling {active.request_id}")

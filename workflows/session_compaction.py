@@ -36,10 +36,18 @@ class SessionCompaction:
     def _submit(self, op: ContextOpPayload, ack: Ack) -> None:
         """Apply an accepted op now (`applied`) or keep it for the end of the run (`deferred`)."""
         if ack.status == "applied":
-            # A compaction computed while a run was active may land after it ended.
-            self._conversation.apply_operation(rebase(op, self._conversation.thread), workflow.now())
+            self._apply_submitted(op, {})
         elif ack.status == "deferred":
             self._conversation.pending_context_op = op
+
+    def _apply_submitted(self, op: ContextOpPayload, refs: dict[str, str]) -> None:
+        """Apply an op submitted to this session, rebased onto the current thread.
+
+        A compaction computed while a run was active so keeps what the run said after it.
+        Ops copied from a run's result are applied without this: their `base_seq` counts
+        the run's thread, not the session's.
+        """
+        self._conversation.apply_operation(rebase(op, self._conversation.thread), workflow.now(), refs)
 
     def _policy(self) -> ContextPolicy:
         return resolve_policy(self._session_policy, self._config.context_policy)
