@@ -1,7 +1,7 @@
 """Activities of Durable ReAct: the LLM call and the tool calls, run by the worker.
 
-Workflow code imports only `activities.names` and `activities.summaries` (activity
-names and Web UI summaries) through `workflow.unsafe.imports_passed_through()`. The litellm-backed
+Workflow code imports none of this package: activity names and Web UI summaries live in
+`contracts.activities`. The litellm-backed
 names (`llm_call`, `register_scripted_provider`) load lazily, on first access, so
 that import stays cheap and free of litellm.
 """
@@ -17,8 +17,6 @@ from typing import TYPE_CHECKING, Any
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from activities.calculator import calculator
-from activities.names import LLM_ACTIVITY, RESOLVE_TOOLS_ACTIVITY, TOOL_ACTIVITY
-from activities.summaries import activity_summary, tool_activity_summary
 from activities.tool_registry import (
     InvalidArgumentsError,
     ToolFailure,
@@ -27,6 +25,13 @@ from activities.tool_registry import (
     default_registry,
 )
 from activities.tools import ToolActivities
+from contracts.activities import (
+    LLM_ACTIVITY,
+    RESOLVE_TOOLS_ACTIVITY,
+    TOOL_ACTIVITY,
+    activity_summary,
+    tool_activity_summary,
+)
 
 if TYPE_CHECKING:
     from activities.llm import llm_call

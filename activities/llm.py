@@ -22,9 +22,9 @@ from temporalio import activity
 
 from activities._heartbeat import with_heartbeat
 from activities.llm_errors import classify
-from activities.names import LLM_ACTIVITY
 from activities.scripted import MODEL as SCRIPTED_LITELLM_MODEL
 from activities.scripted import register_scripted_provider, scripted_metadata
+from contracts.activities import LLM_ACTIVITY
 from contracts.llm import SCRIPTED_MODEL, LLMRequest, LLMResponse, ToolSpec, Usage
 from conversation import Message, ToolCall
 

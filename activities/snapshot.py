@@ -19,8 +19,8 @@ from datetime import UTC, datetime, timedelta
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.names import EXPORT_SNAPSHOT_ACTIVITY, RESTORE_SNAPSHOT_ACTIVITY
 from activities.snapshot_token import SECRET_ENV, SnapshotError, check_secret, decode, encode
+from contracts.activities import EXPORT_SNAPSHOT_ACTIVITY, RESTORE_SNAPSHOT_ACTIVITY
 from contracts.session import (
     ExportResult,
     ExportSnapshotRequest,

@@ -16,8 +16,8 @@ from temporalio import activity
 from activities._heartbeat import with_heartbeat
 from activities.llm import completion_kwargs, parse_response
 from activities.llm_errors import classify
-from activities.names import SUMMARIZE_ACTIVITY
 from contracts import SCRIPTED_MODEL, LLMRequest, Usage
+from contracts.activities import SUMMARIZE_ACTIVITY
 from contracts.compaction import SummarizeRequest, SummarizeResult
 from conversation import Message
 

@@ -10,7 +10,7 @@ import asyncio
 
 from temporalio import activity
 
-from activities.names import COUNT_TOKENS_ACTIVITY
+from contracts.activities import COUNT_TOKENS_ACTIVITY
 from contracts.llm import SCRIPTED_MODEL, CountTokensRequest
 from conversation.budget import estimate_tokens, exact_token_counts
 

@@ -18,8 +18,8 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities._heartbeat import with_heartbeat
-from activities.names import RESOLVE_TOOLS_ACTIVITY, TOOL_ACTIVITY
 from activities.tool_registry import InvalidArgumentsError, ToolFailure, ToolRegistry
+from contracts.activities import RESOLVE_TOOLS_ACTIVITY, TOOL_ACTIVITY
 from contracts.llm import ToolSpec
 from contracts.tools import ResolveToolsRequest, ToolCallRequest, ToolError, ToolOutcome
 

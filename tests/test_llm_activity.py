@@ -39,8 +39,8 @@ from activities._heartbeat import with_heartbeat
 from activities.llm import completion_kwargs, to_openai_messages
 from activities.llm_errors import classify
 from activities.scripted import register_scripted_provider
-from activities.summaries import activity_summary
 from contracts import LLMRequest, LLMResponse, ModelSettings, ScriptedCall, ScriptTurn, ToolSpec
+from contracts.activities import activity_summary
 from conversation import Message, ToolCall
 from tests.fake_openai import FakeOpenAI, FakeReply, chat_completion, error_body, tool_call
 

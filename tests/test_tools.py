@@ -13,10 +13,10 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from activities import ToolActivities, ToolFailure, ToolRegistry, default_registry
-from activities.summaries import tool_activity_summary
 from activities.tool_registry import InvalidArgumentsError, UnknownToolError, parse_docstring
 from activities.tools import MAX_RESULT_CHARS
 from contracts import ResolveToolsRequest, ToolCallRequest, ToolOutcome
+from contracts.activities import tool_activity_summary
 from conversation import ToolCall
 
 

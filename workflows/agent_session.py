@@ -18,10 +18,6 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
-    from activities.names import (
-        EXPORT_SNAPSHOT_ACTIVITY,
-        RESTORE_SNAPSHOT_ACTIVITY,
-    )
     from contracts import (
         WORKFLOW_TYPE,
         Ack,
@@ -31,6 +27,10 @@ with workflow.unsafe.imports_passed_through():
         RunResult,
         SteerInput,
         Trace,
+    )
+    from contracts.activities import (
+        EXPORT_SNAPSHOT_ACTIVITY,
+        RESTORE_SNAPSHOT_ACTIVITY,
     )
     from contracts.session import (
         MAX_KEPT_REQUESTS,

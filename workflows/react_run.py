@@ -20,8 +20,6 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError, TimeoutError
 
 with workflow.unsafe.imports_passed_through():
-    from activities.names import COUNT_TOKENS_ACTIVITY
-    from activities.summaries import LLM_ACTIVITY, RESOLVE_TOOLS_ACTIVITY, activity_summary
     from contracts import (
         MAX_ITERATIONS_RESULT,
         SCRIPTED_MODEL,
@@ -42,6 +40,12 @@ with workflow.unsafe.imports_passed_through():
         Trace,
         TraceKind,
         Usage,
+    )
+    from contracts.activities import (
+        COUNT_TOKENS_ACTIVITY,
+        LLM_ACTIVITY,
+        RESOLVE_TOOLS_ACTIVITY,
+        activity_summary,
     )
     from contracts.llm import CountTokensRequest
     from conversation import (

@@ -14,8 +14,8 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
-    from activities.names import SUMMARIZE_ACTIVITY
     from contracts import Ack, AgentConfig, RunInput
+    from contracts.activities import SUMMARIZE_ACTIVITY
     from contracts.compaction import CompactInput, SummarizeRequest, SummarizeResult
     from contracts.session import RequestRecord
     from conversation import ContextOpPayload, ConversationState

@@ -12,8 +12,8 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from activities.names import RESOLVE_TOOLS_ACTIVITY
     from contracts import Ack, AgentConfig, ResolveToolsRequest, ToolSpec
+    from contracts.activities import RESOLVE_TOOLS_ACTIVITY
     from contracts.session import ModelInput, SystemPromptInput, ToolContextInput, ToolNameInput
     from conversation import ConversationState
 

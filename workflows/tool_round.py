@@ -14,8 +14,8 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError, TimeoutError
 
 with workflow.unsafe.imports_passed_through():
-    from activities.summaries import TOOL_ACTIVITY, tool_activity_summary
     from contracts import AgentConfig, ToolCallRequest, ToolError, ToolOutcome
+    from contracts.activities import TOOL_ACTIVITY, tool_activity_summary
     from conversation import ToolCall
 
 

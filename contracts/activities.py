@@ -1,22 +1,22 @@
-"""Workflow-safe facts about the activities: their names (from `activities.names`) and Web UI summaries.
+"""Activity names and their Web UI summaries: the contract between workflows and the worker.
 
-Workflow code imports this module (through `imports_passed_through`), so it must
-stay pure and light: no litellm, no I/O, nothing but the contracts.
+Workflow code imports this module, so it stays pure and light: no litellm, no I/O.
 """
 
 from __future__ import annotations
 
-from activities.names import LLM_ACTIVITY, RESOLVE_TOOLS_ACTIVITY, TOOL_ACTIVITY
+from typing import Final
+
 from contracts.llm import LLMRequest
 from contracts.tools import ToolCallRequest
 
-__all__ = [
-    "LLM_ACTIVITY",
-    "RESOLVE_TOOLS_ACTIVITY",
-    "TOOL_ACTIVITY",
-    "activity_summary",
-    "tool_activity_summary",
-]
+LLM_ACTIVITY: Final = "llm_call"
+TOOL_ACTIVITY: Final = "run_tool"
+RESOLVE_TOOLS_ACTIVITY: Final = "resolve_tools"
+EXPORT_SNAPSHOT_ACTIVITY: Final = "export_snapshot"
+RESTORE_SNAPSHOT_ACTIVITY: Final = "restore_snapshot"
+SUMMARIZE_ACTIVITY: Final = "summarize"
+COUNT_TOKENS_ACTIVITY: Final = "count_tokens"
 
 
 def activity_summary(request: LLMRequest) -> str:

@@ -1,0 +1,94 @@
+"""The error vocabulary: every `ApplicationError.type`, `Ack.reason`, `RunError.type` and `ToolError.type`.
+
+One casing (snake_case), one meaning per code, used by workflows, activities, the
+client and the CLI alike. The README's error table is generated from `DESCRIPTIONS`
+(`tests/test_errors.py` checks that it is current), so a new code is documented
+where it is defined.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# ---- input and limits ---------------------------------------------------------------------
+INVALID_INPUT: Final = "invalid_input"
+PAYLOAD_TOO_LARGE: Final = "payload_too_large"
+BLANK_CONTENT: Final = "blank_content"
+UNKNOWN_TOOL: Final = "unknown_tool"
+INVALID_OP: Final = "invalid_op"
+
+# ---- state of a run or session --------------------------------------------------------------
+BUSY: Final = "busy"
+IDLE: Final = "idle"
+REQUEST_MISMATCH: Final = "request_mismatch"
+QUEUE_FULL: Final = "queue_full"
+SEALED: Final = "sealed"
+NOT_RUNNING: Final = "not_running"
+UNKNOWN_REQUEST: Final = "unknown_request"
+NOTHING_TO_COMPACT: Final = "nothing_to_compact"
+
+# ---- how a run ended ------------------------------------------------------------------------
+CANCELLED: Final = "cancelled"
+TIMEOUT: Final = "timeout"
+INCOMPLETE_RESPONSE: Final = "incomplete_response"
+ACTIVITY_ERROR: Final = "activity_error"
+CHILD_FAILED: Final = "child_failed"
+
+# ---- model providers (classified by `activities.llm_errors`) --------------------------------
+AUTHENTICATION: Final = "authentication"
+PERMISSION_DENIED: Final = "permission_denied"
+BAD_REQUEST: Final = "bad_request"
+NOT_FOUND: Final = "not_found"
+RATE_LIMIT: Final = "rate_limit"
+CONTEXT_WINDOW_EXCEEDED: Final = "context_window_exceeded"
+CONTENT_POLICY: Final = "content_policy"
+SERVER_ERROR: Final = "server_error"
+CONNECTION: Final = "connection"
+PROVIDER_ERROR: Final = "provider_error"
+SCRIPT_EXHAUSTED: Final = "script_exhausted"
+MESSAGE_CACHE_MISS: Final = "message_cache_miss"
+
+# ---- tools (what the model reads in `{"ok": false, "error": {...}}`) --------------------------
+INVALID_ARGUMENTS: Final = "invalid_arguments"
+INVALID_RESULT: Final = "invalid_result"
+TOOL_ERROR: Final = "tool_error"
+
+# ---- storage ----------------------------------------------------------------------------------
+BLOB_MISSING: Final = "blob_missing"
+
+DESCRIPTIONS: Final[dict[str, str]] = {
+    INVALID_INPUT: "Input that cannot be used: wrong shape or types, out-of-range numbers. Nothing changed.",
+    PAYLOAD_TOO_LARGE: "An input over its documented size limit (named in the message). Nothing changed.",
+    BLANK_CONTENT: "Steer or inject input with blank content.",
+    UNKNOWN_TOOL: "A tool name the worker's registry does not have.",
+    INVALID_OP: "A context operation that cannot be applied (the message says why).",
+    BUSY: "The session is running another request; wait for it or cancel it.",
+    IDLE: "No run is active (or the run finished before the input reached it).",
+    REQUEST_MISMATCH: "`expected_request_id` names another request than the one running.",
+    QUEUE_FULL: "The run already holds the maximum of queued inputs.",
+    SEALED: "The run has decided to finish and takes no more input.",
+    NOT_RUNNING: "The run is no longer running (or is already being cancelled).",
+    UNKNOWN_REQUEST: "The session keeps no request with that id.",
+    NOTHING_TO_COMPACT: "Compaction found nothing older than the kept turns.",
+    CANCELLED: "The run was cancelled.",
+    TIMEOUT: "An LLM or tool call timed out.",
+    INCOMPLETE_RESPONSE: "The model returned an empty answer without a stop reason.",
+    ACTIVITY_ERROR: "An activity failed for a reason not classified otherwise.",
+    CHILD_FAILED: "A session's run failed, timed out or was terminated from outside.",
+    AUTHENTICATION: "The provider refused the credentials (401), or the worker has no key for the model.",
+    PERMISSION_DENIED: "The provider refused the request (403).",
+    BAD_REQUEST: "The provider rejected the request as malformed (400, 422).",
+    NOT_FOUND: "The provider does not know the model or endpoint (404).",
+    RATE_LIMIT: "The provider is rate limiting (429); retried after the delay it asks for.",
+    CONTEXT_WINDOW_EXCEEDED: "The request does not fit the model's context window.",
+    CONTENT_POLICY: "The provider refused the content.",
+    SERVER_ERROR: "The provider failed (5xx); retried.",
+    CONNECTION: "The provider could not be reached; retried.",
+    PROVIDER_ERROR: "Any other provider failure; retried.",
+    SCRIPT_EXHAUSTED: "The scripted model was called past the end of its script.",
+    MESSAGE_CACHE_MISS: "The message cache lacks a referenced message; the run resends the call inline.",
+    INVALID_ARGUMENTS: "Tool arguments that are not a JSON object matching the tool's schema.",
+    INVALID_RESULT: "A tool returned a value that is not JSON.",
+    TOOL_ERROR: "A tool failed (a `ToolFailure` without its own type, or an exception).",
+    BLOB_MISSING: "A payload or message referenced by hash is not in the payload store.",
+}
