@@ -23,18 +23,22 @@ import signal
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from activities.llm import llm_call
+from activities.archive import ArchiveActivities
+from activities.llm import LLMActivities
+from activities.message_cache import MessageCache
 from activities.snapshot import export_snapshot, restore_snapshot
 from activities.summarize import summarize
 from activities.token_count import count_tokens
 from activities.tool_registry import ToolRegistry, default_registry
 from activities.tools import ToolActivities
 from contracts import TASK_QUEUE
+from runtime.blob_store import BlobStore, LocalDiskBlobStore
 from runtime.connection import connect, temporal_address, temporal_namespace
 from runtime.dev_server import DevServerError, ensure_dev_server
 from workflows import AgentSession, ReActRun
@@ -45,6 +49,7 @@ def build_worker(
     *,
     task_queue: str = TASK_QUEUE,
     registry: ToolRegistry | None = None,
+    store: BlobStore | None = None,
     **worker_options: Any,
 ) -> Worker:
     """A worker with every workflow, activity and tool of the product registered.
@@ -53,21 +58,28 @@ def build_worker(
         client: a client built with the pydantic data converter (`runtime.connection.connect`).
         task_queue: the queue to poll.
         registry: the tools this worker offers (default: the built-in ones, e.g. `calculator`).
+        store: the payload store of the message cache and thread archive (default: `.temporal/payloads`).
         worker_options: passed to `temporalio.worker.Worker` (tests pass `max_cached_workflows=0`).
     """
-    tools = ToolActivities(registry or default_registry())
+    registry = registry or default_registry()
+    store = store or LocalDiskBlobStore(Path(".temporal") / "payloads")
+    tools = ToolActivities(registry)
+    llm = LLMActivities(registry, MessageCache(store))
+    archive = ArchiveActivities(store)
     return Worker(
         client,
         task_queue=task_queue,
         workflows=[ReActRun, AgentSession],
         activities=[
-            llm_call,
+            llm.llm_call,
             tools.run_tool,
             tools.resolve_tools,
             export_snapshot,
             restore_snapshot,
             summarize,
             count_tokens,
+            archive.archive_segment,
+            archive.read_segment,
         ],
         activity_executor=ThreadPoolExecutor(max_workers=16),
         # Heartbeats reach the server at least every 2 s, so a cancel reaches an

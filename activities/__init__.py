@@ -34,18 +34,19 @@ from contracts.activities import (
 )
 
 if TYPE_CHECKING:
-    from activities.llm import llm_call
+    from activities.llm import LLMActivities
     from activities.scripted import register_scripted_provider
 
 # litellm-backed names, imported on first access. (`calculator` is imported eagerly:
 # a lazy name equal to a submodule's name would be shadowed by the submodule.)
-_LAZY = {"llm_call": "activities.llm", "register_scripted_provider": "activities.scripted"}
+_LAZY = {"LLMActivities": "activities.llm", "register_scripted_provider": "activities.scripted"}
 
 __all__ = [
     "LLM_ACTIVITY",
     "RESOLVE_TOOLS_ACTIVITY",
     "TOOL_ACTIVITY",
     "InvalidArgumentsError",
+    "LLMActivities",
     "ToolActivities",
     "ToolFailure",
     "ToolRegistry",
@@ -53,7 +54,6 @@ __all__ = [
     "activity_summary",
     "calculator",
     "default_registry",
-    "llm_call",
     "register_scripted_provider",
     "tool_activity_summary",
 ]

@@ -19,12 +19,16 @@ from typing import Any
 
 import litellm
 from temporalio import activity
+from temporalio.exceptions import ApplicationError
 
 from activities._heartbeat import with_heartbeat
 from activities.llm_errors import classify
+from activities.message_cache import MessageCache
 from activities.scripted import MODEL as SCRIPTED_LITELLM_MODEL
 from activities.scripted import register_scripted_provider, scripted_metadata
+from activities.tool_registry import ToolRegistry
 from contracts.activities import LLM_ACTIVITY
+from contracts.errors import UNKNOWN_TOOL
 from contracts.llm import SCRIPTED_MODEL, LLMRequest, LLMResponse, ToolSpec, Usage
 from conversation import Message, ToolCall
 
@@ -36,24 +40,57 @@ register_scripted_provider()
 _RESERVED = frozenset({"model", "messages", "tools", "num_retries", "timeout", "metadata", "stream"})
 
 
-@activity.defn(name=LLM_ACTIVITY)
-async def llm_call(request: LLMRequest) -> LLMResponse:
-    """Ask the model for the next step: a final answer and/or tool calls.
+class LLMActivities:
+    """The LLM activity, bound to the worker's tool registry and the message cache."""
 
-    Raises:
-        ApplicationError: The provider failed; `llm_errors.classify` decides
-            whether Temporal retries it and after how long.
-    """
-    kwargs = completion_kwargs(request, attempt=activity.info().attempt)
-    try:
-        response = await with_heartbeat(litellm.acompletion(**kwargs))
-    except Exception as exc:
-        raise classify(exc) from exc
-    return parse_response(response, request)
+    def __init__(self, registry: ToolRegistry, cache: MessageCache) -> None:
+        """Serve tool specs from `registry`; resolve and cache messages with `cache`."""
+        self._registry = registry
+        self._cache = cache
+
+    @activity.defn(name=LLM_ACTIVITY)
+    async def llm_call(self, request: LLMRequest) -> LLMResponse:
+        """Ask the model for the next step: a final answer and/or tool calls.
+
+        Raises:
+            ApplicationError: `message_cache_miss` (non-retryable: the run resends inline),
+                `unknown_tool` (non-retryable), or the provider failed (`llm_errors.classify`
+                decides whether Temporal retries it and after how long).
+        """
+        messages = await self._cache.resolve(request)
+        tools = self._tool_specs(request.tools)
+        kwargs = completion_kwargs(request, attempt=activity.info().attempt, messages=messages, tools=tools)
+        try:
+            response = await with_heartbeat(litellm.acompletion(**kwargs))
+        except Exception as exc:
+            raise classify(exc) from None
+        parsed = parse_response(response, request)
+        parsed.local_tools = sorted({c.name for c in parsed.tool_calls if self._registry.is_local(c.name)})
+        answer = Message(
+            role="assistant",
+            content=parsed.content,
+            tool_calls=list(parsed.tool_calls) or None,
+            thinking=parsed.thinking,
+        )
+        await self._cache.remember(answer)
+        return parsed
+
+    def _tool_specs(self, names: list[str]) -> list[ToolSpec]:
+        unknown = [name for name in names if name not in self._registry]
+        if unknown:
+            available = ", ".join(self._registry.names()) or "(none)"
+            raise ApplicationError(
+                f"unknown tool(s) {', '.join(repr(n) for n in unknown)}; available tools: {available}",
+                type=UNKNOWN_TOOL,
+                non_retryable=True,
+            )
+        return [self._registry.spec(name) for name in names]
 
 
-def completion_kwargs(request: LLMRequest, *, attempt: int) -> dict[str, Any]:
-    """The keyword arguments of `litellm.acompletion` for a request."""
+def completion_kwargs(
+    request: LLMRequest, *, attempt: int, messages: list[Message], tools: list[ToolSpec]
+) -> dict[str, Any]:
+    """The keyword arguments of `litellm.acompletion` for a request whose messages and tools are resolved."""
     kwargs: dict[str, Any] = {k: v for k, v in request.settings.extra.items() if k not in _RESERVED}
     settings = request.settings
     for key, value in (
@@ -65,12 +102,12 @@ def completion_kwargs(request: LLMRequest, *, attempt: int) -> dict[str, Any]:
             kwargs[key] = value
     kwargs.update(
         model=request.model,
-        messages=to_openai_messages(request.system_prompt, request.messages),
+        messages=to_openai_messages(request.system_prompt, messages),
         num_retries=0,
         timeout=request.timeout_s,
     )
-    if request.tools:
-        kwargs["tools"] = to_openai_tools(request.tools)
+    if tools:
+        kwargs["tools"] = to_openai_tools(tools)
     if request.model == SCRIPTED_MODEL:
         kwargs["model"] = SCRIPTED_LITELLM_MODEL
         kwargs["metadata"] = scripted_metadata(request.scripted, attempt)

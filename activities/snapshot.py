@@ -21,12 +21,8 @@ from temporalio.exceptions import ApplicationError
 
 from activities.snapshot_token import SECRET_ENV, SnapshotError, check_secret, decode, encode
 from contracts.activities import EXPORT_SNAPSHOT_ACTIVITY, RESTORE_SNAPSHOT_ACTIVITY
-from contracts.session import (
-    ExportResult,
-    ExportSnapshotRequest,
-    RestoreSnapshotRequest,
-    SnapshotPayload,
-)
+from contracts.session import ExportResult
+from contracts.snapshot import ExportSnapshotRequest, RestoreSnapshotRequest, SnapshotPayload
 
 INVALID_TTL = "snapshot_invalid_ttl"
 """Error type for a `ttl_s` that is not a positive, representable number of seconds."""

@@ -29,7 +29,7 @@ from typing import Any, Literal, cast
 
 from pydantic import ValidationError
 
-from contracts.session import SNAPSHOT_PREFIX, SNAPSHOT_VERSION, SnapshotPayload
+from contracts.snapshot import SNAPSHOT_PREFIX, SNAPSHOT_VERSION, SnapshotPayload
 
 SECRET_ENV = "REACT_SNAPSHOT_SECRET"
 """The worker's environment variable that holds the signing secret."""

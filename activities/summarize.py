@@ -49,10 +49,11 @@ async def summarize(request: SummarizeRequest) -> SummarizeResult:
     """Summarise the older part of a lane with the agent's (or a cheaper) model."""
     if request.model == SCRIPTED_MODEL:
         return SummarizeResult(summary=scripted_summary(request))
+    messages = [Message(role="user", content=transcript(request.messages, request.previous_summary))]
     llm_request = LLMRequest(
         model=request.model,
         system_prompt=SUMMARY_INSTRUCTIONS,
-        messages=[Message(role="user", content=transcript(request.messages, request.previous_summary))],
+        messages=list(messages),
         settings=request.settings,
         timeout_s=request.timeout_s,
         request_id="compaction",
@@ -61,10 +62,12 @@ async def summarize(request: SummarizeRequest) -> SummarizeResult:
     )
     try:
         response = await with_heartbeat(
-            litellm.acompletion(**completion_kwargs(llm_request, attempt=activity.info().attempt))
+            litellm.acompletion(
+                **completion_kwargs(llm_request, attempt=activity.info().attempt, messages=messages, tools=[])
+            )
         )
     except Exception as exc:
-        raise classify(exc) from exc
+        raise classify(exc) from None
     parsed = parse_response(response, llm_request)
     usage: Usage = parsed.usage
     return SummarizeResult(summary=parsed.content.strip(), usage=usage)

@@ -9,6 +9,7 @@ Arguments are validated against the same pydantic model before the call.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import re
 from collections.abc import Callable
@@ -74,6 +75,7 @@ class _Tool:
     description: str
     arguments: type[BaseModel]
     wants_context: bool
+    local: bool = False
 
 
 class ToolRegistry:
@@ -83,13 +85,20 @@ class ToolRegistry:
         self._tools: dict[str, _Tool] = {}
 
     @overload
-    def register(self, fn: F, *, name: str | None = None, description: str | None = None) -> F: ...
+    def register(
+        self, fn: F, *, name: str | None = None, description: str | None = None, local: bool = False
+    ) -> F: ...
     @overload
     def register(
-        self, fn: None = None, *, name: str | None = None, description: str | None = None
+        self, fn: None = None, *, name: str | None = None, description: str | None = None, local: bool = False
     ) -> Callable[[F], F]: ...
     def register(
-        self, fn: F | None = None, *, name: str | None = None, description: str | None = None
+        self,
+        fn: F | None = None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        local: bool = False,
     ) -> F | Callable[[F], F]:
         """Register `fn` as a tool; also usable as `@registry.register` or `@registry.register(name=...)`.
 
@@ -97,6 +106,10 @@ class ToolRegistry:
             fn: The tool function (sync or async).
             name: The tool's name for the model; defaults to the function's name.
             description: Overrides the docstring's summary.
+            local: The tool is fast (well under a second) and pure (no side effects that
+                must not repeat): runs may execute it as a local activity, inside the
+                workflow task, without a task-queue round trip. It cannot heartbeat, and a
+                retry re-runs it in the same workflow task (see README, "Local tools").
 
         Returns:
             `fn` unchanged (or a decorator that registers and returns it).
@@ -106,8 +119,8 @@ class ToolRegistry:
             TypeError: The function takes `*args`/`**kwargs`, which have no schema.
         """
         if fn is None:
-            return lambda f: self.register(f, name=name, description=description)
-        tool = _build_tool(fn, name, description)
+            return lambda f: self.register(f, name=name, description=description, local=local)
+        tool = dataclasses.replace(_build_tool(fn, name, description), local=local)
         if tool.name in self._tools:
             raise ValueError(f"tool {tool.name!r} is already registered")
         self._tools[tool.name] = tool
@@ -119,6 +132,11 @@ class ToolRegistry:
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools
+
+    def is_local(self, name: str) -> bool:
+        """Whether the tool was registered as `local` (fast and pure: may run as a local activity)."""
+        tool = self._tools.get(name)
+        return tool is not None and tool.local
 
     def spec(self, name: str) -> ToolSpec:
         """What the model sees of a tool: name, description, JSON schema of its arguments."""

@@ -2,16 +2,27 @@
 
 One pydantic model per workflow/activity/signal/query/update payload, converted
 with `temporalio.contrib.pydantic.pydantic_data_converter` so payloads read as
-JSON in the Temporal Web UI.
+JSON in the Temporal Web UI. Every public input has named size limits
+(`contracts.limits`) and bounded numbers; `contracts.errors` is the error vocabulary.
 """
 
 from contracts.agent import AgentConfig, ModelSettings, ScriptToolCall, ScriptTurn
-from contracts.llm import SCRIPTED_MODEL, LLMRequest, LLMResponse, ScriptedCall, ToolSpec, Usage
+from contracts.limits import MAX_QUERY_CHARS, MAX_QUEUED_INPUTS
+from contracts.llm import (
+    SCRIPTED_MODEL,
+    LLMRequest,
+    LLMResponse,
+    MessageRef,
+    PrefixRef,
+    ScriptedCall,
+    ToolSpec,
+    Usage,
+)
 from contracts.run import (
     MAX_ITERATIONS_RESULT,
-    MAX_QUERY_CHARS,
     TASK_QUEUE,
     WORKFLOW_TYPE,
+    Outcome,
     RunError,
     RunInput,
     RunResult,
@@ -23,7 +34,8 @@ from contracts.run import (
     TraceEvent,
     TraceKind,
 )
-from contracts.signals import MAX_QUEUED_INPUTS, Ack, CancelInput, SteerInput
+from contracts.signals import Ack, CancelInput, ControlAck, InputKind, SteerInput
+from contracts.thread import Segment, SegmentRef, ThreadPage, ThreadQuery
 from contracts.tools import ResolveToolsRequest, ToolCallRequest, ToolError, ToolOutcome
 
 __all__ = [
@@ -36,9 +48,14 @@ __all__ = [
     "Ack",
     "AgentConfig",
     "CancelInput",
+    "ControlAck",
+    "InputKind",
     "LLMRequest",
     "LLMResponse",
+    "MessageRef",
     "ModelSettings",
+    "Outcome",
+    "PrefixRef",
     "ResolveToolsRequest",
     "RunError",
     "RunInput",
@@ -48,8 +65,12 @@ __all__ = [
     "ScriptToolCall",
     "ScriptTurn",
     "ScriptedCall",
+    "Segment",
+    "SegmentRef",
     "SteerInput",
     "TerminationReason",
+    "ThreadPage",
+    "ThreadQuery",
     "ToolCallRequest",
     "ToolCallStatus",
     "ToolError",

@@ -17,6 +17,8 @@ EXPORT_SNAPSHOT_ACTIVITY: Final = "export_snapshot"
 RESTORE_SNAPSHOT_ACTIVITY: Final = "restore_snapshot"
 SUMMARIZE_ACTIVITY: Final = "summarize"
 COUNT_TOKENS_ACTIVITY: Final = "count_tokens"
+ARCHIVE_SEGMENT_ACTIVITY: Final = "archive_segment"
+READ_SEGMENT_ACTIVITY: Final = "read_segment"
 
 
 def activity_summary(request: LLMRequest) -> str:

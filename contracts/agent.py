@@ -1,14 +1,33 @@
-"""Agent configuration: model, settings, tools, limits and the scripted model's script."""
+"""Agent configuration: model, settings, tools, limits and the scripted model's script.
+
+Every number has real bounds and every text a size limit (`contracts.limits`), so a
+config that decodes is one a run can use: nothing out of range reaches a timer, a
+retry policy or a payload.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints
 
+from contracts.bounds import Seconds, json_size_at_most
+from contracts.limits import (
+    MAX_EXTRA_SETTINGS_BYTES,
+    MAX_ITERATIONS,
+    MAX_MODEL_CHARS,
+    MAX_QUERY_CHARS,
+    MAX_SCRIPT_BYTES,
+    MAX_SYSTEM_PROMPT_CHARS,
+    MAX_TOOL_CONTEXT_BYTES,
+    MAX_TOOLS,
+)
 from conversation.policy import ContextPolicy
 
 ScriptedError = Literal["rate_limit", "timeout", "auth", "server"]
+ToolName = Annotated[str, StringConstraints(max_length=64)]
+
+_FINITE = ConfigDict(allow_inf_nan=False)
 
 
 class ModelSettings(BaseModel):
@@ -20,10 +39,14 @@ class ModelSettings(BaseModel):
     credentials are rejected when the run starts.
     """
 
-    temperature: float | None = 0.2
-    max_tokens: int | None = 4096
-    top_p: float | None = None
-    extra: dict[str, JsonValue] = {}
+    model_config = _FINITE
+
+    temperature: Annotated[float, Field(ge=0, le=2)] | None = 0.2
+    max_tokens: Annotated[int, Field(ge=1, le=10_000_000)] | None = 4096
+    top_p: Annotated[float, Field(ge=0, le=1)] | None = None
+    extra: Annotated[
+        dict[str, JsonValue], json_size_at_most(MAX_EXTRA_SETTINGS_BYTES, "model_settings.extra")
+    ] = {}
 
 
 class ScriptToolCall(BaseModel):
@@ -41,29 +64,39 @@ class ScriptTurn(BaseModel):
     attempts of this call raise that provider error and later attempts answer.
     """
 
+    model_config = _FINITE
+
     content: str | None = None
     tool_calls: list[ScriptToolCall] = []
     thinking: str | None = None
     finish_reason: str | None = None
-    delay_s: float = 0.0
+    delay_s: Annotated[float, Field(ge=0, le=3_600)] = 0.0
     error: ScriptedError | None = None
-    error_times: int = 1
+    error_times: Annotated[int, Field(ge=0, le=1_000)] = 1
 
 
 class AgentConfig(BaseModel):
-    """The agent: which model, what it may call, and the run's limits."""
+    """The agent: which model, what it may call, and the run's limits (see the README for each field)."""
 
-    model: str
+    model_config = _FINITE
+
+    model: Annotated[str, StringConstraints(max_length=MAX_MODEL_CHARS)]
     model_settings: ModelSettings = ModelSettings()
-    system_prompt: str | None = None
-    tools: list[str] = []
-    max_iterations: int = 10
-    tool_timeout_s: float = 15.0
-    tool_max_retries: int = 1
-    tool_retry_backoff_s: float = 0.2
-    tool_concurrency: int = 4
-    tool_context: dict[str, JsonValue] = {}
-    llm_timeout_s: float = 120.0
-    llm_max_attempts: int = 5
+    system_prompt: Annotated[str, StringConstraints(max_length=MAX_SYSTEM_PROMPT_CHARS)] | None = None
+    tools: Annotated[list[ToolName], Field(max_length=MAX_TOOLS)] = []
+    max_iterations: Annotated[int, Field(ge=1, le=MAX_ITERATIONS)] = 10
+    tool_timeout_s: Seconds = 15.0
+    tool_max_retries: Annotated[int, Field(ge=0, le=100)] = 1
+    tool_retry_backoff_s: Annotated[float, Field(ge=0, le=3_600)] = 0.2
+    tool_concurrency: Annotated[int, Field(ge=1, le=64)] = 4
+    tool_context: Annotated[
+        dict[str, JsonValue], json_size_at_most(MAX_TOOL_CONTEXT_BYTES, "tool_context")
+    ] = {}
+    llm_timeout_s: Seconds = 120.0
+    llm_max_attempts: Annotated[int, Field(ge=1, le=100)] = 5
     context_policy: ContextPolicy | None = None
-    script: list[ScriptTurn] = []
+    script: Annotated[list[ScriptTurn], json_size_at_most(MAX_SCRIPT_BYTES, "script")] = []
+
+
+QueryText = Annotated[str, StringConstraints(max_length=MAX_QUERY_CHARS)]
+"""A user's query or steer/inject content."""

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from typing import Annotated
+
+from pydantic import BaseModel, StringConstraints
 
 from contracts.agent import ModelSettings
+from contracts.bounds import Id
+from contracts.limits import MAX_MODEL_CHARS
 from contracts.llm import Usage
 from conversation import Message
 
@@ -12,8 +16,8 @@ from conversation import Message
 class CompactInput(BaseModel):
     """`compact`: summarise the active lane (default op id: generated; default model: the agent's)."""
 
-    op_id: str | None = None
-    model: str | None = None
+    op_id: Id | None = None
+    model: Annotated[str, StringConstraints(max_length=MAX_MODEL_CHARS)] | None = None
 
 
 class SummarizeRequest(BaseModel):

@@ -11,8 +11,31 @@ from __future__ import annotations
 
 from typing import Final
 
-KIB: Final = 1024
-MIB: Final = 1024 * KIB
+from conversation.bounds import KIB, MAX_CONTEXT_BYTES, MAX_ID_CHARS, MAX_META_BYTES, MIB
+
+__all__ = [
+    "KIB",
+    "MAX_CONTEXT_BYTES",
+    "MAX_EXTRA_SETTINGS_BYTES",
+    "MAX_ID_CHARS",
+    "MAX_ITERATIONS",
+    "MAX_META_BYTES",
+    "MAX_MODEL_CHARS",
+    "MAX_OVERRIDES_BYTES",
+    "MAX_QUERY_CHARS",
+    "MAX_QUEUED_INPUTS",
+    "MAX_REASON_CHARS",
+    "MAX_REFS",
+    "MAX_REF_KEY_CHARS",
+    "MAX_REF_VALUE_CHARS",
+    "MAX_SCRIPT_BYTES",
+    "MAX_SNAPSHOT_CHARS",
+    "MAX_SOURCE_CHARS",
+    "MAX_SYSTEM_PROMPT_CHARS",
+    "MAX_TOOLS",
+    "MAX_TOOL_CONTEXT_BYTES",
+    "MIB",
+]
 
 MAX_QUERY_CHARS: Final = 100_000
 """A run's or an ask's query, and steer/inject `content`."""
@@ -22,18 +45,12 @@ MAX_REFS: Final = 16
 """Entries in steer/inject `refs`."""
 MAX_REF_KEY_CHARS: Final = 64
 MAX_REF_VALUE_CHARS: Final = 1_000
-MAX_ID_CHARS: Final = 200
-"""Ids chosen by callers: `request_id`, `op_id`, `input_id`, `context_ref`, `expected_request_id`."""
 MAX_REASON_CHARS: Final = 1_000
 """A cancel's `reason`."""
 MAX_SYSTEM_PROMPT_CHARS: Final = 100_000
 MAX_MODEL_CHARS: Final = 200
 MAX_TOOLS: Final = 128
 """Tool names in one agent config."""
-MAX_CONTEXT_BYTES: Final = 8 * MIB
-"""A replace op's `result_context`, a run's starting `context`, a snapshot's context."""
-MAX_META_BYTES: Final = 16 * KIB
-"""A context op's `meta`."""
 MAX_TOOL_CONTEXT_BYTES: Final = 64 * KIB
 MAX_OVERRIDES_BYTES: Final = 256 * KIB
 """An ask's `overrides`."""

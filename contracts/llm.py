@@ -1,11 +1,19 @@
-"""Input and output of the LLM activity."""
+"""Input and output of the LLM activity.
+
+Each message reaches the activity inline once per run: later calls refer to what the
+activity has already seen, by content digest (`conversation.digest`). `prefix` names
+a run of messages of an earlier call's list; `MessageRef` names a single message. The
+activity caches every message it is sent or produces in the payload store and
+resolves references from there; a reference it cannot resolve fails the call with
+the non-retryable `message_cache_miss`, and the run resends the call inline.
+"""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, JsonValue
 
 from contracts.agent import ModelSettings, ScriptTurn
-from conversation import Message, ToolCall
+from conversation import Message, Role, ToolCall
 
 SCRIPTED_MODEL = "scripted"
 
@@ -44,13 +52,36 @@ class Usage(BaseModel):
         )
 
 
+class MessageRef(BaseModel):
+    """A message the activity has seen before in this run: its digest and role."""
+
+    ref: str
+    role: Role
+
+
+class PrefixRef(BaseModel):
+    """Messages `start` .. `start + count - 1` of the message list an earlier call was sent.
+
+    `digest` is that list's digest (`conversation.digest.list_digest`).
+    """
+
+    digest: str
+    start: int
+    count: int
+
+
 class LLMRequest(BaseModel):
-    """One LLM call: the projected context and the tools, never any secret."""
+    """One LLM call: the projected context (new messages inline, the rest by reference) and tool names.
+
+    `tools` are names from the worker's registry; the activity sends their specs. No
+    secret is ever part of a request.
+    """
 
     model: str
     system_prompt: str | None = None
-    messages: list[Message]
-    tools: list[ToolSpec] = []
+    prefix: PrefixRef | None = None
+    messages: list[Message | MessageRef] = []
+    tools: list[str] = []
     settings: ModelSettings = ModelSettings()
     timeout_s: float = 120.0
     request_id: str
@@ -60,7 +91,11 @@ class LLMRequest(BaseModel):
 
 
 class LLMResponse(BaseModel):
-    """The assistant's answer: text and/or tool calls, with usage and provider ids."""
+    """The assistant's answer: text and/or tool calls, with usage and provider ids.
+
+    `local_tools` names the requested tools that the worker's registry marks as fast
+    and pure: the run may execute those as local activities.
+    """
 
     content: str = ""
     tool_calls: list[ToolCall] = []
@@ -69,6 +104,7 @@ class LLMResponse(BaseModel):
     usage: Usage = Usage()
     response_id: str | None = None
     model: str | None = None
+    local_tools: list[str] = []
 
 
 class CountTokensRequest(BaseModel):

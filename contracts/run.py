@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, JsonValue
+from pydantic import BaseModel, Field, JsonValue, model_validator
 
-from contracts.agent import AgentConfig
+from contracts import v1
+from contracts.agent import AgentConfig, QueryText
+from contracts.bounds import Id, json_size_at_most
+from contracts.limits import MAX_CONTEXT_BYTES
 from contracts.llm import Usage
-from conversation import DEFAULT_CONTEXT_REF, Context, ContextOpPayload, Entry
+from conversation import DEFAULT_CONTEXT_REF, Context, ContextOpPayload, Entry, MessageEntry
 
 TASK_QUEUE = "react-agent"
 WORKFLOW_TYPE = "ReActRun"
-MAX_QUERY_CHARS = 100_000
 MAX_ITERATIONS_RESULT = "Maximum iterations reached without a final answer."
 
 RunStatus = Literal["running", "completed", "failed", "cancelled"]
@@ -27,18 +29,33 @@ class RunInput(BaseModel):
     it is the run's starting point, not part of what the run appends.
     """
 
-    query: str
-    request_id: str | None = None
+    query: QueryText
+    request_id: Id | None = None
     config: AgentConfig
-    context: Context | None = None
-    context_ref: str = DEFAULT_CONTEXT_REF
+    context: Annotated[Context, json_size_at_most(MAX_CONTEXT_BYTES, "context")] | None = None
+    context_ref: Id = DEFAULT_CONTEXT_REF
 
 
 class RunError(BaseModel):
-    """Why a run failed."""
+    """Why a run failed: `type` is a code of `contracts.errors`."""
 
     type: str
     message: str
+
+
+class Outcome(BaseModel):
+    """Where a run stands or how it ended; one model for a run's state, its result and a session's record.
+
+    `answer_seq` is the seq of the final answer's entry in the owner's thread (the
+    run's thread in `RunState`/`RunResult`, the session's thread in a `RequestRecord`).
+    """
+
+    status: RunStatus = "running"
+    termination_reason: TerminationReason | None = None
+    error: RunError | None = None
+    usage: Usage = Usage()
+    iterations: int = 0
+    answer_seq: int | None = None
 
 
 class ToolCallStatus(BaseModel):
@@ -46,7 +63,6 @@ class ToolCallStatus(BaseModel):
 
     id: str
     name: str
-    arguments: str
     status: Literal["running", "ok", "error", "cancelled"] = "running"
     attempts: int = 0
     started_at: datetime
@@ -56,23 +72,47 @@ class ToolCallStatus(BaseModel):
 class RunResult(BaseModel):
     """The outcome of a run; returned for completed, failed and cancelled runs alike.
 
-    `thread` holds the entries this run appended (its messages, then the applied
-    deferred context op, if any); `context` is the final materialized context of
-    lane `context_ref`; `trace` is the run's trace (a session keeps it after the run).
+    `entries` are the entries this run appended to its thread, each once (its messages,
+    then the applied deferred context op, if any); `first_seq` is the seq of the first
+    of them. The final answer is the entry at `outcome.answer_seq` (`result` reads it).
+    The run's context and trace are not repeated here: project the entries, or query
+    the run (`context`, `trace`).
     """
 
     request_id: str
     run_id: str
-    status: RunStatus
-    result: str | None = None
-    termination_reason: TerminationReason | None = None
-    error: RunError | None = None
-    usage: Usage = Usage()
-    iterations: int = 0
-    thread: list[Entry] = []
-    context: Context = Context()
+    outcome: Outcome
+    entries: list[Entry] = []
+    first_seq: int = 0
     context_ref: str = DEFAULT_CONTEXT_REF
-    trace: Trace | None = None
+    dropped_input_ids: list[str] = []
+
+    @property
+    def status(self) -> RunStatus:
+        """The outcome's status."""
+        return self.outcome.status
+
+    @property
+    def result(self) -> str | None:
+        """The final answer's text (`MAX_ITERATIONS_RESULT` when the run ran out of iterations)."""
+        return answer_text(self.entries, self.first_seq, self.outcome)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_v1(cls, data: Any) -> Any:
+        """Read results of version-1 runs, which replayed v1 session histories decode."""
+        return v1.run_result(data)
+
+
+def answer_text(entries: list[Entry], first_seq: int, outcome: Outcome) -> str | None:
+    """The text of the final answer among `entries` (whose first has seq `first_seq`)."""
+    if outcome.answer_seq is not None:
+        index = outcome.answer_seq - first_seq
+        if 0 <= index < len(entries) and isinstance(entries[index], MessageEntry):
+            entry = entries[index]
+            assert isinstance(entry, MessageEntry)
+            return entry.payload.content
+    return MAX_ITERATIONS_RESULT if outcome.termination_reason == "max_iterations" else None
 
 
 class RunState(BaseModel):
@@ -80,16 +120,13 @@ class RunState(BaseModel):
 
     request_id: str
     run_id: str
-    status: RunStatus
+    outcome: Outcome
     iteration: int
     pending_tool_calls: list[ToolCallStatus] = []
-    usage: Usage = Usage()
-    result: str | None = None
-    error: RunError | None = None
-    termination_reason: TerminationReason | None = None
     queued_inputs: int = 0
     active_context_ref: str = DEFAULT_CONTEXT_REF
     pending_context_op: ContextOpPayload | None = None
+    thread_length: int = 0
 
 
 TraceKind = Literal[
@@ -110,7 +147,7 @@ TraceKind = Literal[
 
 
 class TraceEvent(BaseModel):
-    """One event of a run's trace."""
+    """One event of a run's trace (`data` holds short previews, never whole payloads)."""
 
     seq: int
     at: datetime
@@ -125,10 +162,15 @@ class TraceEvent(BaseModel):
 
 
 class Trace(BaseModel):
-    """Answer of the `trace` query: at most `TRACE_CAP` events, then `truncated`."""
+    """Answer of the `trace` query.
+
+    Lifecycle events (`request_*`, `llm_*`, `tool_*`, ...) are always recorded up to the
+    cap; past it the oldest middle ones are dropped (`truncated`, `dropped`), never the
+    newest. Rejections (`input_rejected`, `context_op_rejected`) are counted in
+    `rejections` and only the first few are recorded, so a flood cannot crowd out the rest.
+    """
 
     events: list[TraceEvent] = []
     truncated: bool = False
-
-
-RunResult.model_rebuild()
+    dropped: int = 0
+    rejections: dict[str, int] = Field(default_factory=dict[str, int])

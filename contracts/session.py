@@ -3,56 +3,87 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, JsonValue
+from pydantic import BaseModel, Field, JsonValue, StringConstraints, model_validator
 
-from contracts.agent import AgentConfig, ModelSettings
-from contracts.llm import Usage
-from contracts.run import RunError, RunStatus, TerminationReason, Trace
-from conversation import DEFAULT_CONTEXT_REF, Context, ConversationState
+from contracts import v1
+from contracts.agent import AgentConfig, QueryText
+from contracts.bounds import Id, json_size_at_most
+from contracts.limits import MAX_OVERRIDES_BYTES, MAX_SNAPSHOT_CHARS
+from contracts.run import Outcome, RunStatus
+from contracts.thread import SegmentRef
+from conversation import DEFAULT_CONTEXT_REF, ConversationState
 from conversation.policy import ContextPolicy
 
 SESSION_WORKFLOW_TYPE = "AgentSession"
 MAX_KEPT_REQUESTS = 100
-MAX_KEPT_TRACES = 20
+QUERY_PREVIEW_CHARS = v1.QUERY_PREVIEW_CHARS
 
 SessionState = Literal["idle", "running"]
 
 
 class RequestRecord(BaseModel):
-    """One ask and what became of it (the session keeps the last `MAX_KEPT_REQUESTS`)."""
+    """One ask and what became of it (the session keeps the last `MAX_KEPT_REQUESTS`).
+
+    The query and the answer live in the session's thread, once: the record keeps a
+    preview of the query and, in `outcome.answer_seq`, where the answer is.
+    """
 
     request_id: str
-    query: str
-    status: RunStatus
     run_workflow_id: str
-    result: str | None = None
-    error: RunError | None = None
-    termination_reason: TerminationReason | None = None
-    usage: Usage = Usage()
-    iterations: int = 0
+    query_preview: str
     started_at: datetime
     finished_at: datetime | None = None
+    outcome: Outcome = Outcome()
+
+    @property
+    def status(self) -> RunStatus:
+        """The outcome's status."""
+        return self.outcome.status
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_v1(cls, data: Any) -> Any:
+        """Read records of version-1 sessions (flat outcome, whole query and result)."""
+        return v1.request_record(data)
+
+
+class RequestResult(RequestRecord):
+    """A request's record with its answer's text (what `await_result` and `ask_sync` return)."""
+
+    result: str | None = None
 
 
 class SessionCarry(BaseModel):
-    """Everything a session hands to its next run when it continues as new."""
+    """What a session hands to its next run when it continues as new; its size does not grow with the thread.
+
+    The thread's older entries are in `archive` (segments in the payload store);
+    `conversation` carries only the entries since (at most about 1 MiB and one run's
+    entries), each lane's windowed view and the op bookkeeping.
+    """
 
     conversation: ConversationState
+    archive: list[SegmentRef] = []
     config: AgentConfig
     requests: list[RequestRecord] = []
-    traces: dict[str, Trace] = {}
     runs_started: int = 0
+    window_tokens: int = 0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_v1(cls, data: Any) -> Any:
+        """Read the carry of a version-1 session (whole thread, traces), which replay decodes."""
+        return v1.session_carry(data)
 
 
 class SessionInput(BaseModel):
     """Start a session: which agent, its config, optionally a snapshot token to restore."""
 
-    agent_id: str
+    agent_id: Id
     config: AgentConfig
     context_policy: ContextPolicy | None = None
-    snapshot: str | None = None
+    snapshot: Annotated[str, StringConstraints(max_length=MAX_SNAPSHOT_CHARS)] | None = None
     carry: SessionCarry | None = None
 
 
@@ -63,9 +94,9 @@ class AskInput(BaseModel):
     agent config's, the default.
     """
 
-    query: str
-    request_id: str | None = None
-    overrides: dict[str, JsonValue] = {}
+    query: QueryText
+    request_id: Id | None = None
+    overrides: Annotated[dict[str, JsonValue], json_size_at_most(MAX_OVERRIDES_BYTES, "overrides")] = {}
     context_policy: ContextPolicy | None = None
 
 
@@ -77,9 +108,9 @@ class AskAccepted(BaseModel):
 
 
 class RequestRef(BaseModel):
-    """Names one request (for `await_result` and the `trace` query)."""
+    """Names one request (for `await_result`)."""
 
-    request_id: str
+    request_id: Id
 
 
 class SessionStatus(BaseModel):
@@ -91,28 +122,23 @@ class SessionStatus(BaseModel):
     active_run_workflow_id: str | None = None
     config: AgentConfig
     thread_length: int
+    archived_entries: int = 0
     active_context_ref: str = DEFAULT_CONTEXT_REF
     pending_context_op_id: str | None = None
     requests_kept: int = 0
 
 
-class ThreadQuery(BaseModel):
-    """The `thread` query's filter: entries with seq >= since_seq."""
-
-    since_seq: int = 0
-
-
 class ContextQuery(BaseModel):
     """The `context` query's lane (default: the active one)."""
 
-    context_ref: str | None = None
+    context_ref: Id | None = None
 
 
 class ExportInput(BaseModel):
     """Export the conversation: a lane (default: the active one) and an optional lifetime."""
 
-    context_ref: str | None = None
-    ttl_s: float | None = None
+    context_ref: Id | None = None
+    ttl_s: Annotated[float, Field(gt=0, le=10 * 365 * 86_400, allow_inf_nan=False)] | None = None
 
 
 class ExportResult(BaseModel):
@@ -120,60 +146,3 @@ class ExportResult(BaseModel):
 
     token: str
     expires_at: datetime | None = None
-
-
-class SystemPromptInput(BaseModel):
-    """`set_system_prompt`: the base prompt for the next run (None clears it)."""
-
-    system_prompt: str | None = None
-
-
-class ToolNameInput(BaseModel):
-    """`register_tool` / `unregister_tool`."""
-
-    name: str
-
-
-class ToolContextInput(BaseModel):
-    """`set_tool_context`: what tools that take a `tool_context` argument receive."""
-
-    tool_context: dict[str, JsonValue] = {}
-
-
-class ModelInput(BaseModel):
-    """`set_model`: the model (and optionally its settings) for the next run."""
-
-    model: str
-    model_settings: ModelSettings | None = None
-
-
-# ---- snapshot tokens (signed by an activity: the secret lives in the worker's environment) ----
-
-SNAPSHOT_VERSION = 2
-SNAPSHOT_PREFIX = "rt2."
-
-
-class SnapshotPayload(BaseModel):
-    """What a snapshot token carries: one lane's context (format v2: context only, no thread)."""
-
-    version: int = SNAPSHOT_VERSION
-    agent_id: str
-    context_ref: str = DEFAULT_CONTEXT_REF
-    context: Context
-    exported_at: datetime
-    expires_at: datetime | None = None
-
-
-class ExportSnapshotRequest(BaseModel):
-    """Input of the `export_snapshot` activity."""
-
-    agent_id: str
-    context_ref: str
-    context: Context
-    ttl_s: float | None = None
-
-
-class RestoreSnapshotRequest(BaseModel):
-    """Input of the `restore_snapshot` activity."""
-
-    token: str

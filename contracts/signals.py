@@ -2,31 +2,68 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, StringConstraints, field_validator
+from pydantic_core import PydanticCustomError
 
-MAX_QUEUED_INPUTS = 64
+from contracts.bounds import Id
+from contracts.limits import (
+    MAX_QUERY_CHARS,
+    MAX_REASON_CHARS,
+    MAX_REF_KEY_CHARS,
+    MAX_REF_VALUE_CHARS,
+    MAX_REFS,
+    MAX_SOURCE_CHARS,
+)
+
+InputKind = Literal["steer", "inject"]
 
 
 class SteerInput(BaseModel):
     """User-style input for a running run (`steer` and `inject`).
 
     `input_id` is normally assigned by the run; a session that forwards input sets it,
-    so the id it acknowledged is the one recorded in the thread.
+    so the id it acknowledged is the one recorded in the thread. `reply_to` is set by a
+    session forwarding input to its run: the run signals its `Ack` back to that
+    workflow (only when it is the run's parent).
     """
 
-    content: str = ""
-    expected_request_id: str | None = None
-    input_id: str | None = None
-    source: str | None = None
+    content: Annotated[str, StringConstraints(max_length=MAX_QUERY_CHARS)] = ""
+    expected_request_id: Id | None = None
+    input_id: Id | None = None
+    source: Annotated[str, StringConstraints(max_length=MAX_SOURCE_CHARS)] | None = None
     refs: dict[str, str] = {}
+    reply_to: Id | None = None
+
+    @field_validator("refs")
+    @classmethod
+    def _bounded_refs(cls, refs: dict[str, str]) -> dict[str, str]:
+        if len(refs) > MAX_REFS:
+            raise PydanticCustomError(
+                "payload_too_large",
+                "refs has {n} entries; the limit is {limit}",
+                {"n": len(refs), "limit": MAX_REFS},
+            )
+        for key, value in refs.items():
+            if len(key) > MAX_REF_KEY_CHARS or len(value) > MAX_REF_VALUE_CHARS:
+                raise PydanticCustomError(
+                    "payload_too_large",
+                    "a refs key is at most {k} characters and a value at most {v}",
+                    {"k": MAX_REF_KEY_CHARS, "v": MAX_REF_VALUE_CHARS},
+                )
+        return refs
 
 
 class CancelInput(BaseModel):
-    """Payload of `cancel`."""
+    """Payload of `cancel` (a session forwarding it sets `cancel_id` and `reply_to`)."""
 
-    reason: str | None = None
+    reason: Annotated[str, StringConstraints(max_length=MAX_REASON_CHARS)] | None = None
+    cancel_id: Id | None = None
+    reply_to: Id | None = None
+
+
+AckStatus = Literal["queued", "deferred", "applied", "accepted", "duplicate", "rejected"]
 
 
 class Ack(BaseModel):
@@ -34,13 +71,20 @@ class Ack(BaseModel):
 
     `status` is `queued` (steer/inject, with `input_id`), `deferred` or `applied`
     (context_modify), `accepted` (cancel), `duplicate` (an op id already applied)
-    or `rejected`, with `reason` a stable code (`blank_content`, `too_long`,
-    `request_mismatch`, `sealed`, `queue_full`, `invalid_op`, `not_running`, ...)
-    and `message` a sentence for humans.
+    or `rejected`, with `reason` a code of `contracts.errors` (`blank_content`,
+    `payload_too_large`, `request_mismatch`, `sealed`, `queue_full`, `invalid_op`,
+    `not_running`, `idle`, ...) and `message` a sentence for humans.
     """
 
-    status: Literal["queued", "deferred", "applied", "accepted", "duplicate", "rejected"]
+    status: AckStatus
     input_id: str | None = None
     op_id: str | None = None
     reason: str | None = None
     message: str | None = None
+
+
+class ControlAck(BaseModel):
+    """A run's answer to input or a cancel its parent session forwarded (signal `control_ack`)."""
+
+    id: str
+    ack: Ack

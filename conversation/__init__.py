@@ -21,7 +21,7 @@ from conversation.operations import (
     validate_operation,
 )
 from conversation.policy import ContextPolicy, resolve_policy
-from conversation.projection import project
+from conversation.projection import LaneView, LaneViews, project
 from conversation.state import APPLIED_OPS_CAP, ConversationState
 from conversation.thread import (
     DEFAULT_CONTEXT_REF,
@@ -46,6 +46,8 @@ __all__ = [
     "ConversationState",
     "Entry",
     "InvalidContextOpError",
+    "LaneView",
+    "LaneViews",
     "Message",
     "MessageEntry",
     "MessagePayload",

@@ -241,11 +241,8 @@ def project_for_model(
     _check_counts(context, token_counts)
     prompt, summary_message, fixed = _framing(context, policy)
     plan = _plan(context, policy, token_counts, fixed)
-    sent = [
-        context.messages[i].model_copy(deep=True)
-        for group in plan.kept
-        for i in range(group.start, group.stop)
-    ]
+    # Messages are never mutated once in a lane, so the view shares them (no copies on the hot path).
+    sent = [context.messages[i] for group in plan.kept for i in range(group.start, group.stop)]
     summary_used = bool(context.summary) and policy.uses_summary
     estimated = fixed + plan.message_tokens
     meta = ProjectionMeta(
@@ -272,7 +269,7 @@ def trim_to_view(context: Context, policy: ContextPolicy) -> Context:
     _, _, fixed = _framing(context, policy)
     plan = _plan(context, policy, None, fixed)
     start = plan.kept[0].start if plan.kept else len(context.messages)
-    return context.model_copy(update={"messages": context.messages[start:]}, deep=True)
+    return context.model_copy(update={"messages": context.messages[start:]})
 
 
 def would_drop(context: Context, policy: ContextPolicy, token_counts: Sequence[int] | None = None) -> bool:

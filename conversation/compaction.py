@@ -49,8 +49,10 @@ def rebase(op: ContextOpPayload, thread: Sequence[Entry]) -> ContextOpPayload:
         return op
     later = [
         message_of(entry.payload)
-        for entry in thread[operation.base_seq + 1 :]
-        if isinstance(entry, MessageEntry) and entry.payload.context_ref == op.context_ref
+        for entry in thread
+        if entry.seq > operation.base_seq
+        and isinstance(entry, MessageEntry)
+        and entry.payload.context_ref == op.context_ref
     ]
     if not later:
         return op
@@ -60,15 +62,3 @@ def rebase(op: ContextOpPayload, thread: Sequence[Entry]) -> ContextOpPayload:
     return op.model_copy(
         update={"operation": operation.model_copy(update={"result_context": result})}, deep=True
     )
-
-
-def lane_start_seq(thread: Sequence[Entry], context_ref: str) -> int:
-    """The seq where a lane's current view begins: its latest `replace` anchor, else its first message."""
-    first: int | None = None
-    for entry in reversed(thread):
-        if isinstance(entry, MessageEntry):
-            if entry.payload.context_ref == context_ref:
-                first = entry.seq
-        elif entry.payload.context_ref == context_ref and entry.payload.operation.type == "replace":
-            return entry.seq
-    return first if first is not None else 0

@@ -8,8 +8,11 @@ payload decoding.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, JsonValue
+from typing import Annotated
 
+from pydantic import BaseModel, JsonValue, StringConstraints
+
+from conversation.bounds import MAX_CONTEXT_BYTES, MAX_META_BYTES, Id, json_size_at_most
 from conversation.messages import Context
 from conversation.thread import (
     OPERATION_REASONS,
@@ -22,18 +25,18 @@ from conversation.thread import (
 class OperationInput(BaseModel):
     """The `operation` object of a context_modify request, before validation."""
 
-    type: str = ""
-    reason: str = "manual"
-    result_context: Context | None = None
+    type: Annotated[str, StringConstraints(max_length=64)] = ""
+    reason: Annotated[str, StringConstraints(max_length=64)] = "manual"
+    result_context: Annotated[Context, json_size_at_most(MAX_CONTEXT_BYTES, "result_context")] | None = None
     base_seq: int | None = None
-    meta: dict[str, JsonValue] = {}
+    meta: Annotated[dict[str, JsonValue], json_size_at_most(MAX_META_BYTES, "meta")] = {}
 
 
 class ContextModifyInput(BaseModel):
     """Payload of the `context_modify` signal/update."""
 
-    op_id: str = ""
-    context_ref: str | None = None
+    op_id: Id = ""
+    context_ref: Id | None = None
     operation: OperationInput = OperationInput()
 
 

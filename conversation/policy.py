@@ -24,6 +24,8 @@ TokenEstimator = Literal["heuristic", "exact"]
 ALL_KINDS: tuple[MessageKind, ...] = ("user", "assistant", "tool", "summary")
 DEFAULT_MAX_INPUT_TOKENS = 8_000
 DEFAULT_RESERVE_OUTPUT_TOKENS = 2_000
+MAX_POLICY_TOKENS = 10_000_000
+"""No model has a larger window; larger numbers are mistakes (and would overflow budgets)."""
 RESERVE_WINDOW_FRACTION = 4
 """`for_model` reserves at most a quarter of the window for the answer, so input keeps most of it."""
 
@@ -62,16 +64,16 @@ class ContextPolicy(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    max_input_tokens: int = Field(default=DEFAULT_MAX_INPUT_TOKENS, gt=0)
-    reserve_output_tokens: int = Field(default=DEFAULT_RESERVE_OUTPUT_TOKENS, ge=0)
-    max_messages: int = Field(default=0, ge=0)
-    keep_last_turns: int = Field(default=3, ge=0)
+    max_input_tokens: int = Field(default=DEFAULT_MAX_INPUT_TOKENS, gt=0, le=MAX_POLICY_TOKENS)
+    reserve_output_tokens: int = Field(default=DEFAULT_RESERVE_OUTPUT_TOKENS, ge=0, le=MAX_POLICY_TOKENS)
+    max_messages: int = Field(default=0, ge=0, le=1_000_000)
+    keep_last_turns: int = Field(default=3, ge=0, le=10_000)
     summarization: SummarizationMode = "use_existing"
     summary_role: SummaryRole = "system"
     include_kinds: list[MessageKind] = Field(default_factory=_all_kinds)
-    system_prompt: str | None = None
+    system_prompt: str | None = Field(default=None, max_length=100_000)
     token_estimator: TokenEstimator = "heuristic"
-    summary_model: str | None = None
+    summary_model: str | None = Field(default=None, max_length=200)
 
     @model_validator(mode="after")
     def _reserve_leaves_room(self) -> Self:

@@ -1,9 +1,9 @@
 """The thread: an append-only log of conversation entries, the source of truth.
 
-Entries are never mutated or removed. `seq` is assigned on append (0-based, the
-entry's index); a seq supplied by the caller is ignored, so a log that is copied
-entry by entry into another thread (a session appending a run's entries) gets
-fresh, gap-free numbers.
+Entries are never mutated. `seq` is assigned on append (0-based: the entry's index
+in the whole log, also once a session has archived its older entries); a seq
+supplied by the caller is ignored, so a log that is copied entry by entry into
+another thread (a session appending a run's entries) gets fresh, gap-free numbers.
 """
 
 from __future__ import annotations
@@ -84,12 +84,12 @@ class ContextOpEntry(BaseModel):
 Entry = Annotated[MessageEntry | ContextOpEntry, Field(discriminator="kind")]
 
 
-def append(entries: list[Entry], entry: Entry) -> Entry:
-    """Append `entry` to `entries` with the next seq, returning the stored copy.
+def append(entries: list[Entry], entry: Entry, first_seq: int = 0) -> Entry:
+    """Append `entry` to `entries` (whose first entry has seq `first_seq`) with the next seq.
 
     The caller's `seq` is ignored; the stored entry is a deep copy, so neither the
     caller's object nor later changes to it can rewrite the log.
     """
-    stored = entry.model_copy(update={"seq": len(entries)}, deep=True)
+    stored = entry.model_copy(update={"seq": first_seq + len(entries)}, deep=True)
     entries.append(stored)
     return stored

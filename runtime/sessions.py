@@ -17,8 +17,8 @@ from contracts.session import (
     SESSION_WORKFLOW_TYPE,
     AskAccepted,
     AskInput,
-    RequestRecord,
     RequestRef,
+    RequestResult,
     SessionInput,
 )
 
@@ -65,13 +65,13 @@ async def update(
     )
 
 
-async def await_result(client: Client, session_id: str, request_id: str) -> RequestRecord:
+async def await_result(client: Client, session_id: str, request_id: str) -> RequestResult:
     """Wait for a request's terminal record (works for any of the last 100 requests)."""
-    record: RequestRecord = await update(
+    record: RequestResult = await update(
         client.get_workflow_handle(session_id),
         "await_result",
         RequestRef(request_id=request_id),
-        RequestRecord,
+        RequestResult,
     )
     return record
 
@@ -84,7 +84,7 @@ async def ask_sync(
     agent_id: str,
     config: AgentConfig,
     task_queue: str = TASK_QUEUE,
-) -> RequestRecord:
+) -> RequestResult:
     """`ask`, then wait for the result."""
     accepted = await ask(
         client, session_id, ask_input, agent_id=agent_id, config=config, task_queue=task_queue

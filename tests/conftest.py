@@ -14,11 +14,13 @@ os.environ.setdefault("REACT_SNAPSHOT_SECRET", "test-only-secret-" + "7f3a9c1e5b
 import uuid
 from collections.abc import AsyncIterator
 
+import pytest
 import pytest_asyncio
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
+from runtime.blob_store import LocalDiskBlobStore
 from runtime.dev_server import temporal_binary
 from tests.agent_tools import registry_for_tests
 from worker import build_worker
@@ -47,9 +49,17 @@ async def client(env: WorkflowEnvironment) -> Client:
     return env.client
 
 
+@pytest.fixture(scope="session")
+def store(tmp_path_factory: pytest.TempPathFactory) -> LocalDiskBlobStore:
+    """The payload store the tests' worker uses (message cache, thread archive)."""
+    return LocalDiskBlobStore(tmp_path_factory.mktemp("payloads"))
+
+
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
-async def task_queue(client: Client) -> AsyncIterator[str]:
+async def task_queue(client: Client, store: LocalDiskBlobStore) -> AsyncIterator[str]:
     queue = f"react-agent-test-{uuid.uuid4().hex[:8]}"
-    worker = build_worker(client, task_queue=queue, registry=registry_for_tests(), max_cached_workflows=0)
+    worker = build_worker(
+        client, task_queue=queue, registry=registry_for_tests(), store=store, max_cached_workflows=0
+    )
     async with worker:
         yield queue

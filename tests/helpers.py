@@ -13,7 +13,18 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 
-from contracts import WORKFLOW_TYPE, Ack, AgentConfig, RunInput, RunResult, RunState, ScriptTurn, Trace
+from contracts import (
+    WORKFLOW_TYPE,
+    Ack,
+    AgentConfig,
+    RunInput,
+    RunResult,
+    RunState,
+    ScriptTurn,
+    ThreadPage,
+    ThreadQuery,
+    Trace,
+)
 from conversation import Context, Entry, MessageEntry
 
 
@@ -75,8 +86,19 @@ async def trace_of(handle: WorkflowHandle[Any, RunResult]) -> Trace:
 
 
 async def thread_of(handle: WorkflowHandle[Any, RunResult]) -> list[Entry]:
-    """The run's `thread` query."""
-    return await handle.query("thread", result_type=list[Entry])
+    """The run's whole thread, read page by page with the `thread` query."""
+    entries: list[Entry] = []
+    since: int | None = 0
+    while since is not None:
+        page = await handle.query("thread", ThreadQuery(since_seq=since), result_type=ThreadPage)
+        entries.extend(page.entries)
+        since = page.next_seq
+    return entries
+
+
+async def context_of(handle: WorkflowHandle[Any, Any]) -> Context:
+    """The run's `context` query (the materialized context of its active lane)."""
+    return await handle.query("context", result_type=Context)
 
 
 async def wait_until(

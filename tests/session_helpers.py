@@ -7,10 +7,11 @@ from typing import Any
 
 from temporalio.client import Client, WorkflowHandle
 
-from contracts import AgentConfig, ScriptTurn
-from contracts.session import AskAccepted, AskInput, RequestRecord, SessionStatus
+from contracts import AgentConfig, ScriptTurn, Segment, ThreadPage, ThreadQuery
+from contracts.session import AskAccepted, AskInput, RequestRecord, RequestResult, SessionStatus
 from conversation import Entry
 from runtime import sessions
+from runtime.blob_store import BlobStore
 
 
 def new_session_id() -> str:
@@ -41,7 +42,7 @@ async def ask(
 
 async def ask_sync(
     client: Client, task_queue: str, session_id: str, query: str, *turns: ScriptTurn
-) -> RequestRecord:
+) -> RequestResult:
     accepted = await ask(client, task_queue, session_id, query, *turns)
     return await sessions.await_result(client, session_id, accepted.request_id)
 
@@ -50,8 +51,19 @@ async def status(handle: WorkflowHandle[Any, Any]) -> SessionStatus:
     return await handle.query("status", result_type=SessionStatus)
 
 
-async def session_thread(handle: WorkflowHandle[Any, Any]) -> list[Entry]:
-    return await handle.query("thread", result_type=list[Entry])
+async def session_thread(handle: WorkflowHandle[Any, Any], store: BlobStore | None = None) -> list[Entry]:
+    """The session's whole thread, page by page; archived segments are read from `store`."""
+    entries: list[Entry] = []
+    since: int | None = 0
+    while since is not None:
+        page = await handle.query("thread", ThreadQuery(since_seq=since), result_type=ThreadPage)
+        if page.segment is not None:
+            assert store is not None, "the thread has archived segments: pass the payload store"
+            segment = Segment.model_validate_json(await store.get(page.segment.digest))
+            entries.extend(e for e in segment.entries if e.seq >= since)
+        entries.extend(page.entries)
+        since = page.next_seq
+    return entries
 
 
 async def requests(handle: WorkflowHandle[Any, Any]) -> list[RequestRecord]:

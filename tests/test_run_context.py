@@ -8,7 +8,16 @@ from temporalio.client import Client, WorkflowHandle
 
 from contracts import Ack, RunResult
 from conversation import Context, ContextModifyInput, ContextOpEntry, Message, MessageEntry, project
-from tests.helpers import start_run, started_llm_calls, thread_of, trace_of, turn, update, wait_until
+from tests.helpers import (
+    context_of,
+    start_run,
+    started_llm_calls,
+    thread_of,
+    trace_of,
+    turn,
+    update,
+    wait_until,
+)
 
 
 def replace_op(
@@ -45,13 +54,13 @@ async def test_two_ops_during_a_run_only_the_latest_is_applied_after_the_message
     second = await modify(handle, replace_op("op-2", "summary two", prompt="New prompt"))
     assert (first.status, second.status) == ("deferred", "deferred")
     result = await handle.result()
-    assert [type(e).__name__ for e in result.thread] == ["MessageEntry", "MessageEntry", "ContextOpEntry"]
-    op_entry = result.thread[-1]
+    assert [type(e).__name__ for e in result.entries] == ["MessageEntry", "MessageEntry", "ContextOpEntry"]
+    op_entry = result.entries[-1]
     assert isinstance(op_entry, ContextOpEntry) and op_entry.payload.op_id == "op-2"
     assert all(
         not (isinstance(e, ContextOpEntry) and e.payload.op_id == "op-1") for e in await thread_of(handle)
     )
-    assert result.context == Context(
+    assert (await context_of(handle)) == Context(
         system_prompt="New prompt", messages=[Message(role="user", content="summary two")]
     )
     kinds = [e.kind for e in (await trace_of(handle)).events]
@@ -64,7 +73,7 @@ async def test_same_op_id_twice_is_applied_once(client: Client, task_queue: str)
     await modify(handle, replace_op("dup", "once"))
     await handle.signal("context_modify", replace_op("dup", "once"))
     result = await handle.result()
-    assert sum(isinstance(e, ContextOpEntry) for e in result.thread) == 1
+    assert sum(isinstance(e, ContextOpEntry) for e in result.entries) == 1
 
 
 async def test_invalid_op_is_rejected_with_a_reason_and_changes_nothing(
@@ -82,7 +91,7 @@ async def test_invalid_op_is_rejected_with_a_reason_and_changes_nothing(
     )
     assert no_context.status == "rejected" and no_context.message and "result_context" in no_context.message
     result = await handle.result()
-    op_entries = [e for e in result.thread if isinstance(e, ContextOpEntry)]
+    op_entries = [e for e in result.entries if isinstance(e, ContextOpEntry)]
     assert [e.payload.op_id for e in op_entries] == ["keep"]
     rejected = [e for e in (await trace_of(handle)).events if e.kind == "context_op_rejected"]
     assert len(rejected) == 2
@@ -93,15 +102,16 @@ async def test_replace_into_a_lane_then_switch_to_a_fresh_lane(client: Client, t
     await modify(handle, replace_op("to-alt", "alt history", context_ref="alt"))
     first = await handle.result()
     assert first.context_ref == "alt"
-    assert [m.content for m in first.context.messages] == ["alt history"]
-    assert first.context.system_prompt == "Base prompt"
+    first_context = await context_of(handle)
+    assert [m.content for m in first_context.messages] == ["alt history"]
+    assert first_context.system_prompt == "Base prompt"
 
     # Continue the alt lane in a second run, then switch to a lane with no history.
     handle = await start_run(
         client,
         task_queue,
         [turn("second", delay_s=1.5)],
-        context=first.context,
+        context=first_context,
         context_ref="alt",
         system_prompt="Base prompt",
     )
@@ -112,7 +122,7 @@ async def test_replace_into_a_lane_then_switch_to_a_fresh_lane(client: Client, t
     assert (await modify(handle, switch)).status == "deferred"
     second = await handle.result()
     assert second.context_ref == "fresh"
-    assert second.context == Context(system_prompt="Base prompt", messages=[])
+    assert (await context_of(handle)) == Context(system_prompt="Base prompt", messages=[])
     # The second run's messages went to the alt lane and stay there.
     thread = await thread_of(handle)
     alt = project(thread, "alt", base_system_prompt="Base prompt")
@@ -122,10 +132,10 @@ async def test_replace_into_a_lane_then_switch_to_a_fresh_lane(client: Client, t
 async def test_projection_at_a_seq_boundary(client: Client, task_queue: str) -> None:
     handle = await slow_run(client, task_queue)
     await modify(handle, replace_op("compact", "compacted"))
-    result = await handle.result()
+    await handle.result()
     thread = await thread_of(handle)
     answer_seq = next(e.seq for e in thread if isinstance(e, MessageEntry) and e.payload.role == "assistant")
     before_op = project(thread, "default", at_seq=answer_seq)
     assert [m.content for m in before_op.messages] == ["What is 6 * 7?", "answer"]
     assert project(thread, "default", at_seq=0).messages == [Message(role="user", content="What is 6 * 7?")]
-    assert project(thread, "default") == result.context
+    assert project(thread, "default") == (await context_of(handle))

@@ -54,13 +54,13 @@ async def test_worker_killed_mid_run_finishes_without_duplicates(
         if first.poll() is None:
             first.kill()
     assert result.status == "completed" and result.result == "five"
-    assert messages(result.thread) == [
+    assert messages(result.entries) == [
         ("user", "What is 6 * 7?"),
         ("assistant", ""),
         ("tool", '{"ok": true, "result": 5}'),
         ("assistant", "five"),
     ]
-    assert [e.seq for e in result.thread] == [0, 1, 2, 3]
+    assert [e.seq for e in result.entries] == [0, 1, 2, 3]
     # The interrupted LLM call was retried as the same activity, not started twice.
     assert [e.kind for e in trace.events].count("llm_started") == 2
 

@@ -14,6 +14,7 @@ from contracts import Ack, CancelInput, RunResult, SteerInput
 from conversation import MessageEntry, project
 from tests.helpers import (
     call,
+    context_of,
     llm_inputs,
     messages,
     start_run,
@@ -39,14 +40,14 @@ async def test_steer_during_slow_llm_call_is_drained_before_the_next_call(
     ack = await steer(handle, "Use metric units.", source="test")
     assert ack.status == "queued" and ack.input_id
     result = await handle.result()
-    assert messages(result.thread) == [
+    assert messages(result.entries) == [
         ("user", "What is 6 * 7?"),
         ("assistant", ""),
         ("tool", '{"ok": true, "result": "x"}'),
         ("user", "Use metric units."),
         ("assistant", "final"),
     ]
-    steer_entry = result.thread[3]
+    steer_entry = result.entries[3]
     assert isinstance(steer_entry, MessageEntry)
     assert steer_entry.refs["input_id"] == ack.input_id and steer_entry.refs["source"] == "test"
     kinds = [e.kind for e in (await trace_of(handle)).events]
@@ -63,8 +64,8 @@ async def test_steer_while_final_answer_is_produced_continues_the_run(
     assert (await steer(handle, "Actually, answer in French.")).status == "queued"
     result = await handle.result()
     assert result.status == "completed" and result.result == "revised answer"
-    assert result.iterations == 2
-    assert messages(result.thread)[1:] == [
+    assert result.outcome.iterations == 2
+    assert messages(result.entries)[1:] == [
         ("assistant", "draft answer"),
         ("user", "Actually, answer in French."),
         ("assistant", "revised answer"),
@@ -80,7 +81,7 @@ async def test_inject_signal_and_rejections(client: Client, task_queue: str) -> 
     assert (blank.status, blank.reason) == ("rejected", "blank_content")
     assert (mismatch.status, mismatch.reason) == ("rejected", "request_mismatch")
     result = await handle.result()
-    assert [c for r, c in messages(result.thread) if r == "user"] == ["What is 6 * 7?", "context note"]
+    assert [c for r, c in messages(result.entries) if r == "user"] == ["What is 6 * 7?", "context note"]
     rejected = [e for e in (await trace_of(handle)).events if e.kind == "input_rejected"]
     assert [e.data["reason"] for e in rejected] == ["blank_content", "request_mismatch"]
 
@@ -92,7 +93,7 @@ async def test_steer_after_completion_is_rejected_and_changes_nothing(
     result = await handle.result()
     with pytest.raises(RPCError):
         await steer(handle, "too late")
-    assert await thread_of(handle) == result.thread
+    assert await thread_of(handle) == result.entries
 
 
 async def test_queued_input_is_dropped_on_cancel(client: Client, task_queue: str) -> None:
@@ -102,9 +103,9 @@ async def test_queued_input_is_dropped_on_cancel(client: Client, task_queue: str
     ack = await update(handle, "cancel", CancelInput(reason="user pressed stop"))
     assert ack.status == "accepted"
     result = await handle.result()
-    assert result.status == "cancelled" and result.termination_reason == "cancelled"
-    assert result.error is not None and "user pressed stop" in result.error.message
-    assert messages(result.thread) == [("user", "What is 6 * 7?")]
+    assert result.status == "cancelled" and result.outcome.termination_reason == "cancelled"
+    assert result.outcome.error is not None and "user pressed stop" in result.outcome.error.message
+    assert messages(result.entries) == [("user", "What is 6 * 7?")]
     last = (await trace_of(handle)).events[-1]
     assert last.kind == "request_cancelled" and last.data["dropped_inputs"] == 1
     # The in-flight LLM activity was asked to cancel (it heartbeats, so it hears it).
@@ -118,7 +119,7 @@ async def test_queued_input_is_dropped_on_failure(client: Client, task_queue: st
     assert (await steer(handle, "lost")).status == "queued"
     result = await handle.result()
     assert result.status == "failed"
-    assert "lost" not in [c for _, c in messages(result.thread)]
+    assert "lost" not in [c for _, c in messages(result.entries)]
 
 
 async def test_temporal_cancellation_during_tool_round_closes_dangling_calls(
@@ -132,9 +133,9 @@ async def test_temporal_cancellation_during_tool_round_closes_dangling_calls(
     await handle.cancel()
     result = await handle.result()
     assert result.status == "cancelled"
-    tool_messages = [json.loads(c) for r, c in messages(result.thread) if r == "tool"]
+    tool_messages = [json.loads(c) for r, c in messages(result.entries) if r == "tool"]
     assert tool_messages[0] == {"ok": True, "result": "quick"}
     assert tool_messages[1]["ok"] is False and tool_messages[1]["error"]["type"] == "cancelled"
     # Messages of a cancelled run stay in the context: it still equals the projection.
-    assert result.context == project(await thread_of(handle), "default")
-    assert len(result.context.messages) == 4
+    assert (await context_of(handle)) == project(await thread_of(handle), "default")
+    assert len((await context_of(handle)).messages) == 4

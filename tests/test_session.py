@@ -81,7 +81,7 @@ async def test_busy_ask_is_rejected_and_written_nowhere(client: Client, task_que
     assert "second query" not in [
         e.payload.content for e in await session_thread(handle) if isinstance(e, MessageEntry)
     ]
-    assert [r.query for r in await requests(handle)] == ["slow one"]
+    assert [r.query_preview for r in await requests(handle)] == ["slow one"]
 
 
 async def test_steer_and_inject_reach_the_active_run(client: Client, task_queue: str) -> None:
@@ -127,7 +127,7 @@ async def test_context_op_deferred_across_a_failing_run_is_applied_once(
     ack = await update(handle, "context_modify", replace_op("reset-1", "fresh start"))
     assert ack.status == "deferred"
     record = await sessions.await_result(client, sid, accepted.request_id)
-    assert record.status == "failed" and record.error is not None
+    assert record.status == "failed" and record.outcome.error is not None
     thread = await session_thread(handle)
     ops = [e for e in thread if isinstance(e, ContextOpEntry)]
     assert [e.payload.op_id for e in ops] == ["reset-1"] and thread[-1] == ops[0]
@@ -148,7 +148,7 @@ async def test_run_terminated_from_outside_leaves_the_session_usable(client: Cli
     ).status == "deferred"
     await client.get_workflow_handle(accepted.run_workflow_id).terminate("operator")
     record = await sessions.await_result(client, sid, accepted.request_id)
-    assert record.status == "failed" and record.error is not None
+    assert record.status == "failed" and record.outcome.error is not None
     assert [e.payload.op_id for e in await session_thread(handle) if isinstance(e, ContextOpEntry)] == [
         "after-kill"
     ]
@@ -166,5 +166,5 @@ async def test_cancel_through_the_session(client: Client, task_queue: str) -> No
     ack: Ack = await update(handle, "cancel", CancelInput(reason="changed my mind"))
     assert ack.status == "accepted"
     record: RequestRecord = await sessions.await_result(client, sid, accepted.request_id)
-    assert record.status == "cancelled" and record.termination_reason == "cancelled"
+    assert record.status == "cancelled" and record.outcome.termination_reason == "cancelled"
     assert (await status(handle)).state == "idle"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 
 from contracts import Ack
@@ -19,6 +19,7 @@ from contracts.session import (
 )
 from conversation import Context, ContextModifyInput, MessageEntry
 from runtime import sessions
+from runtime.blob_store import LocalDiskBlobStore
 from tests.conftest import SUGGEST_CAN_AT
 from tests.helpers import llm_inputs, turn
 from tests.session_helpers import ask, ask_sync, config, new_session_id, requests, script, session_thread
@@ -38,10 +39,10 @@ async def continue_as_new_hops(client: Client, session_id: str) -> int:
 
 
 async def test_long_conversation_continues_as_new_losing_and_duplicating_nothing(
-    client: Client, task_queue: str
+    client: Client, task_queue: str, store: LocalDiskBlobStore
 ) -> None:
     sid = new_session_id()
-    turns = 14
+    turns = 20
     first = await ask(client, task_queue, sid, "turn 0", turn("answer 0"), request_id="req-0")
     await sessions.await_result(client, sid, first.request_id)
     handle = client.get_workflow_handle(sid)
@@ -56,15 +57,15 @@ async def test_long_conversation_continues_as_new_losing_and_duplicating_nothing
     assert hops >= 1, f"no continue-as-new in {turns} turns with suggestContinueAsNew={SUGGEST_CAN_AT}"
     # An op id applied before continue-as-new is still deduplicated after it.
     assert (await sessions.update(handle, "context_modify", switch, Ack)).status == "duplicate"
-    thread = await session_thread(handle)
+    thread = await session_thread(handle, store)
     assert [e.seq for e in thread] == list(range(2 * turns + 1))
     contents = [e.payload.content for e in thread if isinstance(e, MessageEntry)]
     assert contents == [c for i in range(turns) for c in (f"turn {i}", f"answer {i}")]
-    assert [r.query for r in await requests(handle)] == [f"turn {i}" for i in range(turns)]
+    assert [r.query_preview for r in await requests(handle)] == [f"turn {i}" for i in range(turns)]
     # An ask retried with the same request id after continue-as-new is answered, not run again.
     again = await ask(client, task_queue, sid, "turn 0", turn("must not run"), request_id="req-0")
     assert again == first
-    assert len(await session_thread(handle)) == 2 * turns + 1
+    assert len(await session_thread(handle, store)) == 2 * turns + 1
 
 
 async def test_export_then_restore_gives_the_same_context(client: Client, task_queue: str) -> None:
@@ -124,13 +125,35 @@ async def test_a_bad_snapshot_fails_the_session_start_with_its_named_error(
     assert isinstance(cause, ApplicationError) and cause.type == code and cause.non_retryable
 
 
-async def test_the_last_hundred_requests_are_kept(client: Client, task_queue: str) -> None:
+async def test_an_ask_that_creates_a_session_from_a_bad_snapshot_gets_the_named_error(
+    client: Client, task_queue: str
+) -> None:
+    sid = new_session_id()
+    with pytest.raises(WorkflowUpdateFailedError) as failure:
+        await sessions.ask(
+            client,
+            sid,
+            AskInput(query="hi"),
+            agent_id="a",
+            config=config(),
+            snapshot="rt2.@@@.###",
+            task_queue=task_queue,
+        )
+    cause = failure.value.cause
+    assert isinstance(cause, ApplicationError) and cause.type == "snapshot_encoding"
+    with pytest.raises(WorkflowFailureError):
+        await client.get_workflow_handle(sid).result()
+
+
+async def test_the_last_hundred_requests_are_kept(
+    client: Client, task_queue: str, store: LocalDiskBlobStore
+) -> None:
     sid = new_session_id()
     total = MAX_KEPT_REQUESTS + 3
     for i in range(total):
         await ask_sync(client, task_queue, sid, f"q{i}", turn(f"a{i}"))
     handle = client.get_workflow_handle(sid)
     kept = await requests(handle)
-    assert [r.query for r in kept] == [f"q{i}" for i in range(3, total)]
+    assert [r.query_preview for r in kept] == [f"q{i}" for i in range(3, total)]
     assert all(r.status == "completed" for r in kept)
-    assert len(await session_thread(handle)) == 2 * total  # the thread itself keeps everything
+    assert len(await session_thread(handle, store)) == 2 * total  # the thread itself keeps everything

@@ -12,7 +12,7 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.snapshot import INVALID_TTL, export_snapshot, restore_snapshot
 from activities.snapshot_token import SECRET_ENV
-from contracts.session import ExportSnapshotRequest, RestoreSnapshotRequest, SnapshotPayload
+from contracts.snapshot import ExportSnapshotRequest, RestoreSnapshotRequest, SnapshotPayload
 from conversation import Context, Message, ToolCall
 
 SECRET = "Vq3-activity-test-secret-9f8e7d6c5b4a3928"

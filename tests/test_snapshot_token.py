@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from activities.snapshot_token import SECRET_ENV, SnapshotError, check_secret, decode, encode
-from contracts.session import SNAPSHOT_PREFIX, SNAPSHOT_VERSION, SnapshotPayload
+from contracts.snapshot import SNAPSHOT_PREFIX, SNAPSHOT_VERSION, SnapshotPayload
 from conversation import Context, Message, ToolCall
 
 SECRET = "k" * 20 + "-test-secret-0123456789"

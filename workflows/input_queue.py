@@ -9,11 +9,10 @@ emptiness check, so nothing can slip in between) and later input is rejected.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
 
-from contracts import MAX_QUERY_CHARS, MAX_QUEUED_INPUTS, SteerInput
-
-InputKind = Literal["steer", "inject"]
+from contracts import MAX_QUEUED_INPUTS, Ack, InputKind, SteerInput
+from contracts.errors import QUEUE_FULL, SEALED
+from workflows.input_rules import input_rejection
 
 
 @dataclass(frozen=True)
@@ -27,16 +26,6 @@ class QueuedInput:
     refs: dict[str, str]
 
 
-class InputRejectedError(Exception):
-    """Input that was not queued; `reason` is a stable code, `message` a sentence."""
-
-    def __init__(self, reason: str, message: str) -> None:
-        """Create the rejection."""
-        super().__init__(f"{reason}: {message}")
-        self.reason = reason
-        self.message = message
-
-
 @dataclass
 class InputQueue:
     """FIFO of at most `MAX_QUEUED_INPUTS` inputs, sealed when the run completes."""
@@ -44,24 +33,28 @@ class InputQueue:
     items: list[QueuedInput] = field(default_factory=lambda: [])
     sealed: bool = False
 
-    def offer(self, kind: InputKind, payload: SteerInput, request_id: str, input_id: str) -> QueuedInput:
-        """Queue input for the run `request_id`, or raise `InputRejectedError` leaving the queue unchanged."""
+    def rejection(self, payload: SteerInput, request_id: str) -> Ack | None:
+        """Why input for the run `request_id` would be rejected now, or None (read-only)."""
         if self.sealed:
-            raise InputRejectedError("sealed", "the run is no longer accepting input")
-        if not payload.content.strip():
-            raise InputRejectedError("blank_content", "content must not be blank")
-        if len(payload.content) > MAX_QUERY_CHARS:
-            raise InputRejectedError("too_long", f"content is longer than {MAX_QUERY_CHARS} characters")
-        if payload.expected_request_id is not None and payload.expected_request_id != request_id:
-            raise InputRejectedError(
-                "request_mismatch",
-                f"expected request {payload.expected_request_id!r} but the run serves {request_id!r}",
-            )
+            return Ack(status="rejected", reason=SEALED, message="the run is no longer accepting input")
+        problem = input_rejection(payload, request_id)
+        if problem is not None:
+            return problem
         if len(self.items) >= MAX_QUEUED_INPUTS:
-            raise InputRejectedError("queue_full", f"at most {MAX_QUEUED_INPUTS} inputs may be queued")
-        item = QueuedInput(input_id, kind, payload.content, payload.source, dict(payload.refs))
-        self.items.append(item)
-        return item
+            return Ack(
+                status="rejected",
+                reason=QUEUE_FULL,
+                message=f"at most {MAX_QUEUED_INPUTS} inputs may be queued",
+            )
+        return None
+
+    def offer(self, kind: InputKind, payload: SteerInput, request_id: str, input_id: str) -> Ack:
+        """Queue the input (`queued`), or reject it leaving the queue unchanged."""
+        problem = self.rejection(payload, request_id)
+        if problem is not None:
+            return problem
+        self.items.append(QueuedInput(input_id, kind, payload.content, payload.source, dict(payload.refs)))
+        return Ack(status="queued", input_id=input_id)
 
     def drain(self) -> list[QueuedInput]:
         """Take every queued input, oldest first."""

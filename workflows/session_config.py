@@ -1,124 +1,125 @@
-"""The session's config controls: system prompt, tools, tool context and model, for the next run.
+"""The session's agent config: what the next run gets, how an ask's overrides apply, and the config controls.
 
-A mixin of `AgentSession` (Temporal collects handlers from base classes too); each
-control is a signal and a same-named Update that returns an `Ack`.
+Config changes take effect from the next run on. `set_system_prompt` also changes
+the conversation's base prompt (lanes whose anchor carries a prompt keep theirs).
+`ask_problems` is the one definition of what ask a session accepts, used by the
+`ask` validator and, through `input_problems`, shared with the run itself.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import timedelta
 
+from pydantic import BaseModel, ValidationError
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import Ack, AgentConfig, ResolveToolsRequest, ToolSpec
+    from contracts import Ack, AgentConfig, ResolveToolsRequest, RunInput, ToolSpec
     from contracts.activities import RESOLVE_TOOLS_ACTIVITY
-    from contracts.session import ModelInput, SystemPromptInput, ToolContextInput, ToolNameInput
+    from contracts.decoding import PayloadProblem, problem_of
+    from contracts.errors import INVALID_INPUT, UNKNOWN_TOOL
+    from contracts.session import AskInput
+    from contracts.session_config import ModelInput, SystemPromptInput, ToolContextInput, ToolNameInput
     from conversation import ConversationState
+    from conversation.policy import ContextPolicy, resolve_policy
+    from workflows.failures import run_error
+    from workflows.validation import input_problems
+
+OVERRIDABLE = frozenset(AgentConfig.model_fields)
+CONFIG_CONTROLS: dict[str, type[BaseModel]] = {
+    "set_system_prompt": SystemPromptInput,
+    "register_tool": ToolNameInput,
+    "unregister_tool": ToolNameInput,
+    "set_tool_context": ToolContextInput,
+    "set_model": ModelInput,
+}
 
 
-def _message(err: ActivityError | ApplicationError) -> str:
-    cause = err.cause if isinstance(err, ActivityError) else err
-    return cause.message if isinstance(cause, ApplicationError) else str(err)
+def effective_config(config: AgentConfig, overrides: Mapping[str, object]) -> AgentConfig:
+    """The session's config with this request's overrides applied (raises ValidationError if invalid)."""
+    return AgentConfig.model_validate({**config.model_dump(), **overrides})
 
 
-class SessionConfigControls:
-    """Changes to the agent config; they take effect from the next run on."""
+class SessionSettings:
+    """The agent config of the next run, and the session's own context policy."""
 
-    _config: AgentConfig
-    _conversation: ConversationState
+    def __init__(
+        self, config: AgentConfig, policy: ContextPolicy | None, conversation: ConversationState
+    ) -> None:
+        """Start from the session's config and policy."""
+        self.config = config
+        self.policy = policy
+        self._conversation = conversation
 
-    def _set_system_prompt(self, payload: SystemPromptInput) -> Ack:
-        self._config = self._config.model_copy(update={"system_prompt": payload.system_prompt})
-        self._conversation.set_base_system_prompt(payload.system_prompt)
+    def ask_problem(self, ask: AskInput) -> PayloadProblem | None:
+        """Why an ask cannot run (`invalid_input` / `payload_too_large`), or None."""
+        unknown = sorted(set(ask.overrides) - OVERRIDABLE)
+        if unknown:
+            allowed = ", ".join(sorted(OVERRIDABLE))
+            return PayloadProblem(
+                INVALID_INPUT, f"unknown override(s) {', '.join(unknown)}; allowed: {allowed}"
+            )
+        try:
+            effective = effective_config(self.config, ask.overrides)
+        except ValidationError as err:
+            return problem_of(err, "overrides")
+        problems = input_problems(RunInput(query=ask.query, config=effective))
+        return PayloadProblem(INVALID_INPUT, "; ".join(problems)) if problems else None
+
+    def run_input(self, ask: AskInput, request_id: str) -> RunInput:
+        """The run an accepted ask starts (its context is added when the run starts)."""
+        config = effective_config(self.config, ask.overrides)
+        policy = resolve_policy(ask.context_policy, self.policy, config.context_policy)
+        return RunInput(
+            query=ask.query,
+            request_id=request_id,
+            config=config.model_copy(update={"context_policy": policy}),
+        )
+
+    def session_policy(self) -> ContextPolicy:
+        """The policy of the session itself (for `compact`): the session's, the config's, the default."""
+        return resolve_policy(self.policy, self.config.context_policy)
+
+    async def apply(self, name: str, payload: BaseModel) -> Ack:
+        """Apply a decoded config control."""
+        if isinstance(payload, SystemPromptInput):
+            self.config = self.config.model_copy(update={"system_prompt": payload.system_prompt})
+            self._conversation.set_base_system_prompt(payload.system_prompt)
+        elif isinstance(payload, ToolNameInput) and name == "register_tool":
+            return await self._register(payload.name)
+        elif isinstance(payload, ToolNameInput):
+            if payload.name not in self.config.tools:
+                return Ack(
+                    status="rejected", reason=UNKNOWN_TOOL, message=f"{payload.name} is not registered"
+                )
+            self.config = self.config.model_copy(
+                update={"tools": [t for t in self.config.tools if t != payload.name]}
+            )
+        elif isinstance(payload, ToolContextInput):
+            self.config = self.config.model_copy(update={"tool_context": payload.tool_context})
+        elif isinstance(payload, ModelInput):
+            if not payload.model.strip():
+                return Ack(status="rejected", reason=INVALID_INPUT, message="model must not be blank")
+            update: dict[str, object] = {"model": payload.model}
+            if payload.model_settings is not None:
+                update["model_settings"] = payload.model_settings
+            self.config = self.config.model_copy(update=update)
         return Ack(status="accepted")
 
-    async def _register_tool(self, payload: ToolNameInput) -> Ack:
-        if payload.name in self._config.tools:
-            return Ack(status="accepted", message=f"{payload.name} is already registered")
+    async def _register(self, name: str) -> Ack:
+        if name in self.config.tools:
+            return Ack(status="accepted", message=f"{name} is already registered")
         try:
             await workflow.execute_activity(
                 RESOLVE_TOOLS_ACTIVITY,
-                ResolveToolsRequest(names=[payload.name]),
+                ResolveToolsRequest(names=[name]),
                 result_type=list[ToolSpec],
                 start_to_close_timeout=timedelta(seconds=10),
-                summary=f"resolve tool {payload.name}",
+                summary=f"resolve tool {name}",
             )
-        except (ActivityError, ApplicationError) as err:
-            return Ack(status="rejected", reason="unknown_tool", message=_message(err))
-        self._config = self._config.model_copy(update={"tools": [*self._config.tools, payload.name]})
+        except ActivityError as err:
+            return Ack(status="rejected", reason=UNKNOWN_TOOL, message=run_error(err).message)
+        self.config = self.config.model_copy(update={"tools": [*self.config.tools, name]})
         return Ack(status="accepted")
-
-    def _unregister_tool(self, payload: ToolNameInput) -> Ack:
-        if payload.name not in self._config.tools:
-            return Ack(status="rejected", reason="unknown_tool", message=f"{payload.name} is not registered")
-        self._config = self._config.model_copy(
-            update={"tools": [t for t in self._config.tools if t != payload.name]}
-        )
-        return Ack(status="accepted")
-
-    def _set_tool_context(self, payload: ToolContextInput) -> Ack:
-        self._config = self._config.model_copy(update={"tool_context": payload.tool_context})
-        return Ack(status="accepted")
-
-    def _set_model(self, payload: ModelInput) -> Ack:
-        if not payload.model.strip():
-            return Ack(status="rejected", reason="invalid_input", message="model must not be blank")
-        update: dict[str, object] = {"model": payload.model}
-        if payload.model_settings is not None:
-            update["model_settings"] = payload.model_settings
-        self._config = self._config.model_copy(update=update)
-        return Ack(status="accepted")
-
-    @workflow.signal(name="set_system_prompt")
-    def set_system_prompt_signal(self, payload: SystemPromptInput) -> None:
-        """Set the base system prompt for the next run."""
-        self._set_system_prompt(payload)
-
-    @workflow.update(name="set_system_prompt")
-    def set_system_prompt_update(self, payload: SystemPromptInput) -> Ack:
-        """Set the base system prompt for the next run."""
-        return self._set_system_prompt(payload)
-
-    @workflow.signal(name="register_tool")
-    async def register_tool_signal(self, payload: ToolNameInput) -> None:
-        """Offer a tool of the worker's registry to the next run."""
-        ack = await self._register_tool(payload)
-        if ack.status == "rejected":
-            workflow.logger.warning("register_tool rejected: %s", ack.message)
-
-    @workflow.update(name="register_tool")
-    async def register_tool_update(self, payload: ToolNameInput) -> Ack:
-        """Offer a tool to the next run; `rejected` when the worker has no such tool."""
-        return await self._register_tool(payload)
-
-    @workflow.signal(name="unregister_tool")
-    def unregister_tool_signal(self, payload: ToolNameInput) -> None:
-        """Stop offering a tool from the next run on."""
-        self._unregister_tool(payload)
-
-    @workflow.update(name="unregister_tool")
-    def unregister_tool_update(self, payload: ToolNameInput) -> Ack:
-        """Stop offering a tool from the next run on."""
-        return self._unregister_tool(payload)
-
-    @workflow.signal(name="set_tool_context")
-    def set_tool_context_signal(self, payload: ToolContextInput) -> None:
-        """Set what tools taking `tool_context` receive, from the next run on."""
-        self._set_tool_context(payload)
-
-    @workflow.update(name="set_tool_context")
-    def set_tool_context_update(self, payload: ToolContextInput) -> Ack:
-        """Set what tools taking `tool_context` receive, from the next run on."""
-        return self._set_tool_context(payload)
-
-    @workflow.signal(name="set_model")
-    def set_model_signal(self, payload: ModelInput) -> None:
-        """Set the model for the next run."""
-        self._set_model(payload)
-
-    @workflow.update(name="set_model")
-    def set_model_update(self, payload: ModelInput) -> Ack:
-        """Set the model for the next run."""
-        return self._set_model(payload)

@@ -1,12 +1,15 @@
-"""Executing one round of tool calls: concurrency, retries, and failure-to-result mapping.
+"""One round of tool calls: concurrency, retries, per-call status, and failure-to-result mapping.
 
 A tool's failure never fails the run: the model receives an error result instead.
+Tools the worker's registry marks as local (fast and pure, named by the LLM activity
+in `LLMResponse.local_tools`) run as local activities: no task-queue round trip, but
+they run inside the workflow task's time and cannot heartbeat.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import timedelta
 
 from temporalio import workflow
@@ -14,8 +17,9 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError, TimeoutError
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import AgentConfig, ToolCallRequest, ToolError, ToolOutcome
+    from contracts import AgentConfig, ToolCallRequest, ToolCallStatus, ToolError, ToolOutcome
     from contracts.activities import TOOL_ACTIVITY, tool_activity_summary
+    from contracts.errors import CANCELLED, TIMEOUT, TOOL_ERROR, UNKNOWN_TOOL
     from conversation import ToolCall
 
 
@@ -24,7 +28,7 @@ def cancelled_outcome(call: ToolCall) -> ToolOutcome:
     return ToolOutcome(
         ok=False,
         attempts=0,
-        error=ToolError(type="cancelled", message=f"tool {call.name} was cancelled: the run ended"),
+        error=ToolError(type=CANCELLED, message=f"tool {call.name} was cancelled: the run ended"),
     )
 
 
@@ -32,55 +36,55 @@ def _failure_outcome(call: ToolCall, err: ActivityError, config: AgentConfig) ->
     cause = err.cause
     attempts = config.tool_max_retries + 1
     if isinstance(cause, TimeoutError):
+        message = f"tool {call.name} timed out after {config.tool_timeout_s:g}s"
         return ToolOutcome(
-            ok=False,
-            attempts=attempts,
-            error=ToolError(
-                type="timeout",
-                message=f"tool {call.name} timed out after {config.tool_timeout_s:g}s",
-                retryable=True,
-            ),
+            ok=False, attempts=attempts, error=ToolError(type=TIMEOUT, message=message, retryable=True)
         )
     if isinstance(cause, ApplicationError):
         return ToolOutcome(
             ok=False,
             attempts=1 if cause.non_retryable else attempts,
             error=ToolError(
-                type=cause.type or "tool_error",
+                type=cause.type or TOOL_ERROR,
                 message=cause.message,
                 details=list(cause.details) if cause.details else None,
                 retryable=not cause.non_retryable,
             ),
         )
-    return ToolOutcome(ok=False, attempts=attempts, error=ToolError(type="tool_error", message=str(err)))
+    return ToolOutcome(ok=False, attempts=attempts, error=ToolError(type=TOOL_ERROR, message=str(err)))
 
 
-async def execute_tool(call: ToolCall, config: AgentConfig, request_id: str, run_id: str) -> ToolOutcome:
-    """Run one tool call as an activity; unknown names and exhausted retries become error results."""
+async def execute_tool(
+    call: ToolCall, request: ToolCallRequest, config: AgentConfig, local: bool
+) -> ToolOutcome:
+    """Run one tool call as an activity (or a local one); unknown names and failures become results."""
     if call.name not in config.tools:
         available = ", ".join(config.tools) or "none"
-        return ToolOutcome(
-            ok=False,
-            attempts=0,
-            error=ToolError(
-                type="unknown_tool",
-                message=f"unknown tool {call.name!r}; available tools: {available}",
-            ),
-        )
-    request = ToolCallRequest(
-        call=call, request_id=request_id, run_id=run_id, tool_context=config.tool_context
+        message = f"unknown tool {call.name!r}; available tools: {available}"
+        return ToolOutcome(ok=False, attempts=0, error=ToolError(type=UNKNOWN_TOOL, message=message))
+    retry = RetryPolicy(
+        initial_interval=timedelta(seconds=max(config.tool_retry_backoff_s, 0.001)),
+        backoff_coefficient=2.0,
+        maximum_attempts=config.tool_max_retries + 1,
     )
+    timeout = timedelta(seconds=config.tool_timeout_s)
     try:
+        if local:
+            return await workflow.execute_local_activity(
+                TOOL_ACTIVITY,
+                request,
+                result_type=ToolOutcome,
+                start_to_close_timeout=timeout,
+                retry_policy=retry,
+                cancellation_type=workflow.ActivityCancellationType.TRY_CANCEL,
+                summary=tool_activity_summary(request),
+            )
         return await workflow.execute_activity(
             TOOL_ACTIVITY,
             request,
             result_type=ToolOutcome,
-            start_to_close_timeout=timedelta(seconds=config.tool_timeout_s),
-            retry_policy=RetryPolicy(
-                initial_interval=timedelta(seconds=max(config.tool_retry_backoff_s, 0.001)),
-                backoff_coefficient=2.0,
-                maximum_attempts=config.tool_max_retries + 1,
-            ),
+            start_to_close_timeout=timeout,
+            retry_policy=retry,
             cancellation_type=workflow.ActivityCancellationType.TRY_CANCEL,
             summary=tool_activity_summary(request),
         )
@@ -90,16 +94,55 @@ async def execute_tool(call: ToolCall, config: AgentConfig, request_id: str, run
         return _failure_outcome(call, err, config)
 
 
-async def run_round(
-    calls: list[ToolCall],
-    concurrency: int,
-    execute: Callable[[int, ToolCall], Awaitable[None]],
-) -> None:
-    """Run `execute` for every call, at most `concurrency` at a time; `execute` stores the results."""
-    gate = asyncio.Semaphore(concurrency)
+OnEvent = Callable[[ToolCall, ToolOutcome | None], None]
 
-    async def one(index: int, call: ToolCall) -> None:
-        async with gate:
-            await execute(index, call)
 
-    await asyncio.gather(*(one(index, call) for index, call in enumerate(calls)))
+class ToolRound:
+    """The round in flight: its calls, their status (for the `state` query) and their outcomes."""
+
+    def __init__(self) -> None:
+        """No round in flight."""
+        self.statuses: list[ToolCallStatus] = []
+        self._calls: list[ToolCall] = []
+        self._outcomes: list[ToolOutcome | None] = []
+
+    async def run(
+        self,
+        calls: list[ToolCall],
+        config: AgentConfig,
+        request_for: Callable[[ToolCall], ToolCallRequest],
+        local_tools: frozenset[str],
+        on_event: OnEvent,
+    ) -> None:
+        """Run every call, at most `config.tool_concurrency` at a time; `on_event` hears starts and ends."""
+        now = workflow.now()
+        self._calls = list(calls)
+        self._outcomes = [None] * len(calls)
+        self.statuses = [ToolCallStatus(id=call.id, name=call.name, started_at=now) for call in calls]
+        gate = asyncio.Semaphore(config.tool_concurrency)
+
+        async def one(index: int, call: ToolCall) -> None:
+            async with gate:
+                status = self.statuses[index]
+                status.started_at = workflow.now()
+                on_event(call, None)
+                outcome = await execute_tool(call, request_for(call), config, call.name in local_tools)
+                self._outcomes[index] = outcome
+                status.status = "ok" if outcome.ok else "error"
+                status.attempts = outcome.attempts
+                status.duration_ms = int((workflow.now() - status.started_at).total_seconds() * 1000)
+                on_event(call, outcome)
+
+        await asyncio.gather(*(one(index, call) for index, call in enumerate(calls)))
+
+    def close(self) -> list[tuple[ToolCall, ToolOutcome]]:
+        """The round's results in call order (unfinished calls get `cancelled`), and no round in flight."""
+        results: list[tuple[ToolCall, ToolOutcome]] = []
+        for index, call in enumerate(self._calls):
+            outcome = self._outcomes[index]
+            if outcome is None:
+                outcome = cancelled_outcome(call)
+                self.statuses[index].status = "cancelled"
+            results.append((call, outcome))
+        self._calls, self._outcomes, self.statuses = [], [], []
+        return results

@@ -1,0 +1,81 @@
+"""Compaction: summarise the older part of the active lane into a `replace` op with reason `compaction`.
+
+The op is submitted like any context op (applied when idle; deferred while a run is
+active, and rebased when applied so nothing the run said is lost). With
+`summarization: request_new` the session compacts by itself before a run whose
+projection would drop messages.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+
+with workflow.unsafe.imports_passed_through():
+    from contracts import AgentConfig
+    from contracts.activities import SUMMARIZE_ACTIVITY
+    from contracts.compaction import SummarizeRequest, SummarizeResult
+    from conversation import ContextOpPayload, ConversationState, Message
+    from conversation.budget import compaction_split, project_for_model, would_drop
+    from conversation.compaction import compaction_op
+    from conversation.policy import ContextPolicy
+
+
+class Compactor:
+    """Builds compaction ops for a conversation."""
+
+    def __init__(self, conversation: ConversationState) -> None:
+        """Compact `conversation`'s active lane."""
+        self._conversation = conversation
+
+    async def compaction(
+        self, op_id: str, policy: ContextPolicy, config: AgentConfig, model: str | None
+    ) -> ContextOpPayload | None:
+        """The compaction op for the active lane; None when there is nothing older to summarise."""
+        conversation = self._conversation
+        lane = conversation.context
+        older, keep = compaction_split(lane, policy)
+        if not older:
+            return None
+        summary_model = model or policy.summary_model or config.model
+        base_seq = conversation.next_seq - 1
+        result = await workflow.execute_activity(
+            SUMMARIZE_ACTIVITY,
+            SummarizeRequest(
+                model=summary_model,
+                messages=older,
+                previous_summary=lane.summary,
+                settings=config.model_settings,
+                timeout_s=config.llm_timeout_s,
+            ),
+            result_type=SummarizeResult,
+            start_to_close_timeout=timedelta(seconds=config.llm_timeout_s + 30),
+            heartbeat_timeout=timedelta(seconds=10),
+            retry_policy=RetryPolicy(maximum_attempts=config.llm_max_attempts),
+            summary=f"summarize {summary_model}",
+        )
+        unbounded = policy.model_copy(update={"max_input_tokens": 10**12, "max_messages": 0})
+        ref = conversation.active_context_ref
+        op = compaction_op(op_id, ref, lane, keep, result.summary, base_seq, {})
+        assert op.operation.result_context is not None
+        op.operation.meta = {
+            "from_seq": conversation.views.view(ref).start_seq,
+            "to_seq": base_seq,
+            "model": summary_model,
+            "messages_summarized": len(older),
+            "tokens_before": project_for_model(lane, unbounded).meta.estimated_tokens,
+            "tokens_after": project_for_model(op.operation.result_context, unbounded).meta.estimated_tokens,
+        }
+        return op
+
+    async def before_run(
+        self, query: str, request_id: str, policy: ContextPolicy, config: AgentConfig
+    ) -> ContextOpPayload | None:
+        """`request_new`: the compaction to apply first when the next turn's view would drop messages."""
+        lane = self._conversation.context
+        upcoming = lane.model_copy(update={"messages": [*lane.messages, Message(role="user", content=query)]})
+        if not would_drop(upcoming, policy):
+            return None
+        return await self.compaction(f"auto-compact-{request_id}", policy, config, None)

@@ -1,0 +1,177 @@
+"""The run's LLM calls: the budgeted view, each message sent inline once, and the cache-miss fallback.
+
+The first call of a run sends its view inline. Later calls send only what the LLM
+activity has not seen in this run: the messages shared with the previous call's list
+as one `PrefixRef`, messages seen before as `MessageRef`s, and new ones inline. So a
+run's history grows by what is new in each call, not by the whole view again. The
+workflow stays the source of truth: when the activity's cache lacks a referenced
+message (`message_cache_miss`), the same call is sent again with every message inline.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from contracts import (
+        SCRIPTED_MODEL,
+        AgentConfig,
+        LLMRequest,
+        LLMResponse,
+        MessageRef,
+        PrefixRef,
+        ScriptedCall,
+    )
+    from contracts.activities import COUNT_TOKENS_ACTIVITY, LLM_ACTIVITY, activity_summary
+    from contracts.errors import MESSAGE_CACHE_MISS
+    from contracts.llm import CountTokensRequest
+    from conversation import Context, ContextPolicy, Message, ModelView, project_for_model
+    from conversation.digest import list_digest, message_digest
+
+LLM_HEARTBEAT_TIMEOUT = timedelta(seconds=10)
+MAX_CACHE_MISSES = 2
+"""After this many misses in one run (e.g. workers without a shared store), stop using references."""
+
+
+def _shared_prefix(previous: list[str], current: list[str]) -> tuple[int, int]:
+    """(start, count): the longest run of `current`'s head found in `previous` at `start`."""
+    if not previous or not current:
+        return 0, 0
+    try:
+        start = previous.index(current[0])
+    except ValueError:
+        return 0, 0
+    count = 0
+    while (
+        count < len(current) and start + count < len(previous) and previous[start + count] == current[count]
+    ):
+        count += 1
+    return start, count
+
+
+class ModelCalls:
+    """Builds and executes a run's LLM calls."""
+
+    def __init__(self, config: AgentConfig, policy: ContextPolicy, request_id: str, run_id: str) -> None:
+        """Bind the run's config and resolved policy."""
+        self._config = config
+        self._policy = policy
+        self._request_id = request_id
+        self._run_id = run_id
+        self._digests: dict[int, tuple[Message, str]] = {}
+        self._known: set[str] = set()
+        self._previous: list[str] = []
+        self._misses = 0
+        self._token_counts: dict[str, int] = {}
+
+    def _digest(self, message: Message) -> str:
+        # Lane messages are never mutated, so a message object's digest is computed once.
+        known = self._digests.get(id(message))
+        if known is not None and known[0] is message:
+            return known[1]
+        digest = message_digest(message)
+        self._digests[id(message)] = (message, digest)
+        return digest
+
+    async def view(self, context: Context) -> ModelView:
+        """What the next call sends: the context policy's budgeted projection of the lane."""
+        if self._policy.token_estimator != "exact":
+            return project_for_model(context, self._policy)
+        keys = [self._digest(message) for message in context.messages]
+        missing = {k: m for k, m in zip(keys, context.messages, strict=True) if k not in self._token_counts}
+        if missing:
+            counts = await workflow.execute_activity(
+                COUNT_TOKENS_ACTIVITY,
+                CountTokensRequest(model=self._config.model, messages=list(missing.values())),
+                result_type=list[int],
+                start_to_close_timeout=timedelta(seconds=30),
+                summary=f"count tokens ({len(missing)} messages)",
+            )
+            self._token_counts.update(zip(missing, counts, strict=True))
+        return project_for_model(context, self._policy, token_counts=[self._token_counts[k] for k in keys])
+
+    def request(self, view: ModelView, iteration: int, index: int, *, inline: bool = False) -> LLMRequest:
+        """The LLM request for `view`: new messages inline, the rest by reference (or all inline)."""
+        digests = [self._digest(message) for message in view.messages]
+        use_refs = not inline and self._misses < MAX_CACHE_MISSES
+        prefix: PrefixRef | None = None
+        skip = 0
+        if use_refs:
+            start, skip = _shared_prefix(self._previous, digests)
+            if skip:
+                prefix = PrefixRef(digest=list_digest(self._previous), start=start, count=skip)
+        items: list[Message | MessageRef] = [
+            MessageRef(ref=digest, role=message.role) if use_refs and digest in self._known else message
+            for message, digest in zip(view.messages[skip:], digests[skip:], strict=True)
+        ]
+        scripted = None
+        if self._config.model == SCRIPTED_MODEL:
+            script = self._config.script
+            scripted = ScriptedCall(
+                index=index, length=len(script), turn=script[index] if index < len(script) else None
+            )
+        return LLMRequest(
+            model=self._config.model,
+            system_prompt=view.system_prompt,
+            prefix=prefix,
+            messages=items,
+            tools=self._config.tools,
+            settings=self._config.model_settings,
+            timeout_s=self._config.llm_timeout_s,
+            request_id=self._request_id,
+            run_id=self._run_id,
+            iteration=iteration,
+            scripted=scripted,
+        )
+
+    async def call(self, view: ModelView, iteration: int, index: int) -> LLMResponse:
+        """Execute the call for `view`; on a cache miss, once more with every message inline."""
+        request = self.request(view, iteration, index)
+        try:
+            response = await self._execute(request)
+        except ActivityError as err:
+            cause = err.cause
+            if not (isinstance(cause, ApplicationError) and cause.type == MESSAGE_CACHE_MISS):
+                raise
+            self._misses += 1
+            self._known.clear()
+            self._previous = []
+            workflow.logger.warning("LLM message cache miss (%s); resending the call inline", cause.message)
+            response = await self._execute(self.request(view, iteration, index, inline=True))
+        self._remember(view, response)
+        return response
+
+    def _remember(self, view: ModelView, response: LLMResponse) -> None:
+        """What the activity has now seen: every message of this call, and the answer it produced."""
+        digests = [self._digest(message) for message in view.messages]
+        self._previous = digests
+        self._known.update(digests)
+        answer = Message(
+            role="assistant",
+            content=response.content,
+            tool_calls=list(response.tool_calls) or None,
+            thinking=response.thinking,
+        )
+        self._known.add(message_digest(answer))
+
+    async def _execute(self, request: LLMRequest) -> LLMResponse:
+        return await workflow.execute_activity(
+            LLM_ACTIVITY,
+            request,
+            result_type=LLMResponse,
+            start_to_close_timeout=timedelta(seconds=self._config.llm_timeout_s + 30),
+            heartbeat_timeout=LLM_HEARTBEAT_TIMEOUT,
+            retry_policy=RetryPolicy(
+                initial_interval=timedelta(seconds=1),
+                backoff_coefficient=2.0,
+                maximum_interval=timedelta(seconds=60),
+                maximum_attempts=self._config.llm_max_attempts,
+                non_retryable_error_types=[MESSAGE_CACHE_MISS],
+            ),
+            cancellation_type=workflow.ActivityCancellationType.TRY_CANCEL,
+            summary=activity_summary(request),
+        )

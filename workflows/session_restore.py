@@ -1,0 +1,52 @@
+"""Starting a session from a snapshot token, verified by an activity (the worker holds the secret).
+
+The restored lane is applied as a `replace` op with reason `restore`. A bad token
+fails the session with a named error (`snapshot_*`); the ask that created the
+session gets that error instead of a request id.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from contracts.activities import RESTORE_SNAPSHOT_ACTIVITY
+    from contracts.session import SessionInput
+    from contracts.snapshot import RestoreSnapshotRequest, SnapshotPayload
+    from conversation import ContextOpPayload, ConversationState
+    from workflows.failures import run_error
+
+
+async def restore_snapshot(session: SessionInput, conversation: ConversationState) -> ApplicationError | None:
+    """Apply `session.snapshot` to `conversation`; return the error that fails the session, if any."""
+    assert session.snapshot is not None
+    try:
+        payload = await workflow.execute_activity(
+            RESTORE_SNAPSHOT_ACTIVITY,
+            RestoreSnapshotRequest(token=session.snapshot),
+            result_type=SnapshotPayload,
+            start_to_close_timeout=timedelta(seconds=10),
+            retry_policy=RetryPolicy(maximum_attempts=3),
+            summary="restore snapshot",
+        )
+    except ActivityError as err:
+        error = run_error(err)
+        return ApplicationError(error.message, type=error.type, non_retryable=True)
+    op = ContextOpPayload.model_validate(
+        {
+            "op_id": f"restore:{workflow.info().workflow_id}",
+            "context_ref": payload.context_ref,
+            "operation": {
+                "type": "replace",
+                "reason": "restore",
+                "result_context": payload.context,
+                "meta": {"agent_id": payload.agent_id, "exported_at": payload.exported_at.isoformat()},
+            },
+        }
+    )
+    conversation.apply_operation(op, workflow.now())
+    return None
