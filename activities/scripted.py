@@ -7,7 +7,8 @@ the same classification (`activities.llm_errors.classify`) as OpenAI's.
 
 The LLM activity passes the call's `ScriptedCall` and the activity attempt in
 `acompletion(metadata=...)`, which reaches the provider as
-`litellm_params["metadata"]`.
+`litellm_params["metadata"]`. litellm's types come through `activities._litellm`,
+the one module that imports litellm.
 """
 
 from __future__ import annotations
@@ -17,24 +18,25 @@ import json
 from typing import Any
 
 import httpx
-import litellm
-from litellm.exceptions import (
+
+from activities._litellm import (
+    ATTEMPT_KEY,
+    SCRIPTED_CALL_KEY,
+    SCRIPTED_PROVIDER,
     AuthenticationError,
     BadRequestError,
+    CustomLLM,
     InternalServerError,
+    ModelResponse,
     RateLimitError,
     Timeout,
+    litellm,
 )
-from litellm.llms.custom_llm import CustomLLM
-from litellm.types.utils import ModelResponse  # pyright: ignore[reportMissingTypeStubs]
-
 from contracts.agent import ScriptTurn
+from contracts.errors import BAD_REQUEST, SCRIPT_EXHAUSTED
 from contracts.llm import ScriptedCall
 
-PROVIDER = "scripted"
-MODEL = f"{PROVIDER}/{PROVIDER}"
-SCRIPTED_CALL_KEY = "scripted_call"
-ATTEMPT_KEY = "attempt"
+PROVIDER = SCRIPTED_PROVIDER
 
 
 class ScriptError(BadRequestError):
@@ -42,18 +44,12 @@ class ScriptError(BadRequestError):
 
     A `BadRequestError` (400) so that litellm passes it through unchanged and
     `classify` makes it non-retryable: retrying cannot make the script longer.
+    `error_code` is the `ApplicationError.type` it becomes.
     """
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, error_code: str) -> None:
         super().__init__(message, model=PROVIDER, llm_provider=PROVIDER)  # pyright: ignore[reportUnknownMemberType]
-
-
-def scripted_metadata(call: ScriptedCall | None, attempt: int) -> dict[str, Any]:
-    """The `metadata` kwarg the LLM activity passes to `acompletion` for a scripted call."""
-    return {
-        SCRIPTED_CALL_KEY: call.model_dump(mode="json") if call is not None else None,
-        ATTEMPT_KEY: attempt,
-    }
+        self.error_code = error_code
 
 
 class ScriptedLLM(CustomLLM):
@@ -82,13 +78,16 @@ class ScriptedLLM(CustomLLM):
         metadata: dict[str, Any] = params.get("metadata") or {}
         raw_call = metadata.get(SCRIPTED_CALL_KEY)
         if raw_call is None:
-            raise ScriptError("scripted model: the request carries no script (LLMRequest.scripted is unset)")
+            raise ScriptError(
+                "scripted model: the request carries no script (LLMRequest.scripted is unset)", BAD_REQUEST
+            )
         call = ScriptedCall.model_validate(raw_call)
         attempt = int(metadata.get(ATTEMPT_KEY) or 1)
         turn = call.turn
         if turn is None:
             raise ScriptError(
-                f"scripted model: call {call.index + 1} is past the end of the script ({call.length} turns)"
+                f"scripted model: call {call.index + 1} is past the end of the script ({call.length} turns)",
+                SCRIPT_EXHAUSTED,
             )
         if turn.delay_s > 0:
             await asyncio.sleep(turn.delay_s)

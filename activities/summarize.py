@@ -1,21 +1,17 @@
 """The `summarize` activity: compaction's summary of the older part of a lane.
 
 With the `scripted` model the summary is deterministic text built from the messages
-(no LLM call), so agents' compaction can be tested like the rest of the scripted model.
+(no LLM call, and litellm is not even loaded), so agents' compaction can be tested like
+the rest of the scripted model. Other models go through `activities._litellm`, loaded
+on first use like the LLM activity's.
 """
 
 from __future__ import annotations
 
-import os
-
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
-import litellm
 from temporalio import activity
 
 from activities._heartbeat import with_heartbeat
-from activities.llm import completion_kwargs, parse_response
-from activities.llm_errors import classify
+from activities.llm import complete
 from contracts import SCRIPTED_MODEL, LLMRequest, Usage
 from contracts.activities import SUMMARIZE_ACTIVITY
 from contracts.compaction import SummarizeRequest, SummarizeResult
@@ -49,25 +45,16 @@ async def summarize(request: SummarizeRequest) -> SummarizeResult:
     """Summarise the older part of a lane with the agent's (or a cheaper) model."""
     if request.model == SCRIPTED_MODEL:
         return SummarizeResult(summary=scripted_summary(request))
-    messages = [Message(role="user", content=transcript(request.messages, request.previous_summary))]
     llm_request = LLMRequest(
         model=request.model,
         system_prompt=SUMMARY_INSTRUCTIONS,
-        messages=list(messages),
+        messages=[Message(role="user", content=transcript(request.messages, request.previous_summary))],
         settings=request.settings,
         timeout_s=request.timeout_s,
         request_id="compaction",
         run_id="compaction",
         iteration=0,
     )
-    try:
-        response = await with_heartbeat(
-            litellm.acompletion(
-                **completion_kwargs(llm_request, attempt=activity.info().attempt, messages=messages, tools=[])
-            )
-        )
-    except Exception as exc:
-        raise classify(exc) from None
-    parsed = parse_response(response, llm_request)
+    parsed = await with_heartbeat(complete(llm_request, attempt=activity.info().attempt))
     usage: Usage = parsed.usage
     return SummarizeResult(summary=parsed.content.strip(), usage=usage)

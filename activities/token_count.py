@@ -10,9 +10,11 @@ import asyncio
 
 from temporalio import activity
 
+from activities._heartbeat import with_heartbeat
+from activities.llm import load_litellm
 from contracts.activities import COUNT_TOKENS_ACTIVITY
 from contracts.llm import SCRIPTED_MODEL, CountTokensRequest
-from conversation.budget import estimate_tokens, exact_token_counts
+from conversation.budget import estimate_tokens
 
 
 @activity.defn(name=COUNT_TOKENS_ACTIVITY)
@@ -20,4 +22,7 @@ async def count_tokens(request: CountTokensRequest) -> list[int]:
     """One count per message, with the model's tokenizer (the heuristic for the scripted model)."""
     if request.model == SCRIPTED_MODEL:
         return [estimate_tokens(m) for m in request.messages]
-    return await asyncio.to_thread(exact_token_counts, request.model, request.messages)
+    await with_heartbeat(load_litellm())
+    from activities import _litellm
+
+    return await asyncio.to_thread(_litellm.token_counts, request.model, request.messages)

@@ -12,18 +12,22 @@ import asyncio
 import dataclasses
 import inspect
 import re
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, get_type_hints, overload
 
 import pydantic
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
+from contracts.errors import TOOL_ERROR
 from contracts.llm import ToolSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 TOOL_CONTEXT_PARAM = "tool_context"
+IDEMPOTENCY_KEY_PARAM = "idempotency_key"
+"""A tool parameter the worker fills with a key that is the same on every retry of one tool call."""
 _NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _SECTION = re.compile(r"^\s*(Args|Arguments|Returns|Yields|Raises|Examples?|Notes?|Attributes):\s*$")
 _ARG_LINE = re.compile(r"^\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
@@ -42,7 +46,7 @@ class ToolFailure(Exception):
         *,
         retryable: bool = False,
         details: JsonValue = None,
-        type: str = "tool_error",
+        type: str = TOOL_ERROR,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -52,7 +56,7 @@ class ToolFailure(Exception):
 
 
 class UnknownToolError(LookupError):
-    """No tool of that name is registered."""
+    """No tool of that name is registered (error code `unknown_tool`)."""
 
     def __init__(self, name: str, available: list[str]) -> None:
         super().__init__(f"unknown tool {name!r}; available tools: {', '.join(available) or '(none)'}")
@@ -73,8 +77,10 @@ class _Tool:
     name: str
     fn: Callable[..., Any]
     description: str
-    arguments: type[BaseModel]
+    arguments: type[BaseModel] | None  # None: `parameters` was given; the tool validates its arguments
     wants_context: bool
+    wants_idempotency_key: bool = False
+    parameters: dict[str, Any] | None = None
     local: bool = False
 
 
@@ -126,6 +132,50 @@ class ToolRegistry:
         self._tools[tool.name] = tool
         return fn
 
+    def register_schema(
+        self, fn: Callable[..., Any], *, name: str, description: str, parameters: dict[str, Any]
+    ) -> None:
+        """Register a tool whose JSON schema is given rather than derived from type hints (an MCP tool).
+
+        `fn` is called as `fn(arguments=<the arguments object>)`, plus `tool_context` and
+        `idempotency_key` when it declares them. The arguments are not validated here:
+        `parameters` is what the model sees, and the tool validates what it receives.
+
+        Raises:
+            ValueError: The name is invalid or already registered, or `parameters` is not
+                an object schema.
+            TypeError: `fn` takes no `arguments` parameter.
+        """
+        if not _NAME.match(name):
+            raise ValueError(f"tool name {name!r} must match {_NAME.pattern}")
+        if parameters.get("type") != "object":
+            raise ValueError(f"tool {name!r}: parameters must be a JSON schema of type 'object'")
+        params = inspect.signature(fn).parameters
+        if "arguments" not in params:
+            raise TypeError(f"tool {name!r}: the function must take an `arguments` parameter")
+        if name in self._tools:
+            raise ValueError(f"tool {name!r} is already registered")
+        self._tools[name] = _Tool(
+            name,
+            fn,
+            description,
+            None,
+            TOOL_CONTEXT_PARAM in params,
+            _wants_idempotency_key(name, params),
+            dict(parameters),
+        )
+
+    def include(self, other: ToolRegistry) -> None:
+        """Add every tool of `other`, or none of them if a name is already registered here.
+
+        Raises:
+            ValueError: Names that both registries have, all listed.
+        """
+        clashes = sorted(set(self._tools) & set(other._tools))
+        if clashes:
+            raise ValueError(f"already registered: {', '.join(repr(name) for name in clashes)}")
+        self._tools.update(other._tools)
+
     def names(self) -> list[str]:
         """The registered tool names, sorted."""
         return sorted(self._tools)
@@ -141,13 +191,23 @@ class ToolRegistry:
     def spec(self, name: str) -> ToolSpec:
         """What the model sees of a tool: name, description, JSON schema of its arguments."""
         tool = self._get(name)
-        schema = _strip_titles(tool.arguments.model_json_schema())
+        raw = tool.parameters if tool.arguments is None else tool.arguments.model_json_schema()
+        schema = _strip_titles(raw)
         return ToolSpec(name=tool.name, description=tool.description, parameters=schema)
 
     async def call(
-        self, name: str, arguments: dict[str, Any], *, tool_context: dict[str, JsonValue] | None = None
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        tool_context: dict[str, JsonValue] | None = None,
+        idempotency_key: str | None = None,
     ) -> Any:
         """Validate `arguments` and run the tool (a sync tool runs in a thread).
+
+        A tool that declares `idempotency_key` receives `idempotency_key` (the `run_tool`
+        activity passes one that is stable across the retries of a call), or a fresh
+        random key when none is given.
 
         Raises:
             UnknownToolError: No such tool.
@@ -155,13 +215,18 @@ class ToolRegistry:
             ToolFailure: The tool reported an expected failure.
         """
         tool = self._get(name)
-        try:
-            validated = tool.arguments.model_validate(arguments)
-        except ValidationError as exc:
-            raise _invalid_arguments(exc) from exc
-        kwargs = dict(validated)
+        if tool.arguments is None:
+            kwargs: dict[str, Any] = {"arguments": dict(arguments)}
+        else:
+            try:
+                validated = tool.arguments.model_validate(arguments)
+            except ValidationError as exc:
+                raise _invalid_arguments(exc) from exc
+            kwargs = dict(validated)
         if tool.wants_context:
             kwargs[TOOL_CONTEXT_PARAM] = tool_context or {}
+        if tool.wants_idempotency_key:
+            kwargs[IDEMPOTENCY_KEY_PARAM] = idempotency_key or uuid.uuid4().hex
         if inspect.iscoroutinefunction(tool.fn):
             return await tool.fn(**kwargs)
         result = await asyncio.to_thread(tool.fn, **kwargs)
@@ -194,17 +259,32 @@ def _build_tool(fn: Callable[..., Any], name: str | None, description: str | Non
     hints = get_type_hints(fn, include_extras=True)
     fields: dict[str, Any] = {}
     wants_context = False
-    for param in inspect.signature(fn).parameters.values():
+    params = inspect.signature(fn).parameters
+    for param in params.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise TypeError(f"tool {tool_name!r}: *args and **kwargs cannot be described to the model")
         if param.name == TOOL_CONTEXT_PARAM:
             wants_context = True
             continue
+        if param.name == IDEMPOTENCY_KEY_PARAM:
+            continue
         default = ... if param.default is param.empty else param.default
         field = pydantic.Field(default, description=arg_docs.get(param.name))
         fields[param.name] = (hints.get(param.name, Any), field)
     model = pydantic.create_model(f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
-    return _Tool(tool_name, fn, description or summary, model, wants_context)
+    wants_key = _wants_idempotency_key(tool_name, params, hints.get(IDEMPOTENCY_KEY_PARAM, str))
+    return _Tool(tool_name, fn, description or summary, model, wants_context, wants_key)
+
+
+def _wants_idempotency_key(
+    tool_name: str, params: Mapping[str, inspect.Parameter], annotation: object = str
+) -> bool:
+    """Whether the tool declares `idempotency_key` (which must be a `str`)."""
+    if IDEMPOTENCY_KEY_PARAM not in params:
+        return False
+    if annotation is not str:
+        raise TypeError(f"tool {tool_name!r}: `{IDEMPOTENCY_KEY_PARAM}` must be annotated `str`")
+    return True
 
 
 def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:

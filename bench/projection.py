@@ -19,7 +19,8 @@ import random
 import statistics
 import time
 
-from conversation.budget import openai_message, project_for_model
+from activities._litellm import openai_message
+from conversation.budget import project_for_model
 from conversation.messages import Context, Message, ToolCall
 from conversation.policy import ContextPolicy
 

@@ -13,14 +13,16 @@ from typing import Annotated
 
 import typer
 
-from cli import inputs, ops, render
+from cli import codec_server, inputs, ops, render
 from cli.app import CliApp
 from cli.common import Target, announce, out, say, say_lines, target_of
-from cli.demo import DEMO_NOTICE, DEMO_QUERY
+from cli.demo import DEMO_QUERY, demo_notice
 from cli.errors import CliError, err_console, reported
 from cli.params import (
     AddressOpt,
+    ApiBaseOpt,
     ControlId,
+    ModelOpt,
     NamespaceOpt,
     OpIdOpt,
     Reason,
@@ -45,6 +47,8 @@ context_app = typer.Typer(
     help="Change a run's or a session's context: replace it, or switch lanes.", no_args_is_help=True
 )
 app.add_typer(context_app, name="context")
+app.command("codec-server")(codec_server.codec_server)
+app.command("payload")(codec_server.payload)
 
 
 @app.callback()
@@ -66,7 +70,8 @@ def run(
     ctx: typer.Context,
     query: Annotated[str | None, argument(help="The user's question (optional for the demo).")] = None,
     workflow_id: Annotated[str | None, option("--id", help="Workflow id (default react-<hex>).")] = None,
-    model: Annotated[str | None, option(help="litellm model string (default: $REACT_MODEL).")] = None,
+    model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
     tool: Annotated[list[str] | None, option(help="A tool the agent may call (repeatable).")] = None,
     system_prompt: Annotated[str | None, option(help="System prompt of the agent.")] = None,
     max_iterations: Annotated[int | None, option(min=1, help="LLM turns before giving up.")] = None,
@@ -79,19 +84,20 @@ def run(
     """Start a run and follow its trace live until the final answer.
 
     QUERY is the user's question. The model is --model, else $REACT_MODEL; with
-    neither (and no --script) a scripted demo runs, no LLM is called, and QUERY
-    may be omitted. Exits 1 unless the run completes.
+    neither (and no --script) the bundled local model runs a calculator demo and
+    QUERY may be omitted (`--model scripted`: the scripted demo, no LLM at all).
+    Exits 1 unless the run completes.
     """
     target = target_of(ctx, address, namespace)
     workflow_id = workflow_id or f"react-{uuid.uuid4().hex[:8]}"
     with reported(target.address, workflow_id):
-        flags = inputs.AgentFlags(model, tuple(tool or ()), system_prompt, max_iterations, script)
+        flags = inputs.AgentFlags(model, tuple(tool or ()), system_prompt, max_iterations, script, api_base)
         config, demo = inputs.resolve_config(flags)
         if demo:
-            err_console.print(DEMO_NOTICE, markup=False, soft_wrap=True, style="bold")
+            err_console.print(demo_notice(config), markup=False, soft_wrap=True, style="bold")
             query = query or DEMO_QUERY
         if not query:
-            raise CliError("a QUERY is required (only the scripted demo has a default one)")
+            raise CliError("a QUERY is required (only the default demo agent has a default one)")
         run_input = RunInput(query=query, request_id=request_id, config=config)
         ok = asyncio.run(_start_and_follow(target, run_input, workflow_id, follow=not no_follow))
     if not ok:

@@ -24,6 +24,9 @@ from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from contracts import TASK_QUEUE
+from runtime.blob_store import BlobMissingError, BlobStoreError
+from runtime.codec import PayloadDecryptionError
+from runtime.payload_storage import PayloadClaimError
 
 err_console = Console(stderr=True, highlight=False)
 
@@ -110,6 +113,8 @@ def describe(error: BaseException, address: str, workflow_id: str | None) -> str
             return f"invalid JSON: {error}"
         case OSError():
             return f"{error.strerror or error}: {error.filename}" if error.filename else str(error)
+        case BlobMissingError() | BlobStoreError() | PayloadClaimError() | PayloadDecryptionError():
+            return str(error)
         case _:
             return f"unexpected error: {type(error).__name__}: {error}"
 

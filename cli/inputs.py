@@ -7,14 +7,13 @@ file is reported with its path and the offending field, not as a failed run.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar, cast
 
 from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
 
-from cli.demo import DEMO_TOOL, demo_script
+from cli.demo import checked_api_base, with_api_base, with_defaults
 from cli.errors import CliError, validation_message
 from contracts import SCRIPTED_MODEL, AgentConfig, ScriptTurn
 from conversation import Context, Message, Role
@@ -72,6 +71,7 @@ class AgentFlags:
     system_prompt: str | None = None
     max_iterations: int | None = None
     script: Path | None = None
+    api_base: str | None = None
 
 
 def explicit_settings(flags: AgentFlags) -> dict[str, JsonValue]:
@@ -90,24 +90,19 @@ def explicit_settings(flags: AgentFlags) -> dict[str, JsonValue]:
         settings["system_prompt"] = flags.system_prompt
     if flags.max_iterations is not None:
         settings["max_iterations"] = flags.max_iterations
+    if flags.api_base is not None:
+        settings = with_api_base(settings, checked_api_base(flags.api_base, "--api-base"))
     return settings
 
 
 def resolve_config(flags: AgentFlags) -> tuple[AgentConfig, bool]:
-    """The whole agent config and whether it is the scripted demo.
+    """The whole agent config and whether it is a default (demo) agent.
 
     The model is --model (or the scripted one of --script), else $REACT_MODEL; with
-    neither, the scripted demo with its calculator tool (the caller shows the notice).
+    neither, the bundled local model with its calculator tool (the caller shows the
+    notice of `cli.demo.demo_notice`). See `cli.demo.with_defaults`.
     """
-    settings = explicit_settings(flags)
-    demo = False
-    if "model" not in settings:
-        settings["model"] = os.environ.get("REACT_MODEL", "").strip()
-        if not settings["model"]:
-            demo = True
-            tools = list(dict.fromkeys([DEMO_TOOL, *flags.tools]))
-            script = [t.model_dump(mode="json") for t in demo_script()]
-            settings |= {"model": SCRIPTED_MODEL, "script": script, "tools": tools}
+    settings, demo = with_defaults(explicit_settings(flags), flags.tools)
     return agent_config(dict(settings)), demo
 
 

@@ -28,6 +28,7 @@ from cli.errors import CliError, describe, unreachable_message
 from contracts import TASK_QUEUE, WORKFLOW_TYPE, Ack, RunInput, RunResult, RunState, Trace
 from conversation import Context, Entry
 from runtime.connection import connect
+from runtime.settings import SettingsError
 
 CONNECT_TIMEOUT_S = 10.0
 POLL_INTERVAL_S = 0.25
@@ -48,6 +49,8 @@ async def open_client(address: str, namespace: str) -> Client:
     """Connect, failing within seconds with the 'start the dev server' hint if nothing answers."""
     try:
         return await asyncio.wait_for(connect(address, namespace), CONNECT_TIMEOUT_S)
+    except SettingsError as error:
+        raise CliError(str(error)) from None
     except (RuntimeError, TimeoutError, OSError) as error:
         raise CliError(unreachable_message(address)) from error
 

@@ -54,7 +54,13 @@ SessionArg = Annotated[str | None, argument(help="The session's workflow id (or 
 SessionOpt = Annotated[str | None, option("--session", help="The session's workflow id.")]
 ConversationOpt = Annotated[str | None, option(help="A conversation id: the session is agent-<id>.")]
 JsonOpt = Annotated[bool, option("--json", help="Raw JSON instead of tables.")]
-ModelOpt = Annotated[str | None, option(help="litellm model string (default: $REACT_MODEL).")]
+ModelOpt = Annotated[
+    str | None, option(help="litellm model string (default: $REACT_MODEL, else the bundled local model).")
+]
+ApiBaseOpt = Annotated[
+    str | None,
+    option(help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1 (default: $REACT_API_BASE)."),
+]
 ToolOpt = Annotated[list[str] | None, option(help="A tool the agent may call (repeatable).")]
 PromptOpt = Annotated[str | None, option(help="System prompt of the agent.")]
 IterationsOpt = Annotated[int | None, option(min=1, help="LLM turns before giving up.")]

@@ -22,6 +22,7 @@ from cli.errors import CliError, err_console, reported
 from cli.params import (
     AddressOpt,
     AgentIdOpt,
+    ApiBaseOpt,
     ConversationOpt,
     IterationsOpt,
     JsonOpt,
@@ -81,6 +82,7 @@ def ask(
     session: SessionOpt = None,
     conversation: ConversationOpt = None,
     model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
     tool: ToolOpt = None,
     system_prompt: PromptOpt = None,
     max_iterations: IterationsOpt = None,
@@ -95,7 +97,7 @@ def ask(
     """Ask a session QUERY and follow its run live until the answer; the first ask creates the session.
 
     A new session gets the agent of the options (model: --model, else $REACT_MODEL,
-    else the scripted demo, where QUERY may be omitted); a running session keeps its
+    else the bundled local model's demo agent, where QUERY may be omitted); a running session keeps its
     agent and applies the options to this request only. A busy session rejects the
     ask (`rejected: busy (...)`, exit 1). Exits 1 unless the request completes.
     """
@@ -103,7 +105,7 @@ def ask(
     with reported(target.address):
         sid, query = _split(session, conversation, session_id, query, "the QUERY")
     with reported(target.address, sid, _resume(sid)):
-        flags = inputs.AgentFlags(model, tuple(tool or ()), system_prompt, max_iterations, script)
+        flags = inputs.AgentFlags(model, tuple(tool or ()), system_prompt, max_iterations, script, api_base)
         ok = asyncio.run(_ask(target, sid, query, flags, agent_id, snapshot, request_id, not no_follow))
     if not ok:
         raise typer.Exit(1)
@@ -124,7 +126,7 @@ async def _ask(
     )
     query = query or (DEMO_QUERY if demo else None)
     if not query:
-        raise CliError("a QUERY is required (only a new session on the scripted demo has a default one)")
+        raise CliError("a QUERY is required (only a new session on the default demo agent has one)")
     accepted = await asker.ask(query, request_id)
     if not follow:
         typer.echo(accepted.request_id)
@@ -269,6 +271,7 @@ def chat(
     session: SessionOpt = None,
     conversation: ConversationOpt = None,
     model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
     tool: ToolOpt = None,
     system_prompt: PromptOpt = None,
     max_iterations: IterationsOpt = None,
@@ -292,7 +295,7 @@ def chat(
             raise CliError(f"unexpected argument {session_id!r}: the session is given by an option")
         sid = _session(session, conversation, session_id) or session_workflow_id(uuid.uuid4().hex[:8])
     with reported(target.address, sid, _resume(sid)):
-        flags = inputs.AgentFlags(model, tuple(tool or ()), system_prompt, max_iterations, script)
+        flags = inputs.AgentFlags(model, tuple(tool or ()), system_prompt, max_iterations, script, api_base)
 
         async def talk() -> None:
             asker, _ = await session_ops.open_asker(

@@ -19,7 +19,7 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError, RPCStatusCode
 
 from cli import inputs, ops
-from cli.demo import DEMO_NOTICE
+from cli.demo import demo_notice
 from cli.errors import NO_WORKER_HINT, CliError, err_console
 from contracts import AgentConfig
 from contracts.session import (
@@ -111,7 +111,7 @@ async def open_asker(
     agent_id: str,
     snapshot: str | None,
 ) -> tuple[Asker, bool]:
-    """Connect and prepare the asks of a session; True when they create one on the scripted demo.
+    """Connect and prepare the asks of a session; True when they create one on a default demo agent.
 
     A new session is created by the first ask with the whole config of `flags` (the
     demo notice is shown if it is the demo); a running one keeps its own config and
@@ -124,7 +124,7 @@ async def open_asker(
     if running and snapshot is not None:
         err_console.print("note: --snapshot is ignored, the session already runs", style="dim", markup=False)
     if not running and demo:
-        err_console.print(DEMO_NOTICE, markup=False, soft_wrap=True, style="bold")
+        err_console.print(demo_notice(config), markup=False, soft_wrap=True, style="bold")
     asker = Asker(client, session_id, agent_id, config, explicit if running else {}, snapshot)
     return asker, demo and not running
 

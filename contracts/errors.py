@@ -47,6 +47,7 @@ CONNECTION: Final = "connection"
 PROVIDER_ERROR: Final = "provider_error"
 SCRIPT_EXHAUSTED: Final = "script_exhausted"
 MESSAGE_CACHE_MISS: Final = "message_cache_miss"
+LOCAL_MODEL_UNAVAILABLE: Final = "local_model_unavailable"
 
 # ---- tools (what the model reads in `{"ok": false, "error": {...}}`) --------------------------
 INVALID_ARGUMENTS: Final = "invalid_arguments"
@@ -87,6 +88,9 @@ DESCRIPTIONS: Final[dict[str, str]] = {
     PROVIDER_ERROR: "Any other provider failure; retried.",
     SCRIPT_EXHAUSTED: "The scripted model was called past the end of its script.",
     MESSAGE_CACHE_MISS: "The message cache lacks a referenced message; the run resends the call inline.",
+    LOCAL_MODEL_UNAVAILABLE: (
+        "The bundled local model cannot be served by this worker: not installed, or its port is taken."
+    ),
     INVALID_ARGUMENTS: "Tool arguments that are not a JSON object matching the tool's schema.",
     INVALID_RESULT: "A tool returned a value that is not JSON.",
     TOOL_ERROR: "A tool failed (a `ToolFailure` without its own type, or an exception).",

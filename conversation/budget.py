@@ -15,9 +15,8 @@ Rules that providers or the conversation impose, whatever the budget says:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
 
 from pydantic import BaseModel
 
@@ -72,45 +71,6 @@ def estimate_tokens(message: Message) -> int:
         parts.append(call.name)
         parts.append(call.arguments)
     return estimate_text_tokens("".join(parts))
-
-
-def openai_message(message: Message) -> dict[str, Any]:
-    """The OpenAI chat form of `message`, as the LLM activity sends it (for token counting)."""
-    if message.role == "tool":
-        return {
-            "role": "tool",
-            "tool_call_id": message.tool_call_id,
-            "name": message.name,
-            "content": message.content,
-        }
-    if message.role == "assistant" and message.tool_calls:
-        calls = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-            for c in message.tool_calls
-        ]
-        return {"role": "assistant", "content": message.content or None, "tool_calls": calls}
-    return {"role": message.role, "content": message.content}
-
-
-def exact_token_counts(model: str, messages: Sequence[Message]) -> list[int]:
-    """Tokens of each message with `model`'s own tokenizer, for `token_estimator == "exact"`.
-
-    For activities only (tokenizers are not workflow-safe). A message litellm cannot
-    count falls back to the heuristic, so one odd message never fails the call.
-    """
-    import os
-
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
-    counter = cast(Callable[..., int], litellm.token_counter)  # pyright: ignore[reportUnknownMemberType]
-    counts: list[int] = []
-    for message in messages:
-        try:
-            counts.append(int(counter(model=model, messages=[openai_message(message)])))
-        except Exception:  # any tokenizer failure: estimate instead
-            counts.append(estimate_tokens(message))
-    return counts
 
 
 @dataclass(frozen=True)
@@ -232,7 +192,7 @@ def project_for_model(
         context: the lane's full context (its summary stands for what precedes `messages`).
         policy: the resolved policy.
         token_counts: exact tokens of each of `context.messages` (same length), computed
-            in an activity with `exact_token_counts`; None uses the heuristic. The system
+            in an activity (`count_tokens`); None uses the heuristic. The system
             prompt and summary are always estimated with the heuristic.
 
     Raises:

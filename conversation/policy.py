@@ -6,8 +6,8 @@ lane's `Context`. Policies are plain data so that they can travel in workflow in
 (ask, session and agent configuration) and be resolved deterministically in workflow
 code with `resolve_policy`.
 
-Everything here is pure except `ContextPolicy.for_model`, which reads litellm's
-bundled model map: call it from activities or clients, never from workflow code.
+Everything here is pure. A policy sized to a model's real context window comes from
+`activities.policy_for_model`, which reads litellm's model map (clients and activities only).
 """
 
 from __future__ import annotations
@@ -26,8 +26,6 @@ DEFAULT_MAX_INPUT_TOKENS = 8_000
 DEFAULT_RESERVE_OUTPUT_TOKENS = 2_000
 MAX_POLICY_TOKENS = 10_000_000
 """No model has a larger window; larger numbers are mistakes (and would overflow budgets)."""
-RESERVE_WINDOW_FRACTION = 4
-"""`for_model` reserves at most a quarter of the window for the answer, so input keeps most of it."""
 
 
 def _all_kinds() -> list[MessageKind]:
@@ -109,33 +107,6 @@ class ContextPolicy(BaseModel):
     def tool_focused(cls) -> ContextPolicy:
         """Tool-heavy agents: keep 5 turns of raw tool traffic and never summarise it away."""
         return cls(keep_last_turns=5, summarization="none")
-
-    @classmethod
-    def for_model(cls, model: str) -> ContextPolicy:
-        """A policy sized to `model`'s real context window, from litellm's bundled model map.
-
-        The reserve is the model's maximum output, capped at a quarter of the window
-        (some maps list output limits as large as the window). Unknown models, which
-        litellm rejects, get the default policy: a small budget is the safe guess.
-        Not for workflow code: it reads litellm's local model map (no network, since
-        `LITELLM_LOCAL_MODEL_COST_MAP` is set before litellm is imported).
-        """
-        import os
-
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        import litellm
-
-        try:
-            info = litellm.get_model_info(model)
-        except Exception:  # litellm raises several types for unmapped models
-            return cls()
-        window = info.get("max_input_tokens")
-        if not isinstance(window, int) or window <= 1:
-            return cls()
-        cap = window // RESERVE_WINDOW_FRACTION
-        max_output = info.get("max_output_tokens")
-        reserve = min(max_output, cap) if isinstance(max_output, int) and max_output > 0 else cap
-        return cls(max_input_tokens=window, reserve_output_tokens=reserve)
 
 
 def resolve_policy(*candidates: ContextPolicy | None) -> ContextPolicy:

@@ -4,16 +4,23 @@ One store holds everything the product keeps outside Temporal history: claim-che
 payloads (`runtime.payload_storage`), the LLM activity's message cache and archived
 thread segments. Content addressing makes every write idempotent and stores an
 identical blob once. `LocalDiskBlobStore` is the embedded default; deployments use an
-S3-compatible store (see `blob_store_from_env`).
+S3-compatible store (`runtime.s3_blob_store`). `blob_store_from_env` opens the one
+that `REACT_PAYLOAD_STORE` names, shared by everything in the process (encrypting
+when `REACT_ENCRYPTION_KEYS` is set).
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import tempfile
 from abc import ABC, abstractmethod
 from pathlib import Path
+
+from runtime.settings import EncryptionKey, FileStoreSetting, S3StoreSetting, load_settings
+
+HEX_DIGITS = frozenset("0123456789abcdef")
 
 
 class BlobMissingError(LookupError):
@@ -30,9 +37,24 @@ class BlobMissingError(LookupError):
         self.store = store
 
 
+class BlobStoreError(RuntimeError):
+    """The store itself cannot be used (unreachable, no permission, no such bucket); says what to check."""
+
+
 def digest_of(data: bytes) -> str:
     """The key of `data`: its SHA-256, lower-case hex."""
     return hashlib.sha256(data).hexdigest()
+
+
+def check_digest(digest: str) -> str:
+    """`digest` if it is a lower-case SHA-256 hex digest.
+
+    Raises:
+        ValueError: anything else (so no caller-supplied text ever becomes a path or key).
+    """
+    if len(digest) != 64 or not HEX_DIGITS.issuperset(digest):
+        raise ValueError(f"not a sha256 hex digest: {digest[:80]!r}")
+    return digest
 
 
 class BlobStore(ABC):
@@ -58,9 +80,41 @@ class BlobStore(ABC):
     async def has(self, digest: str) -> bool:
         """Whether a blob is stored under `digest`."""
 
+    async def put_sealed(self, name: str, data: bytes) -> None:
+        """Store encrypted bytes under `name` (64 hex digits chosen by the encrypting wrapper).
+
+        Content addressing cannot apply to ciphertext that callers address by the digest of
+        its plaintext, so `runtime.codec.SealedBlobStore` keeps its blobs in this separate
+        area, under names only the key holder can compute.
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot hold sealed blobs")
+
+    async def get_sealed(self, name: str) -> bytes | None:
+        """The bytes stored by `put_sealed` under `name`, or None."""
+        raise NotImplementedError(f"{type(self).__name__} cannot hold sealed blobs")
+
+    async def has_sealed(self, name: str) -> bool:
+        """Whether `put_sealed` stored something under `name`."""
+        return await self.get_sealed(name) is not None
+
+    async def check(self) -> None:  # noqa: B027 (optional hook, a no-op by default)
+        """Fail fast when the store cannot be used (the worker calls this at start).
+
+        Raises:
+            BlobStoreError: what is wrong and what to check.
+        """
+
+    async def aclose(self) -> None:  # noqa: B027 (optional hook, a no-op by default)
+        """Release connections (nothing to release by default)."""
+
 
 class LocalDiskBlobStore(BlobStore):
-    """Blobs as files `<root>/sha256/<first two hex digits>/<digest>`, written atomically."""
+    """Blobs as files `<root>/sha256/<first two hex digits>/<digest>`, written atomically.
+
+    A blob is written to a temporary file in its final folder, flushed to disk, then
+    renamed into place, so a reader sees the whole blob or none (a crash leaves at most
+    a `.tmp-*` file, never a partial blob). Files are readable by their owner only.
+    """
 
     def __init__(self, root: Path) -> None:
         """Use (and create on first write) the folder `root`."""
@@ -72,31 +126,30 @@ class LocalDiskBlobStore(BlobStore):
 
     def path_of(self, digest: str) -> Path:
         """Where the blob `digest` lives."""
-        if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
-            raise ValueError(f"not a sha256 hex digest: {digest!r}")
+        check_digest(digest)
         return self.root / "sha256" / digest[:2] / digest
 
     async def put(self, data: bytes) -> str:
         """Write to a temporary file in the same folder, then rename it into place."""
+        return await asyncio.to_thread(self._put, data)
+
+    def _put(self, data: bytes) -> str:
         digest = digest_of(data)
         path = self.path_of(digest)
-        if path.exists():
-            return digest
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+            if path.stat().st_size == len(data):
+                return digest
+        except FileNotFoundError:
+            pass
+        # Missing, or cut short by something outside this store: (re)write it whole.
+        _write_atomically(path, data)
         return digest
 
     async def get(self, digest: str) -> bytes:
         """Read and verify the blob."""
+        path = self.path_of(digest)
         try:
-            data = self.path_of(digest).read_bytes()
+            data = await asyncio.to_thread(path.read_bytes)
         except FileNotFoundError:
             raise BlobMissingError(digest, self.describe()) from None
         if digest_of(data) != digest:
@@ -106,3 +159,111 @@ class LocalDiskBlobStore(BlobStore):
     async def has(self, digest: str) -> bool:
         """Whether the file exists."""
         return self.path_of(digest).exists()
+
+    def sealed_path_of(self, name: str) -> Path:
+        """Where the sealed blob `name` lives: `<root>/sealed/<first two hex digits>/<name>`."""
+        check_digest(name)
+        return self.root / "sealed" / name[:2] / name
+
+    async def put_sealed(self, name: str, data: bytes) -> None:
+        """Write atomically, like `put`."""
+        await asyncio.to_thread(_write_atomically, self.sealed_path_of(name), data)
+
+    async def get_sealed(self, name: str) -> bytes | None:
+        """The file's bytes, or None."""
+        try:
+            return await asyncio.to_thread(self.sealed_path_of(name).read_bytes)
+        except FileNotFoundError:
+            return None
+
+    async def has_sealed(self, name: str) -> bool:
+        """Whether the file exists."""
+        return self.sealed_path_of(name).exists()
+
+    async def check(self) -> None:
+        """The root folder exists (or can be created) and is writable."""
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            probe = tempfile.NamedTemporaryFile(dir=self.root, prefix=".tmp-check-")
+            probe.close()
+        except OSError as error:
+            raise BlobStoreError(
+                f"the payload store {self.describe()} is not writable ({error.strerror or error}); "
+                "check REACT_PAYLOAD_STORE and the folder's permissions"
+            ) from None
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Write a temporary file in `path`'s folder, flush it to disk, rename it to `path`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_folder(path.parent)
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make a rename in `folder` durable (best effort: not every platform can open folders)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def open_blob_store(setting: FileStoreSetting | S3StoreSetting) -> BlobStore:
+    """A new store for `setting` (the S3 client library is imported only for an S3 store)."""
+    if isinstance(setting, FileStoreSetting):
+        return LocalDiskBlobStore(setting.root)
+    from runtime.s3_blob_store import S3BlobStore
+
+    return S3BlobStore(setting)
+
+
+_shared: dict[FileStoreSetting | S3StoreSetting, BlobStore] = {}
+
+
+def shared_blob_store(setting: FileStoreSetting | S3StoreSetting) -> BlobStore:
+    """The process's one store for `setting` (one connection pool, one place to close)."""
+    store = _shared.get(setting)
+    if store is None:
+        store = _shared[setting] = open_blob_store(setting)
+    return store
+
+
+def blob_store_from_env() -> BlobStore:
+    """The store that `REACT_PAYLOAD_STORE` names, for blobs written directly (not claim-checked payloads).
+
+    With encryption on (`REACT_ENCRYPTION_KEYS`) it encrypts what it stores
+    (`runtime.codec.SealedBlobStore`: same API, same plaintext digests), so the store never
+    holds plaintext. Shared within the process.
+
+    Raises:
+        SettingsError: a payload-store or encryption variable has a value that cannot be used.
+    """
+    settings = load_settings()
+    store = shared_blob_store(settings.payload_store)
+    if not settings.encryption_on:
+        return store
+    from runtime.codec import SealedBlobStore
+
+    key = (settings.payload_store, settings.encryption_keys)
+    sealed = _sealed.get(key)
+    if sealed is None:
+        sealed = _sealed[key] = SealedBlobStore(store, settings.encryption_keys)
+    return sealed
+
+
+_sealed: dict[tuple[FileStoreSetting | S3StoreSetting, tuple[EncryptionKey, ...]], BlobStore] = {}

@@ -42,10 +42,16 @@ async def _answers(address: str) -> bool:
 
 
 async def ensure_dev_server(
-    address: str, db_file: Path = DEFAULT_DB, ui_port: int = DEFAULT_UI_PORT, startup_timeout_s: float = 60
+    address: str,
+    db_file: Path = DEFAULT_DB,
+    ui_port: int = DEFAULT_UI_PORT,
+    startup_timeout_s: float = 60,
+    ui_codec_endpoint: str | None = None,
 ) -> subprocess.Popen[bytes] | None:
     """Start `temporal server start-dev` on `address` unless a server already answers there.
 
+    `ui_codec_endpoint` (the `client.py codec-server` URL, set when payloads are
+    encrypted) lets the Web UI show decrypted payloads to people who run that server.
     Returns the started process (the caller stops it), or None when a server was already up.
     """
     if await _answers(address):
@@ -67,6 +73,8 @@ async def ensure_dev_server(
         "--log-level",
         "warn",
     ]
+    if ui_codec_endpoint:
+        command += ["--ui-codec-endpoint", ui_codec_endpoint]
     log = (db_file.parent / "dev-server.log").open("ab")
     process = await asyncio.to_thread(subprocess.Popen, command, stdout=log, stderr=subprocess.STDOUT)
     loop = asyncio.get_running_loop()

@@ -6,32 +6,59 @@ whole history from the start: any non-determinism fails the tests.
 
 from __future__ import annotations
 
+import atexit
 import os
-
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-os.environ.setdefault("REACT_SNAPSHOT_SECRET", "test-only-secret-" + "7f3a9c1e5b2d8f4a6c0e9b7d5a3f1c8e")
-
+import shutil
+import tempfile
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+os.environ.setdefault("REACT_SNAPSHOT_SECRET", "test-only-secret-" + "7f3a9c1e5b2d8f4a6c0e9b7d5a3f1c8e")
+# A payload store of this test session only, for the worker and every client the tests
+# build (the CLI's too); a developer's deployment settings never leak into the tests.
+os.environ["REACT_PAYLOAD_STORE"] = "file:" + tempfile.mkdtemp(prefix="react-test-payloads-")
+os.environ.pop("REACT_PAYLOAD_THRESHOLD", None)
+os.environ.pop("REACT_ENCRYPTION_KEYS", None)
+os.environ.pop("REACT_CODEC_ENDPOINT", None)
+os.environ.pop("REACT_S3_ENDPOINT_URL", None)
+os.environ.pop("TEMPORAL_API_KEY", None)
+os.environ.pop("TEMPORAL_TLS", None)
+os.environ.pop("TEMPORAL_TLS_CERT", None)
+os.environ.pop("TEMPORAL_TLS_KEY", None)
+os.environ.pop("TEMPORAL_TLS_CA", None)
+os.environ.pop("TEMPORAL_TLS_SERVER_NAME", None)
+os.environ.pop("TEMPORAL_TLS_CLIENT_CERT_PATH", None)
+os.environ.pop("TEMPORAL_TLS_CLIENT_KEY_PATH", None)
+os.environ.pop("TEMPORAL_TLS_SERVER_CA_CERT_PATH", None)
 
 import pytest
 import pytest_asyncio
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
-from runtime.blob_store import LocalDiskBlobStore
+from runtime.blob_store import BlobStore, blob_store_from_env
+from runtime.connection import build_data_converter
 from runtime.dev_server import temporal_binary
 from tests.agent_tools import registry_for_tests
 from worker import build_worker
 
+PAYLOAD_STORE_ROOT = Path(os.environ["REACT_PAYLOAD_STORE"].removeprefix("file:"))
+atexit.register(shutil.rmtree, PAYLOAD_STORE_ROOT, True)  # also when collection fails
 SUGGEST_CAN_AT = 120
+
+
+@pytest.fixture(scope="session", autouse=True)
+def payload_store_root() -> Iterator[Path]:
+    """The test session's payload store folder (removed at the end)."""
+    yield PAYLOAD_STORE_ROOT
+    shutil.rmtree(PAYLOAD_STORE_ROOT, ignore_errors=True)
 
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
 async def env() -> AsyncIterator[WorkflowEnvironment]:
     async with await WorkflowEnvironment.start_local(  # pyright: ignore[reportUnknownMemberType]
-        data_converter=pydantic_data_converter,
+        data_converter=build_data_converter(),
         dev_server_existing_path=temporal_binary(),
         dev_server_log_level="error",
         # Sessions continue as new when the server suggests it: suggest it early, so the
@@ -50,16 +77,15 @@ async def client(env: WorkflowEnvironment) -> Client:
 
 
 @pytest.fixture(scope="session")
-def store(tmp_path_factory: pytest.TempPathFactory) -> LocalDiskBlobStore:
-    """The payload store the tests' worker uses (message cache, thread archive)."""
-    return LocalDiskBlobStore(tmp_path_factory.mktemp("payloads"))
+def store(payload_store_root: Path) -> BlobStore:
+    """The payload store of the tests' worker and clients (message cache, thread archive, claim checks)."""
+    return blob_store_from_env()
 
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
-async def task_queue(client: Client, store: LocalDiskBlobStore) -> AsyncIterator[str]:
+async def task_queue(client: Client, store: BlobStore) -> AsyncIterator[str]:
     queue = f"react-agent-test-{uuid.uuid4().hex[:8]}"
-    worker = build_worker(
-        client, task_queue=queue, registry=registry_for_tests(), store=store, max_cached_workflows=0
-    )
+    registry = registry_for_tests()
+    worker = build_worker(client, task_queue=queue, registry=registry, store=store, max_cached_workflows=0)
     async with worker:
         yield queue

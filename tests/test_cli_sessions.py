@@ -191,7 +191,7 @@ def test_coded_update_rejection_reads_like_an_ack() -> None:
 
 
 def test_config_resolution(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.delenv("REACT_MODEL", raising=False)
+    monkeypatch.setenv("REACT_MODEL", SCRIPTED_MODEL)  # the scripted demo (no model: the bundled local one)
     config, demo = resolve_config(AgentFlags(tools=("search",)))
     assert demo and config.model == SCRIPTED_MODEL and config.tools == [DEMO_TOOL, "search"] and config.script
     assert explicit_settings(AgentFlags()) == {}

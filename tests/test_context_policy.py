@@ -14,7 +14,7 @@ from contracts.session import AskInput, RequestRecord
 from conversation import Context, ContextOpEntry
 from conversation.policy import ContextPolicy
 from runtime import sessions
-from runtime.blob_store import LocalDiskBlobStore
+from runtime.blob_store import BlobStore
 from tests.helpers import llm_inputs, turn, wait_until
 from tests.session_helpers import config, new_session_id, script, session_thread
 
@@ -60,7 +60,7 @@ async def session_runs(client: Client, sid: str) -> list[list[Any]]:
 
 
 async def test_long_conversation_stays_within_budget(
-    client: Client, task_queue: str, store: LocalDiskBlobStore
+    client: Client, task_queue: str, store: BlobStore
 ) -> None:
     sid = new_session_id()
     turns = 200

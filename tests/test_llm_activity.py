@@ -1,7 +1,8 @@
-"""The LLM activity, run for real in the SDK's `ActivityEnvironment`.
+"""The LLM activity, run for real in the SDK's `ActivityEnvironment`, and litellm's one door.
 
 The scripted provider goes through litellm like a real provider; the OpenAI
-path is exercised against a fake OpenAI server on 127.0.0.1.
+path is exercised against a fake OpenAI server on 127.0.0.1. Error classification
+has its own tests in `test_run_llm_errors.py`.
 """
 
 from __future__ import annotations
@@ -9,40 +10,28 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import subprocess
+import sys
 import time
-from datetime import UTC, datetime, timedelta
-from email.utils import format_datetime
-from typing import Any, TypedDict
+from pathlib import Path
+from typing import Any
 
-import httpx
-import litellm
 import pytest
-from litellm.exceptions import (
-    APIConnectionError,
-    AuthenticationError,
-    BadGatewayError,
-    BadRequestError,
-    ContentPolicyViolationError,
-    ContextWindowExceededError,
-    InternalServerError,
-    NotFoundError,
-    PermissionDeniedError,
-    RateLimitError,
-    ServiceUnavailableError,
-    Timeout,
-)
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities import llm_call
+from activities import _litellm, llm_call, policy_for_model
 from activities._heartbeat import with_heartbeat
-from activities.llm import completion_kwargs, to_openai_messages
-from activities.llm_errors import classify
+from activities.llm import warm_litellm
 from activities.scripted import register_scripted_provider
+from activities.summarize import summarize
 from contracts import LLMRequest, LLMResponse, ModelSettings, ScriptedCall, ScriptTurn, ToolSpec
 from contracts.activities import activity_summary
-from conversation import Message, ToolCall
-from tests.fake_openai import FakeOpenAI, FakeReply, chat_completion, error_body, tool_call
+from contracts.compaction import SummarizeRequest
+from conversation import ContextPolicy, Message, ToolCall, estimate_tokens
+from tests.fake_openai import FakeOpenAI, chat_completion, error_body, tool_call
+
+ROOT = Path(__file__).resolve().parent.parent
 
 CALC = ToolSpec(
     name="calculator",
@@ -112,55 +101,10 @@ async def test_scripted_tool_calls_keep_raw_arguments() -> None:
     ]
 
 
-async def test_scripted_delay_then_error() -> None:
-    started = time.monotonic()
-    error = await llm_error(scripted(ScriptTurn(content="late", delay_s=0.2, error="server")))
-    assert time.monotonic() - started >= 0.2
-    assert error.type == "InternalServerError"
-    assert not error.non_retryable
-
-
-async def test_scripted_error_times_then_answer() -> None:
-    request = scripted(ScriptTurn(content="finally", error="rate_limit", error_times=2))
-    for attempt in (1, 2):
-        error = await llm_error(request, attempt)
-        assert error.type == "RateLimitError"
-        assert not error.non_retryable
-        assert error.next_retry_delay == timedelta(seconds=1)
-    assert (await run_llm(request, attempt=3)).content == "finally"
-
-
-@pytest.mark.parametrize(
-    ("kind", "error_type", "retryable"),
-    [
-        ("rate_limit", "RateLimitError", True),
-        ("timeout", "Timeout", True),
-        ("auth", "AuthenticationError", False),
-        ("server", "InternalServerError", True),
-    ],
-)
-async def test_scripted_error_kinds(kind: str, error_type: str, retryable: bool) -> None:
-    error = await llm_error(scripted(ScriptTurn.model_validate({"content": "x", "error": kind})))
-    assert (error.type, error.non_retryable) == (error_type, not retryable)
-    assert f"scripted {kind} error on call 1" in error.message
-
-
-async def test_scripted_past_end_is_non_retryable() -> None:
-    error = await llm_error(scripted(ScriptTurn(content="a"), ScriptTurn(content="b"), index=2))
-    assert error.non_retryable
-    assert error.type == "ScriptError"
-    assert "call 3 is past the end of the script (2 turns)" in error.message
-
-
-async def test_scripted_without_script_is_non_retryable() -> None:
-    request = scripted(ScriptTurn(content="a")).model_copy(update={"scripted": None})
-    assert (await llm_error(request)).non_retryable
-
-
 def test_register_scripted_provider_is_idempotent() -> None:
     register_scripted_provider()
     register_scripted_provider()
-    assert [p["provider"] for p in litellm.custom_provider_map].count("scripted") == 1
+    assert [p["provider"] for p in _litellm.litellm.custom_provider_map].count("scripted") == 1
 
 
 async def test_cancellation_reaches_a_slow_call() -> None:
@@ -201,7 +145,7 @@ def test_openai_messages() -> None:
         Message(role="tool", content='{"ok": true}', tool_call_id="c1", name="calculator"),
         Message(role="assistant", content="1", thinking="more reasoning"),
     ]
-    assert to_openai_messages("Be brief.", messages) == [
+    assert _litellm.to_openai_messages("Be brief.", messages) == [
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": "hi"},
         {
@@ -232,91 +176,13 @@ def test_completion_kwargs() -> None:
         run_id="u",
         iteration=3,
     )
-    kwargs = completion_kwargs(request, attempt=1)
+    kwargs = _litellm.completion_kwargs(request, attempt=1)
     assert kwargs["model"] == "openai/gpt-4o-mini"
     assert kwargs["api_base"] == "http://x"
     assert (kwargs["max_tokens"], kwargs["num_retries"], kwargs["timeout"]) == (50, 0, 7.5)
     assert "temperature" not in kwargs and "top_p" not in kwargs
     assert "tools" not in kwargs and "metadata" not in kwargs
     assert activity_summary(request) == "llm openai/gpt-4o-mini #3"
-
-
-# --- error classification -------------------------------------------------------------------
-
-
-def response(status: int, headers: dict[str, str] | None = None) -> httpx.Response:
-    return httpx.Response(status, headers=headers, request=httpx.Request("POST", "https://api.example/v1"))
-
-
-class Provider(TypedDict):
-    llm_provider: str
-    model: str
-
-
-P: Provider = {"llm_provider": "openai", "model": "gpt-4o-mini"}
-
-
-@pytest.mark.parametrize(
-    ("exc", "error_type", "retryable"),
-    [
-        (RateLimitError("slow down", **P), "RateLimitError", True),
-        (Timeout("too slow", **P), "Timeout", True),
-        (APIConnectionError("refused", **P), "APIConnectionError", True),
-        (InternalServerError("oops", **P), "InternalServerError", True),
-        (ServiceUnavailableError("down", **P), "ServiceUnavailableError", True),
-        (BadGatewayError("gateway", **P), "BadGatewayError", True),
-        (AuthenticationError("bad key", **P), "AuthenticationError", False),
-        (PermissionDeniedError("no", response=response(403), **P), "PermissionDeniedError", False),
-        (NotFoundError("no such model", **P), "NotFoundError", False),
-        (BadRequestError("bad", **P), "BadRequestError", False),
-        (ContextWindowExceededError("too long", **P), "ContextWindowExceededError", False),
-        (ContentPolicyViolationError("refused", **P), "ContentPolicyViolationError", False),
-        (TimeoutError(), "Timeout", True),
-        (httpx.ReadTimeout("read timed out"), "Timeout", True),
-        (httpx.ConnectError("refused"), "APIConnectionError", True),
-        (RuntimeError("something else"), "RuntimeError", True),
-    ],
-    ids=lambda value: value if isinstance(value, str) else None,
-)
-def test_classify(exc: Exception, error_type: str, retryable: bool) -> None:
-    error = classify(exc)
-    assert (error.type, error.non_retryable) == (error_type, not retryable)
-    assert error.message
-    assert not error.message.startswith("litellm.")
-
-
-def test_classify_status_codes() -> None:
-    def api_error(status: int) -> Exception:
-        return litellm.APIError(status, "status", **P)  # pyright: ignore[reportPrivateImportUsage]
-
-    assert not classify(api_error(408)).non_retryable
-    assert not classify(api_error(409)).non_retryable
-    assert not classify(api_error(529)).non_retryable
-    assert classify(api_error(422)).non_retryable
-
-
-def test_retry_after_seconds_ms_and_date() -> None:
-    seconds = RateLimitError("x", response=response(429, {"Retry-After": "7"}), **P)
-    assert classify(seconds).next_retry_delay == timedelta(seconds=7)
-    millis = RateLimitError("x", response=response(429, {"retry-after-ms": "250", "retry-after": "7"}), **P)
-    assert classify(millis).next_retry_delay == timedelta(milliseconds=250)
-    when = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
-    dated = ServiceUnavailableError("x", response=response(503, {"retry-after": when}), **P)
-    delay = classify(dated).next_retry_delay
-    assert delay is not None and timedelta(seconds=25) < delay <= timedelta(seconds=30)
-    assert classify(RateLimitError("x", **P)).next_retry_delay is None
-    garbage = RateLimitError("x", response=response(429, {"retry-after": "soon"}), **P)
-    assert classify(garbage).next_retry_delay is None
-
-
-def test_litellm_response_headers_and_x_should_retry() -> None:
-    exc = InternalServerError("x", **P)
-    exc.litellm_response_headers = httpx.Headers({"retry-after": "3"})  # type: ignore[attr-defined]
-    assert classify(exc).next_retry_delay == timedelta(seconds=3)
-    refused = InternalServerError("x", response=response(500, {"x-should-retry": "false"}), **P)
-    assert classify(refused).non_retryable
-    conflict = BadRequestError("x", response=response(400, {"x-should-retry": "true"}), **P)
-    assert not classify(conflict).non_retryable
 
 
 # --- the real litellm OpenAI path, against a local fake server --------------------------------
@@ -364,34 +230,68 @@ async def test_openai_path_against_fake_server(monkeypatch: pytest.MonkeyPatch) 
     assert "sk-test-123" not in json.dumps(seen.body)
 
 
-@pytest.mark.parametrize(
-    ("reply", "error_type", "retryable", "delay"),
-    [
-        (FakeReply(error_body("Rate limit reached"), 429, {"retry-after": "2"}), "RateLimitError", True, 2),
-        (FakeReply(error_body("Incorrect API key provided"), 401), "AuthenticationError", False, None),
-        (FakeReply(chat_completion("too late"), delay_s=1.0), "Timeout", True, None),
-    ],
-    ids=["rate_limit", "auth", "timeout"],
-)
-async def test_openai_errors(
-    monkeypatch: pytest.MonkeyPatch, reply: FakeReply, error_type: str, retryable: bool, delay: int | None
-) -> None:
+async def test_summarize_through_the_openai_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123")
     async with FakeOpenAI() as server:
-        server.reply(reply.body, status=reply.status, headers=reply.headers, delay_s=reply.delay_s)
-        request = openai_request(server.base_url).model_copy(update={"timeout_s": 0.3})
-        error = await llm_error(request)
-        assert len(server.requests) == 1  # litellm does not retry: Temporal owns retries
-    assert (error.type, error.non_retryable) == (error_type, not retryable)
-    assert error.next_retry_delay == (timedelta(seconds=delay) if delay else None)
+        server.reply(chat_completion("  the user asked 6 * 7  "))
+        server.reply(error_body("Invalid Authorization header"), status=401)
+        request = SummarizeRequest(
+            model="openai/gpt-4o-mini",
+            messages=[Message(role="user", content="What is 6 * 7?")],
+            settings=ModelSettings(extra={"api_base": server.base_url}),
+            timeout_s=10,
+        )
+        result = await environment().run(summarize, request)
+        with pytest.raises(ApplicationError) as caught:
+            await environment().run(summarize, request)
+    assert result.summary == "the user asked 6 * 7" and result.usage.total_tokens == 18
+    assert server.requests[0].body["messages"][1] == {"role": "user", "content": "user: What is 6 * 7?"}
+    assert caught.value.type == "authentication" and caught.value.__cause__ is None
 
 
-def test_missing_api_key_is_a_non_retryable_authentication_error() -> None:
-    exc = InternalServerError(
-        message="OpenAIException - Missing credentials. Please pass an `api_key`",
-        llm_provider="openai",
-        model="gpt-4o-mini",
+# --- litellm's one door: start-up cost, token counts, model windows ---------------------------
+
+
+def test_the_worker_and_the_activities_import_without_litellm() -> None:
+    probe = (
+        "import sys, worker, activities, activities.llm, activities.summarize, activities.token_count\n"
+        "assert 'litellm' not in sys.modules, 'litellm was imported at start-up'\n"
+        "from activities import _litellm\n"
+        "assert 'litellm' in sys.modules\n"
     )
-    error = classify(exc)
-    assert (error.type, error.non_retryable) == ("AuthenticationError", True)
-    assert "worker's environment" in error.message
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+
+
+async def test_warm_up_loads_litellm_and_calls_the_scripted_model() -> None:
+    await asyncio.to_thread(warm_litellm)  # in a thread, as the worker runs it
+    assert _litellm.is_configured()
+    assert (await run_llm(scripted(ScriptTurn(content="after warm-up")))).content == "after warm-up"
+
+
+def test_token_counts_use_the_tokenizer_and_fall_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = [ToolCall(id="c-0", name="calculator", arguments='{"expression": "1"}')]
+    messages = [
+        Message(role="user", content="hello world"),
+        Message(role="assistant", content="", tool_calls=calls),
+        Message(role="tool", content="1", tool_call_id="c-0", name="calculator"),
+        Message(role="assistant", content="x" * 400),
+    ]
+    exact = _litellm.token_counts("gpt-4o-mini", messages)
+    assert len(exact) == 4 and all(count > 0 for count in exact)
+    assert exact[3] < estimate_tokens(messages[3])  # 400 x's are far fewer than 100 tokens
+
+    def broken(**_: object) -> int:
+        raise RuntimeError("no tokenizer")
+
+    monkeypatch.setattr(_litellm.litellm, "token_counter", broken)
+    assert _litellm.token_counts("gpt-4o-mini", messages) == [estimate_tokens(m) for m in messages]
+
+
+def test_policy_for_model_reads_the_real_window_and_defaults_for_unknown_models() -> None:
+    policy = policy_for_model("gpt-4o-mini")
+    assert policy.max_input_tokens == 128_000
+    assert policy.reserve_output_tokens == 16_384  # its max output, under a quarter of the window
+    assert policy_for_model("no-such-provider/no-such-model-xyz") == ContextPolicy()

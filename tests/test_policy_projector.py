@@ -9,7 +9,6 @@ from conversation.budget import (
     SUMMARY_HEADER,
     compaction_split,
     estimate_tokens,
-    exact_token_counts,
     project_for_model,
     would_drop,
 )
@@ -78,13 +77,6 @@ def test_defaults_presets_and_validation() -> None:
         ContextPolicy(max_input_tokens=1_000, reserve_output_tokens=1_000)
     with pytest.raises(ValidationError):
         ContextPolicy(include_kinds=["system"])  # pyright: ignore[reportArgumentType]
-
-
-def test_for_model_reads_the_real_window_and_defaults_for_unknown_models() -> None:
-    policy = ContextPolicy.for_model("gpt-4o-mini")
-    assert policy.max_input_tokens == 128_000
-    assert policy.reserve_output_tokens == 16_384  # its max output, under a quarter of the window
-    assert ContextPolicy.for_model("no-such-provider/no-such-model-xyz") == ContextPolicy()
 
 
 def test_resolve_policy_takes_the_first_given_candidate() -> None:
@@ -220,20 +212,6 @@ def test_token_counts_replace_the_heuristic_when_given() -> None:
     assert not would_drop(context, ContextPolicy())
     with pytest.raises(ValueError, match="token_counts"):
         project_for_model(context, ContextPolicy(), token_counts=[1])
-
-
-def test_exact_token_counts_use_the_tokenizer_and_fall_back(monkeypatch: pytest.MonkeyPatch) -> None:
-    messages = [user("hello world"), *tool_group("c"), answer("x" * 400)]
-    exact = exact_token_counts("gpt-4o-mini", messages)
-    assert len(exact) == 4 and all(count > 0 for count in exact)
-    assert exact[3] < estimate_tokens(messages[3])  # 400 x's are far fewer than 100 tokens
-    import litellm
-
-    def broken(**_: object) -> int:
-        raise RuntimeError("no tokenizer")
-
-    monkeypatch.setattr(litellm, "token_counter", broken)
-    assert exact_token_counts("gpt-4o-mini", messages) == [estimate_tokens(m) for m in messages]
 
 
 def test_projection_is_deterministic_and_shares_nothing_with_the_lane() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import subprocess
 import sys
@@ -25,7 +24,6 @@ def spawn_worker(address: str, task_queue: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "worker.py", "--address", address, "--task-queue", task_queue],
         cwd=ROOT,
-        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -19,7 +19,7 @@ from contracts.session import (
 )
 from conversation import Context, ContextModifyInput, MessageEntry
 from runtime import sessions
-from runtime.blob_store import LocalDiskBlobStore
+from runtime.blob_store import BlobStore
 from tests.conftest import SUGGEST_CAN_AT
 from tests.helpers import llm_inputs, turn
 from tests.session_helpers import ask, ask_sync, config, new_session_id, requests, script, session_thread
@@ -39,7 +39,7 @@ async def continue_as_new_hops(client: Client, session_id: str) -> int:
 
 
 async def test_long_conversation_continues_as_new_losing_and_duplicating_nothing(
-    client: Client, task_queue: str, store: LocalDiskBlobStore
+    client: Client, task_queue: str, store: BlobStore
 ) -> None:
     sid = new_session_id()
     turns = 20
@@ -145,9 +145,7 @@ async def test_an_ask_that_creates_a_session_from_a_bad_snapshot_gets_the_named_
         await client.get_workflow_handle(sid).result()
 
 
-async def test_the_last_hundred_requests_are_kept(
-    client: Client, task_queue: str, store: LocalDiskBlobStore
-) -> None:
+async def test_the_last_hundred_requests_are_kept(client: Client, task_queue: str, store: BlobStore) -> None:
     sid = new_session_id()
     total = MAX_KEPT_REQUESTS + 3
     for i in range(total):

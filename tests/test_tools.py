@@ -269,13 +269,14 @@ async def test_tool_failure_is_an_error_result() -> None:
 async def test_retryable_failure_and_crash_raise_retryable_errors() -> None:
     retryable = await tool_error("fails", '{"kind": "retryable"}')
     assert (retryable.type, retryable.non_retryable, retryable.message) == (
-        "ToolFailure",
+        "tool_error",
         False,
         "backend busy",
     )
-    assert retryable.details == ({"attempt": 2},)
+    assert retryable.details == ({"attempt": 2, "exception": "ToolFailure"},)
     crash = await tool_error("fails", '{"kind": "crash"}')
-    assert (crash.type, crash.non_retryable, crash.message) == ("RuntimeError", False, "tool crashed")
+    assert (crash.type, crash.non_retryable, crash.message) == ("tool_error", False, "tool crashed")
+    assert crash.details == ({"attempt": 2, "exception": "RuntimeError"},)
 
 
 async def test_oversized_result_is_truncated() -> None:
@@ -315,5 +316,5 @@ async def test_resolve_unknown_tools_is_non_retryable() -> None:
             ACTIVITIES.resolve_tools, ResolveToolsRequest(names=["add", "web_search", "shell"])
         )
     error = caught.value
-    assert (error.type, error.non_retryable) == ("UnknownTool", True)
+    assert (error.type, error.non_retryable) == ("unknown_tool", True)
     assert "'web_search', 'shell'" in error.message and "available tools: add, big" in error.message

@@ -1,0 +1,341 @@
+"""The one door to litellm: the only module that imports it, configures it and speaks its wire format.
+
+Importing this module imports litellm (seconds of CPU), so nothing on the worker's
+start-up path imports it: the LLM activities load it on first use, in a thread
+(`activities.llm.load_litellm`), and the worker warms it in the background once it
+polls. Configuration happens once, on first use (`configure`):
+
+* no network at import or call time: litellm's model cost map and Anthropic beta-header
+  config come from the copies bundled with it, Hugging Face tokenizers are never
+  downloaded (token counts fall back to tiktoken's bundled encoding);
+* no "Give Feedback / Get Help" banner; litellm logs through the application's handlers
+  (where the worker redacts secrets), at WARNING unless `LITELLM_LOG` says otherwise;
+* the `scripted` test provider is registered.
+
+It owns the OpenAI chat format (messages, tools, the scripted provider's metadata) used
+by the LLM activity, `summarize` and exact token counting, and turns every litellm
+failure into the project's error vocabulary (`activities.llm_errors`).
+"""
+
+# ruff: noqa: E402 - litellm reads the environment variables set below when it is imported.
+from __future__ import annotations
+
+import os
+
+# Before litellm is imported: each of these makes litellm use its bundled copy instead of
+# fetching one from GitHub (at import for the cost map, at the first Anthropic call for
+# the beta headers, in proxy features for the rest).
+for _variable in (
+    "LITELLM_LOCAL_MODEL_COST_MAP",
+    "LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS",
+    "LITELLM_LOCAL_AUTOROUTER_PRESETS",
+    "LITELLM_LOCAL_POLICY_TEMPLATES",
+    "LITELLM_LOCAL_BLOG_POSTS",
+):
+    os.environ.setdefault(_variable, "True")
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, cast
+
+import litellm
+from litellm.exceptions import (
+    AuthenticationError,
+    BadRequestError,
+    ContentPolicyViolationError,
+    ContextWindowExceededError,
+    InternalServerError,
+    RateLimitError,
+    Timeout,
+)
+from litellm.llms.custom_llm import CustomLLM
+from litellm.types.utils import ModelResponse  # pyright: ignore[reportMissingTypeStubs]
+from temporalio.exceptions import ApplicationError
+
+from activities.llm_errors import classify
+from contracts.agent import ScriptTurn
+from contracts.errors import CONTENT_POLICY, CONTEXT_WINDOW_EXCEEDED
+from contracts.llm import SCRIPTED_MODEL, LLMRequest, LLMResponse, ScriptedCall, ToolSpec, Usage
+from conversation import ContextPolicy, Message, ToolCall
+from conversation.budget import estimate_tokens
+from runtime.local_model import prepare_completion
+
+__all__ = [
+    "AuthenticationError",
+    "BadRequestError",
+    "CustomLLM",
+    "InternalServerError",
+    "ModelResponse",
+    "RateLimitError",
+    "Timeout",
+    "classify_error",
+    "complete",
+    "completion_kwargs",
+    "configure",
+    "is_configured",
+    "litellm",
+    "openai_message",
+    "parse_response",
+    "policy_for_model",
+    "to_openai_messages",
+    "to_openai_tools",
+    "token_counts",
+    "warm_up_request",
+]
+
+SCRIPTED_PROVIDER = "scripted"
+SCRIPTED_LITELLM_MODEL = f"{SCRIPTED_PROVIDER}/{SCRIPTED_PROVIDER}"
+SCRIPTED_CALL_KEY = "scripted_call"
+ATTEMPT_KEY = "attempt"
+RESERVE_WINDOW_FRACTION = 4
+"""`policy_for_model` reserves at most a quarter of the window for the answer."""
+
+# Keys the activity sets itself; `settings.extra` cannot override them.
+_RESERVED = frozenset({"model", "messages", "tools", "num_retries", "timeout", "metadata", "stream"})
+# litellm classes whose meaning no status code carries (both are 400s).
+_LITELLM_CODES: tuple[tuple[type[BaseException], str], ...] = (
+    (ContextWindowExceededError, CONTEXT_WINDOW_EXCEEDED),
+    (ContentPolicyViolationError, CONTENT_POLICY),
+)
+_LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
+_SCRIPTED_PRICE = {
+    "litellm_provider": SCRIPTED_PROVIDER,
+    "mode": "chat",
+    "input_cost_per_token": 0.0,
+    "output_cost_per_token": 0.0,
+    "cache_creation_input_token_cost": 0.0,
+    "cache_read_input_token_cost": 0.0,
+}
+
+_configure_lock = threading.Lock()
+_configured = False
+
+
+def configure() -> None:
+    """Configure litellm for the worker, once (thread-safe; later calls return at once)."""
+    global _configured
+    if _configured:
+        return
+    with _configure_lock:
+        if _configured:
+            return
+        litellm.suppress_debug_info = True
+        litellm.disable_hf_tokenizer_download = True
+        # A zero-cost price entry: without one, litellm searches its whole model map for a
+        # price after every scripted call (about a quarter of the call's CPU) and finds none.
+        litellm.register_model({SCRIPTED_LITELLM_MODEL: _SCRIPTED_PRICE})  # pyright: ignore[reportUnknownMemberType]
+        level = logging.getLevelNamesMapping().get(os.environ.get("LITELLM_LOG", "").upper(), logging.WARNING)
+        for name in _LITELLM_LOGGERS:
+            logger = logging.getLogger(name)
+            # litellm's own handler printed every record a second time, unredacted by ours: its
+            # records now reach the application's handlers (and their redaction) once, and
+            # not a line per call at INFO.
+            logger.handlers.clear()
+            logger.setLevel(level)
+        # Imported here: the scripted provider subclasses litellm types re-exported above.
+        from activities.scripted import register_scripted_provider
+
+        register_scripted_provider()
+        _configured = True
+
+
+def is_configured() -> bool:
+    """Whether `configure` has run (the door is ready for calls)."""
+    return _configured
+
+
+def classify_error(exc: BaseException) -> ApplicationError:
+    """The project's `ApplicationError` for a litellm (or provider) failure; see `llm_errors`."""
+    return classify(exc, _LITELLM_CODES)
+
+
+async def complete(request: LLMRequest, *, attempt: int, tools: Sequence[ToolSpec] = ()) -> LLMResponse:
+    """One chat completion for `request`, whose messages are all inline, offering `tools`.
+
+    The activity's `attempt` drives the scripted model.
+
+    Raises:
+        ApplicationError: The provider failed, classified and redacted. The provider's
+            exception is not chained: Temporal would write its text into history.
+    """
+    configure()
+    # The bundled local model: starts its server on first use (raises its own non-retryable error).
+    kwargs = await prepare_completion(completion_kwargs(request, attempt=attempt, tools=tools))
+    try:
+        response = await litellm.acompletion(**kwargs)
+    except Exception as exc:
+        raise classify_error(exc) from None
+    return parse_response(response, request)
+
+
+def completion_kwargs(request: LLMRequest, *, attempt: int, tools: Sequence[ToolSpec] = ()) -> dict[str, Any]:
+    """The keyword arguments of `litellm.acompletion` for a request (litellm's own retries off).
+
+    Raises:
+        ValueError: the request still refers to messages (the activity resolves them first).
+    """
+    messages = [m for m in request.messages if isinstance(m, Message)]
+    if request.prefix is not None or len(messages) != len(request.messages):
+        raise ValueError("completion_kwargs needs every message inline; resolve references first")
+    kwargs: dict[str, Any] = {k: v for k, v in request.settings.extra.items() if k not in _RESERVED}
+    settings = request.settings
+    for key, value in (
+        ("temperature", settings.temperature),
+        ("max_tokens", settings.max_tokens),
+        ("top_p", settings.top_p),
+    ):
+        if value is not None:
+            kwargs[key] = value
+    kwargs.update(
+        model=request.model,
+        messages=to_openai_messages(request.system_prompt, messages),
+        num_retries=0,
+        timeout=request.timeout_s,
+    )
+    if tools:
+        kwargs["tools"] = to_openai_tools(tools)
+    if request.model == SCRIPTED_MODEL:
+        kwargs["model"] = SCRIPTED_LITELLM_MODEL
+        kwargs["metadata"] = scripted_metadata(request.scripted, attempt)
+    return kwargs
+
+
+def warm_up_request() -> LLMRequest:
+    """A one-turn scripted request: a call through litellm that needs no key and no network."""
+    turn = ScriptTurn(content="ready")
+    return LLMRequest(
+        model=SCRIPTED_MODEL,
+        messages=[Message(role="user", content="warm-up")],
+        request_id="warm-up",
+        run_id="warm-up",
+        iteration=0,
+        scripted=ScriptedCall(index=0, length=1, turn=turn),
+    )
+
+
+def scripted_metadata(call: ScriptedCall | None, attempt: int) -> dict[str, Any]:
+    """The `metadata` the scripted provider reads (as `litellm_params["metadata"]`)."""
+    return {
+        SCRIPTED_CALL_KEY: call.model_dump(mode="json") if call is not None else None,
+        ATTEMPT_KEY: attempt,
+    }
+
+
+def openai_message(message: Message) -> dict[str, Any]:
+    """The OpenAI chat form of one message (`thinking` is never sent back)."""
+    if message.role == "tool":
+        return {
+            "role": "tool",
+            "tool_call_id": message.tool_call_id,
+            "name": message.name,
+            "content": message.content,
+        }
+    if message.role == "assistant" and message.tool_calls:
+        calls = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in message.tool_calls
+        ]
+        # OpenAI wants null, not "", next to tool calls.
+        return {"role": "assistant", "content": message.content or None, "tool_calls": calls}
+    return {"role": message.role, "content": message.content}
+
+
+def to_openai_messages(system_prompt: str | None, messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """OpenAI chat messages: the system prompt, then the context."""
+    out = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    out.extend(openai_message(message) for message in messages)
+    return out
+
+
+def to_openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    """OpenAI function-tool definitions for the tool specs."""
+    return [
+        {
+            "type": "function",
+            "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+        }
+        for t in tools
+    ]
+
+
+def parse_response(response: object, request: LLMRequest) -> LLMResponse:
+    """The `LLMResponse` of a litellm chat completion (first choice).
+
+    Tool-call arguments stay raw strings, even malformed: the workflow reports them
+    back to the model instead of failing the call.
+
+    Raises:
+        ApplicationError: `provider_error` (retryable) when the response has no choices.
+    """
+    choices: list[Any] = list(getattr(response, "choices", None) or [])
+    if not choices:
+        raise classify_error(ValueError("the provider returned no choices"))
+    choice = choices[0]
+    message = choice.message
+    tool_calls: list[ToolCall] = []
+    for k, raw in enumerate(message.tool_calls or []):
+        arguments = raw.function.arguments
+        tool_calls.append(
+            ToolCall(
+                id=raw.id or f"call_{request.iteration}_{k}",
+                name=raw.function.name or "",
+                arguments=arguments if isinstance(arguments, str) else json.dumps(arguments),
+            )
+        )
+    thinking = getattr(message, "reasoning_content", None)
+    usage = getattr(response, "usage", None)
+    return LLMResponse(
+        content=message.content or "",
+        tool_calls=tool_calls,
+        thinking=thinking if isinstance(thinking, str) and thinking else None,
+        finish_reason=choice.finish_reason,
+        usage=Usage(
+            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            total_tokens=int(getattr(usage, "total_tokens", 0) or 0),
+            llm_calls=1,
+        ),
+        response_id=getattr(response, "id", None),
+        model=getattr(response, "model", None),
+    )
+
+
+def token_counts(model: str, messages: Sequence[Message]) -> list[int]:
+    """Tokens of each message with `model`'s own tokenizer, for `token_estimator == "exact"`.
+
+    Blocking (tokenizers load files): run it in a thread. A message litellm cannot
+    count falls back to the heuristic, so one odd message never fails the call.
+    """
+    configure()
+    counter = cast(Callable[..., int], litellm.token_counter)  # pyright: ignore[reportUnknownMemberType]
+    counts: list[int] = []
+    for message in messages:
+        try:
+            counts.append(int(counter(model=model, messages=[openai_message(message)])))
+        except Exception:  # any tokenizer failure: estimate instead
+            counts.append(estimate_tokens(message))
+    return counts
+
+
+def policy_for_model(model: str) -> ContextPolicy:
+    """A context policy sized to `model`'s real context window, from litellm's bundled model map.
+
+    The reserve is the model's maximum output, capped at a quarter of the window (some
+    maps list output limits as large as the window). Unknown models, which litellm
+    rejects, get the default policy: a small budget is the safe guess. Reads local data
+    only; not for workflow code (call it in a client or an activity).
+    """
+    configure()
+    try:
+        info = litellm.get_model_info(model)
+    except Exception:  # litellm raises several types for unmapped models
+        return ContextPolicy()
+    window = info.get("max_input_tokens")
+    if not isinstance(window, int) or window <= 1:
+        return ContextPolicy()
+    cap = window // RESERVE_WINDOW_FRACTION
+    max_output = info.get("max_output_tokens")
+    reserve = min(max_output, cap) if isinstance(max_output, int) and max_output > 0 else cap
+    return ContextPolicy(max_input_tokens=window, reserve_output_tokens=reserve)

@@ -1,0 +1,164 @@
+"""Users' own tools, loaded into the worker without forking: `worker.py --tools mypackage.tools`.
+
+A tools module is any importable module (installed, or on `PYTHONPATH`) that defines
+exactly one of:
+
+- `register(registry)`: a function that registers its tools on the `ToolRegistry` it is given;
+- `registry`: a `ToolRegistry` holding its tools;
+- `TOOLS`: a list of tool functions (each registered under its own name).
+
+Its tools join the built-in ones (`calculator`). Every problem is a `ToolLoadError`,
+one line naming the module: it cannot be imported, it registers nothing, or a tool
+name is already taken (by a built-in or by another module). Nothing is registered
+from a module that fails.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, cast
+
+from activities.mcp_config import McpServerConfig, load_mcp_config, merge_configs
+from activities.tool_registry import ToolRegistry, default_registry
+
+log = logging.getLogger(__name__)
+
+TOOLS_ENV = "REACT_TOOLS"
+MCP_CONFIG_ENV = "REACT_MCP_CONFIG"
+CONVENTIONS = ("register", "registry", "TOOLS")
+_MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+_HOW = "define register(registry), a ToolRegistry named `registry`, or a TOOLS list (see docs/tools.md)"
+
+
+class ToolLoadError(ValueError):
+    """A tools module that cannot be used; the message is one line naming it."""
+
+    def __init__(self, module: str, problem: str) -> None:
+        super().__init__(f"--tools {module}: {problem}")
+        self.module = module
+
+
+def option_values(
+    flags: list[str] | None, variable: str, environ: Mapping[str, str] | None = None
+) -> list[str]:
+    """The values of a repeatable flag, else of its comma-separated environment variable.
+
+    Flags replace the variable; empty items are dropped and repeats kept once, in order.
+    """
+    env = os.environ if environ is None else environ
+    raw = flags if flags else env.get(variable, "").split(",")
+    return list(dict.fromkeys(value.strip() for value in raw if value.strip()))
+
+
+def build_tool_registry(modules: Iterable[str]) -> ToolRegistry:
+    """The built-in tools plus the tools of every module, in order.
+
+    Raises:
+        ToolLoadError: A module cannot be imported, registers nothing, or clashes.
+    """
+    registry = default_registry()
+    origins = dict.fromkeys(registry.names(), "the built-in tools")
+    for module in modules:
+        added = load_tool_module(registry, module, origins)
+        log.info("tools from %s: %s", module, ", ".join(added))
+        origins.update(dict.fromkeys(added, f"--tools {module}"))
+    return registry
+
+
+def load_tool_module(
+    registry: ToolRegistry, module: str, origins: Mapping[str, str] | None = None
+) -> list[str]:
+    """Import `module` and add its tools to `registry` (all or none).
+
+    Args:
+        registry: Where the tools go.
+        module: A dotted module name.
+        origins: Who registered the names already in `registry`, for clash messages.
+
+    Returns:
+        The names it added, sorted.
+
+    Raises:
+        ToolLoadError: See the module docstring.
+    """
+    staged = _collect(module, _import(module))
+    if not staged.names():
+        raise ToolLoadError(module, f"registers no tools; {_HOW}")
+    taken = [name for name in staged.names() if name in registry]
+    if taken:
+        who = (origins or {}).get(taken[0], "another module")
+        raise ToolLoadError(module, f"tool {taken[0]!r} is already registered (by {who}); rename one of them")
+    registry.include(staged)
+    return staged.names()
+
+
+def load_mcp_servers(paths: Iterable[str]) -> dict[str, McpServerConfig]:
+    """The enabled MCP servers of every config file.
+
+    Raises:
+        McpConfigError: A file is unreadable or invalid, or two files name the same server.
+    """
+    return merge_configs([load_mcp_config(path) for path in paths])
+
+
+def _import(module: str) -> object:
+    if not _MODULE_NAME.match(module):
+        raise ToolLoadError(module, "not a dotted module name (e.g. mypackage.tools)")
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and (module == exc.name or module.startswith(f"{exc.name}.")):
+            raise ToolLoadError(
+                module, f"no module named {exc.name!r} (install it, or add its folder to PYTHONPATH)"
+            ) from None
+        raise ToolLoadError(module, f"importing it failed: {_one_line(exc)}") from None
+    except Exception as exc:  # a user's module can raise anything at import
+        raise ToolLoadError(module, f"importing it failed: {_one_line(exc)}") from None
+
+
+def _collect(module: str, loaded: object) -> ToolRegistry:
+    """The module's tools in a fresh registry, by the one convention it follows."""
+    present = [name for name in CONVENTIONS if hasattr(loaded, name)]
+    if not present:
+        raise ToolLoadError(module, f"registers no tools; {_HOW}")
+    if len(present) > 1:
+        raise ToolLoadError(module, f"defines {' and '.join(present)}; keep one of them")
+    value: object = getattr(loaded, present[0])
+    staged = ToolRegistry()
+    try:
+        if present[0] == "register":
+            if not callable(value):
+                raise ToolLoadError(module, "`register` is not a function")
+            cast(Callable[[ToolRegistry], object], value)(staged)
+        elif present[0] == "registry":
+            if not isinstance(value, ToolRegistry):
+                raise ToolLoadError(module, f"`registry` is a {type(value).__name__}, not a ToolRegistry")
+            staged.include(value)
+        else:
+            _register_list(module, staged, value)
+    except ToolLoadError:
+        raise
+    except Exception as exc:  # register() is user code
+        raise ToolLoadError(module, f"{present[0]} failed: {_one_line(exc)}") from None
+    return staged
+
+
+def _register_list(module: str, staged: ToolRegistry, value: object) -> None:
+    if not isinstance(value, list | tuple):
+        raise ToolLoadError(module, f"TOOLS is a {type(value).__name__}, not a list of functions")
+    for index, tool in enumerate(cast(list[Any] | tuple[Any, ...], value)):
+        if not callable(tool):
+            raise ToolLoadError(module, f"TOOLS[{index}] is not a function: {tool!r:.80}")
+        try:
+            staged.register(tool)
+        except (TypeError, ValueError) as exc:
+            raise ToolLoadError(module, f"TOOLS[{index}]: {_one_line(exc)}") from None
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}"[:400] if text else type(exc).__name__

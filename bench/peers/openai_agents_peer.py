@@ -1,0 +1,110 @@
+"""Peer: the OpenAI Agents SDK with Temporal's plugin (`temporalio.openai_agents`), test model, no network.
+
+Runs only in the second environment that `bench/peers/second_env.py` creates (it needs
+openai >= 3, which litellm 1.106 forbids). The same work as the other scenarios: 10 rounds
+of one `calculator` call (a Temporal activity as a tool), then the final answer. The SDK's
+trace export (to OpenAI's servers) is disabled: no network.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ["OPENAI_AGENTS_DISABLE_TRACING"] = "1"
+
+from datetime import timedelta
+from importlib.metadata import version
+from typing import TYPE_CHECKING, Any
+
+from agents import Agent, ModelResponse, Runner, set_tracing_disabled
+from temporalio import activity, workflow
+from temporalio.openai_agents import OpenAIAgentsPlugin
+from temporalio.openai_agents.testing import ResponseBuilders, TestModel, TestModelProvider
+from temporalio.openai_agents.workflow import activity_as_tool
+
+if TYPE_CHECKING:  # the sandbox imports this module again for every run: keep it light
+    from bench._harness import Bench, Prepared
+
+set_tracing_disabled(True)
+
+TOOL_ROUNDS = 10
+FINAL_ANSWER = "The answer is 70."
+QUERY = "What is 10 * 7? Use the calculator for every step."
+WORKFLOW = "BenchOpenAIAgents"
+
+
+def _item_type(item: Any) -> Any:
+    return item.get("type") if isinstance(item, dict) else getattr(item, "type", None)  # pyright: ignore[reportUnknownMemberType]
+
+
+class ScriptedModel(TestModel):
+    """One calculator call per round until `TOOL_ROUNDS` results are in the input, then the answer."""
+
+    def __init__(self) -> None:
+        super().__init__(lambda: ResponseBuilders.output_message(FINAL_ANSWER))
+
+    async def get_response(
+        self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any
+    ) -> ModelResponse:
+        """The next scripted response, from the tool results already in `input`."""
+        items: list[Any] = [] if isinstance(input, str) else list(input)
+        results = sum(_item_type(item) == "function_call_output" for item in items)
+        if results < TOOL_ROUNDS:
+            arguments = f'{{"expression": "{results + 1} * 7"}}'
+            return ResponseBuilders.tool_call(arguments, "calculator", call_id=f"call-{results}")
+        return ResponseBuilders.output_message(FINAL_ANSWER)
+
+
+@activity.defn
+async def calculator(expression: str) -> str:
+    """Multiply two integers.
+
+    Args:
+        expression: `a * b`.
+    """
+    left, _, right = expression.partition("*")
+    return str(int(left) * int(right))
+
+
+@workflow.defn(name=WORKFLOW)
+class OpenAIAgentsWorkflow:
+    """Runs one agent with the calculator activity as its tool."""
+
+    @workflow.run
+    async def run(self, prompt: str) -> str:
+        """Run the agent and return its final output."""
+        agent = Agent[None](
+            name="bench",
+            instructions="Use the calculator for every step.",
+            tools=[activity_as_tool(calculator, start_to_close_timeout=timedelta(seconds=30))],
+        )
+        result = await Runner.run(agent, prompt, max_turns=TOOL_ROUNDS + 5)
+        return str(result.final_output)
+
+
+def _check(result: Any) -> str | None:
+    return None if result == FINAL_ANSWER else f"answered {result!r}, not {FINAL_ANSWER!r}"
+
+
+async def openai_agents_plugin(bench: Bench) -> Prepared:
+    """The OpenAI Agents SDK scenario: the plugin on the client, the calculator activity on the worker."""
+    from temporalio.client import Client
+    from temporalio.worker import Worker
+
+    from bench._harness import Prepared
+
+    plugin = OpenAIAgentsPlugin(model_provider=TestModelProvider(ScriptedModel()))
+    client = await Client.connect(bench.address, plugins=[plugin])
+    queue = bench.task_queue("openai-agents")
+    await bench.run_worker(
+        Worker(client, task_queue=queue, workflows=[OpenAIAgentsWorkflow], activities=[calculator])
+    )
+
+    async def start(workflow_id: str) -> Any:
+        return await client.start_workflow(WORKFLOW, QUERY, id=workflow_id, task_queue=queue)
+
+    label = (
+        f"OpenAI Agents SDK {version('openai-agents')} + temporalio-openai-agents "
+        f"{version('temporalio-openai-agents')}"
+    )
+    return Prepared(start=start, check=_check, label=label)

@@ -1,0 +1,286 @@
+"""Deployment settings from environment variables: payload store, encryption, TLS and API key.
+
+`load_settings()` reads them all at once; a bad value raises `SettingsError`, one line
+naming the variable (never echoing a secret). The worker, the CLI and the Python API
+build their clients from the same settings (`runtime.connection.connect`), so they agree
+on where large payloads live and how payloads are encrypted.
+
+- `REACT_PAYLOAD_STORE`: `file:<absolute path>` (default `<repo>/.temporal/payloads`) or
+  `s3://bucket[/prefix]`; `REACT_S3_ENDPOINT_URL` for an S3-compatible server (MinIO...),
+  `AWS_REGION`/`AWS_DEFAULT_REGION` (default us-east-1), credentials from the AWS chain.
+- `REACT_PAYLOAD_THRESHOLD`: payloads of at least this size are claim-checked (default
+  128KiB, at most 1MiB).
+- `REACT_ENCRYPTION_KEYS`: `id:base64key[,id:base64key...]`, AES-256-GCM, the first encrypts.
+- `REACT_CODEC_ENDPOINT`: the codec server the dev server's Web UI uses (default
+  http://localhost:8081 when encryption is on).
+- `TEMPORAL_TLS_CERT` + `TEMPORAL_TLS_KEY` (mTLS), `TEMPORAL_TLS_CA`: a path or inline PEM
+  (the `temporal` CLI's `TEMPORAL_TLS_CLIENT_CERT_PATH`... names work too);
+  `TEMPORAL_TLS` forces TLS on or off, `TEMPORAL_TLS_SERVER_NAME` the name to verify.
+- `TEMPORAL_API_KEY`: an API key (Temporal Cloud); turns TLS on unless `TEMPORAL_TLS=false`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from temporalio.service import TLSConfig
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_PAYLOAD_ROOT = REPO_ROOT / ".temporal" / "payloads"
+KIB = 1024
+MIB = 1024 * KIB
+DEFAULT_PAYLOAD_THRESHOLD = 128 * KIB
+# Inline payloads count against Temporal's 2 MB payload and 4 MB gRPC message limits,
+# and one workflow task can carry several: a threshold above 1 MiB only invites failures.
+MAX_PAYLOAD_THRESHOLD = 1 * MIB
+DEFAULT_CODEC_ENDPOINT = "http://localhost:8081"
+DEFAULT_S3_REGION = "us-east-1"
+KEY_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
+BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
+SIZE = re.compile(r"(\d+)\s*(b|k|kb|kib|m|mb|mib)?", re.IGNORECASE)
+TRUE_WORDS = {"1", "true", "yes", "on"}
+FALSE_WORDS = {"0", "false", "no", "off"}
+
+
+class SettingsError(ValueError):
+    """A setting that cannot be used; the message is one line naming the variable."""
+
+    def __init__(self, variable: str, problem: str) -> None:
+        """Create the error for `variable`."""
+        super().__init__(f"{variable}: {problem}")
+        self.variable = variable
+
+
+@dataclass(frozen=True)
+class FileStoreSetting:
+    """The local-disk payload store under `root`."""
+
+    root: Path
+
+
+@dataclass(frozen=True)
+class S3StoreSetting:
+    """An S3-compatible payload store: objects `<prefix>/sha256/<digest>` in `bucket`."""
+
+    bucket: str
+    prefix: str
+    endpoint_url: str | None
+    region: str
+
+
+@dataclass(frozen=True)
+class EncryptionKey:
+    """An AES-256 key and the id written next to every payload it encrypts."""
+
+    key_id: str
+    material: bytes = field(repr=False)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the product's clients and worker need beyond the server address."""
+
+    payload_store: FileStoreSetting | S3StoreSetting = field(
+        default_factory=lambda: FileStoreSetting(DEFAULT_PAYLOAD_ROOT)
+    )
+    payload_threshold: int = DEFAULT_PAYLOAD_THRESHOLD
+    encryption_keys: tuple[EncryptionKey, ...] = ()
+    codec_endpoint: str | None = None
+    tls: TLSConfig | bool = False
+    api_key: str | None = field(default=None, repr=False)
+
+    @property
+    def encryption_on(self) -> bool:
+        """Whether payloads are encrypted (some key is configured)."""
+        return bool(self.encryption_keys)
+
+
+def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """Read the settings from `environ` (default: this process's environment).
+
+    Raises:
+        SettingsError: a variable has a value that cannot be used.
+    """
+    env = os.environ if environ is None else environ
+    keys = _encryption_keys(env)
+    codec_endpoint = _url(env, "REACT_CODEC_ENDPOINT")
+    if codec_endpoint is None and keys:
+        codec_endpoint = DEFAULT_CODEC_ENDPOINT
+    api_key = _api_key(env)
+    return Settings(
+        payload_store=_payload_store(env),
+        payload_threshold=_threshold(env),
+        encryption_keys=keys,
+        codec_endpoint=codec_endpoint,
+        tls=_tls(env, api_key is not None),
+        api_key=api_key,
+    )
+
+
+def _value(env: Mapping[str, str], name: str) -> str | None:
+    """The variable's value with surrounding blanks removed; unset or blank is None."""
+    raw = env.get(name)
+    return raw.strip() or None if raw is not None else None
+
+
+def _payload_store(env: Mapping[str, str]) -> FileStoreSetting | S3StoreSetting:
+    name = "REACT_PAYLOAD_STORE"
+    spec = _value(env, name)
+    if spec is None:
+        return FileStoreSetting(DEFAULT_PAYLOAD_ROOT)
+    if spec.startswith("s3://"):
+        bucket, _, prefix = spec.removeprefix("s3://").partition("/")
+        if not BUCKET.fullmatch(bucket) or ".." in bucket:
+            raise SettingsError(name, f"{bucket!r} is not a valid S3 bucket name (3-63 of a-z 0-9 . -)")
+        region = _value(env, "AWS_REGION") or _value(env, "AWS_DEFAULT_REGION") or DEFAULT_S3_REGION
+        return S3StoreSetting(bucket, prefix.strip("/"), _url(env, "REACT_S3_ENDPOINT_URL"), region)
+    if spec.startswith("file:"):
+        path = spec.removeprefix("file:")
+        path = path.removeprefix("//") if path.startswith("///") else path
+        root = Path(path).expanduser()
+        if not path or not root.is_absolute():
+            raise SettingsError(
+                name,
+                f"the path of {spec!r} must be absolute, so the worker and every client "
+                "use the same folder whatever their working directory",
+            )
+        return FileStoreSetting(root)
+    raise SettingsError(name, f"expected file:<absolute path> or s3://bucket[/prefix], got {spec!r}")
+
+
+def _threshold(env: Mapping[str, str]) -> int:
+    name = "REACT_PAYLOAD_THRESHOLD"
+    text = _value(env, name)
+    if text is None:
+        return DEFAULT_PAYLOAD_THRESHOLD
+    match = SIZE.fullmatch(text)
+    if match is None:
+        raise SettingsError(name, f"expected a size in bytes such as 131072 or 128KiB, got {text!r}")
+    unit = (match.group(2) or "b").lower()
+    size = int(match.group(1)) * (MIB if unit.startswith("m") else KIB if unit.startswith("k") else 1)
+    if size > MAX_PAYLOAD_THRESHOLD:
+        raise SettingsError(
+            name, f"{text} is above the maximum of 1MiB (inline payloads must stay far below 2 MB)"
+        )
+    return size
+
+
+def _url(env: Mapping[str, str], name: str) -> str | None:
+    text = _value(env, name)
+    if text is None:
+        return None
+    parts = urlsplit(text)
+    try:
+        _ = parts.port
+    except ValueError:
+        raise SettingsError(name, f"{text!r} has an invalid port") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise SettingsError(name, f"expected an http(s) URL such as http://localhost:9000, got {text!r}")
+    return text.rstrip("/")
+
+
+def _encryption_keys(env: Mapping[str, str]) -> tuple[EncryptionKey, ...]:
+    name = "REACT_ENCRYPTION_KEYS"
+    text = _value(env, name)
+    if text is None:
+        return ()
+    keys: list[EncryptionKey] = []
+    for position, item in enumerate(text.split(","), start=1):
+        if not item.strip():
+            continue  # a trailing or doubled comma
+        key_id, sep, encoded = item.strip().partition(":")
+        # Messages name the key's id or position, never its material.
+        if not sep or not KEY_ID.fullmatch(key_id):
+            raise SettingsError(
+                name, f"entry {position} is not <id>:<base64 key> with an id of 1-64 of A-Z a-z 0-9 . _ -"
+            )
+        if any(k.key_id == key_id for k in keys):
+            raise SettingsError(name, f"key id {key_id!r} appears twice")
+        try:
+            # Standard or URL-safe base64 alike.
+            material = base64.b64decode(encoded.strip().replace("-", "+").replace("_", "/"), validate=True)
+        except (binascii.Error, ValueError):
+            raise SettingsError(name, f"the key of {key_id!r} is not valid base64") from None
+        if len(material) != 32:
+            raise SettingsError(
+                name,
+                f"the key of {key_id!r} is {len(material)} bytes; "
+                "AES-256 needs 32 (the base64 of 32 random bytes)",
+            )
+        keys.append(EncryptionKey(key_id, material))
+    return tuple(keys)
+
+
+def _api_key(env: Mapping[str, str]) -> str | None:
+    key = _value(env, "TEMPORAL_API_KEY")
+    if key is not None and any(c.isspace() for c in key):
+        raise SettingsError(
+            "TEMPORAL_API_KEY", "contains blanks or line breaks (was more than the key pasted?)"
+        )
+    return key
+
+
+def _flag(env: Mapping[str, str], name: str) -> bool | None:
+    text = _value(env, name)
+    if text is None:
+        return None
+    if text.lower() in TRUE_WORDS:
+        return True
+    if text.lower() in FALSE_WORDS:
+        return False
+    raise SettingsError(name, f"expected true or false, got {text!r}")
+
+
+def _pem(env: Mapping[str, str], *names: str) -> tuple[str, bytes] | None:
+    """(variable, PEM bytes) from the first of `names` that is set: inline PEM or a file path."""
+    for name in names:
+        text = _value(env, name)
+        if text is None:
+            continue
+        if text.startswith("-----BEGIN"):
+            return name, text.encode()
+        try:
+            data = Path(text).expanduser().read_bytes()
+        except OSError as error:
+            raise SettingsError(name, f"cannot read {text!r}: {error.strerror or error}") from None
+        if b"-----BEGIN" not in data:
+            raise SettingsError(name, f"{text!r} is not a PEM file (no -----BEGIN line)")
+        return name, data
+    return None
+
+
+def _tls(env: Mapping[str, str], has_api_key: bool) -> TLSConfig | bool:
+    forced = _flag(env, "TEMPORAL_TLS")
+    cert = _pem(env, "TEMPORAL_TLS_CERT", "TEMPORAL_TLS_CLIENT_CERT_PATH")
+    key = _pem(env, "TEMPORAL_TLS_KEY", "TEMPORAL_TLS_CLIENT_KEY_PATH")
+    ca = _pem(env, "TEMPORAL_TLS_CA", "TEMPORAL_TLS_SERVER_CA_CERT_PATH")
+    server_name = _value(env, "TEMPORAL_TLS_SERVER_NAME")
+    if (cert is None) != (key is None):
+        given, missing = (
+            ("TEMPORAL_TLS_CERT", "TEMPORAL_TLS_KEY")
+            if key is None
+            else ("TEMPORAL_TLS_KEY", "TEMPORAL_TLS_CERT")
+        )
+        raise SettingsError(missing, f"is required when {given} is set (mTLS needs both)")
+    configured = cert is not None or ca is not None or server_name is not None
+    if forced is False:
+        if configured:
+            raise SettingsError("TEMPORAL_TLS", "is false, but TLS certificates or a server name are set")
+        return False
+    if not (forced or configured or has_api_key):
+        return False
+    if not configured:
+        return True
+    return TLSConfig(
+        server_root_ca_cert=ca[1] if ca else None,
+        domain=server_name,
+        client_cert=cert[1] if cert else None,
+        client_private_key=key[1] if key else None,
+    )
