@@ -25,13 +25,13 @@ class OmitNone(BaseModel):
 
 
 class ToolCall(BaseModel):
-    """One function call requested by the model.
+    """One function call requested by the model (immutable).
 
     `arguments` is the raw JSON text the model produced: it is kept verbatim so that
     malformed arguments are visible in the thread and reported back to the model.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str
     name: str
@@ -39,7 +39,13 @@ class ToolCall(BaseModel):
 
 
 class Message(OmitNone):
-    """One message of an LLM context."""
+    """One message of an LLM context.
+
+    Immutable: a message is shared by the lane views, each call's view and the message
+    cache without copies; change one with `model_copy(update=...)`.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     role: Role
     content: str = ""

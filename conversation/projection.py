@@ -112,7 +112,8 @@ class LaneViews(BaseModel):
                 self.replaced_prompt = given.system_prompt
             view = LaneView(anchor_prompt=given.system_prompt, summary=given.summary, start_seq=entry.seq)
             for message in given.messages:
-                view.messages.append(message)
+                # Copied: the entry's own messages must never be reachable from a view.
+                view.messages.append(message.model_copy(deep=True))
                 view.chars += message_chars(message)
             if window_chars is not None and view.chars > window_chars:
                 view.trim(window_chars)

@@ -218,7 +218,7 @@ def test_new_state_has_an_empty_context_with_the_configured_prompt() -> None:
     assert state.context == Context(system_prompt=BASE, messages=[])
     assert state.active_context_ref == DEFAULT_CONTEXT_REF
     assert state.thread == []
-    assert state.projection_cursor_seq == -1
+    assert state.next_seq == 0
     assert_invariant(state)
     assert project([], "anything", base_system_prompt=BASE) == Context(system_prompt=BASE)
 
@@ -250,7 +250,7 @@ def test_messages_of_the_active_lane_are_folded_into_the_context() -> None:
     )
     assert entry.seq == 1
     assert entry.refs == {"activity": "llm-1"}
-    assert state.projection_cursor_seq == 2
+    assert state.next_seq == 3
     assert [m.role for m in state.context.messages] == ["user", "assistant", "tool"]
     assert state.context.messages[1].tool_calls == [ToolCall(id="c1", name="f", arguments="{}")]
     assert state.context.messages[2].tool_call_id == "c1"
@@ -286,7 +286,7 @@ def test_replace_sets_the_context_makes_the_lane_active_and_updates_the_prompt()
     assert state.active_context_ref == "a"
     assert state.context == Context(system_prompt="p1", messages=[user("summary")])
     assert state.applied_context_ops == ["op-1"]
-    assert state.projection_cursor_seq == 1
+    assert state.next_seq == 2
     assert_invariant(state)
 
     state.append_message(payload("after", lane="a"), T0)
@@ -507,7 +507,8 @@ def test_projection_does_not_alias_the_thread() -> None:
     replace(state, "op-1", [user("s1")], prompt="p1")
     projected = state.projected()
     projected.messages.append(user("extra"))
-    projected.messages[0].content = "edited"
+    with pytest.raises(ValidationError, match="frozen"):
+        projected.messages[0].content = "edited"
     assert contents(state.projected()) == ["s1"]
     assert_invariant(state)
 
@@ -553,10 +554,6 @@ def test_conversation_state_round_trips_through_json() -> None:
     )
     state.apply_operation(validate_operation(request, state.active_context_ref), T0 + timedelta(seconds=3))
     switch(state, "op-2", DEFAULT_CONTEXT_REF)
-    state.pending_context_op = validate_operation(
-        ContextModifyInput(op_id="op-3", context_ref="b", operation=OperationInput(type="switch")),
-        state.active_context_ref,
-    )
 
     text = state.model_dump_json()
     restored = ConversationState.model_validate_json(text)
@@ -689,7 +686,9 @@ def test_mutating_the_appended_payload_afterwards_does_not_rewrite_the_thread() 
 
     sent.content = "edited later"
     assert sent.tool_calls is not None
-    sent.tool_calls[0].arguments = '{"edited": true}'
+    with pytest.raises(ValidationError, match="frozen"):  # tool calls are immutable
+        sent.tool_calls[0].arguments = '{"edited": true}'
+    sent.tool_calls.append(ToolCall(id="c2", name="g"))
 
     assert state.thread[0].model_dump() == recorded
     assert_invariant(state)
@@ -723,7 +722,8 @@ def test_mutating_tool_calls_in_the_context_does_not_rewrite_a_message_entry() -
     # E.g. a workflow repairing malformed tool-call arguments in the view it sends to the LLM.
     calls = state.context.messages[0].tool_calls
     assert calls is not None
-    calls[0].arguments = '{"repaired": true}'
+    with pytest.raises(ValidationError, match="frozen"):
+        calls[0].arguments = '{"repaired": true}'
 
     assert state.thread[0].model_dump() == recorded
 
@@ -735,7 +735,8 @@ def test_mutating_tool_calls_in_the_context_does_not_rewrite_a_replace_entry() -
 
     calls = state.context.messages[0].tool_calls
     assert calls is not None
-    calls[0].arguments = '{"repaired": true}'
+    with pytest.raises(ValidationError, match="frozen"):
+        calls[0].arguments = '{"repaired": true}'
     calls.append(ToolCall(id="c2", name="g"))
 
     assert state.thread[0].model_dump() == recorded

@@ -12,6 +12,7 @@ import dataclasses
 import json
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -20,27 +21,25 @@ import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities import _litellm, llm_call, policy_for_model
+from activities import LLMActivities, _litellm, default_registry, policy_for_model
 from activities._heartbeat import with_heartbeat
 from activities.llm import warm_litellm
+from activities.message_cache import MessageCache
 from activities.scripted import register_scripted_provider
 from activities.summarize import summarize
-from contracts import LLMRequest, LLMResponse, ModelSettings, ScriptedCall, ScriptTurn, ToolSpec
+from contracts import LLMRequest, LLMResponse, ModelSettings, ScriptedCall, ScriptTurn
 from contracts.activities import activity_summary
 from contracts.compaction import SummarizeRequest
 from conversation import ContextPolicy, Message, ToolCall, estimate_tokens
+from runtime.blob_store import LocalDiskBlobStore
 from tests.fake_openai import FakeOpenAI, chat_completion, error_body, tool_call
 
 ROOT = Path(__file__).resolve().parent.parent
-
-CALC = ToolSpec(
-    name="calculator",
-    description="Evaluate arithmetic.",
-    parameters={"type": "object", "properties": {"expression": {"type": "string"}}},
-)
+STORE = LocalDiskBlobStore(Path(tempfile.mkdtemp(prefix="react-test-llm-")))
+llm_call = LLMActivities(default_registry(), MessageCache(STORE)).llm_call
 
 
-def scripted(*turns: ScriptTurn, index: int = 0, tools: list[ToolSpec] | None = None) -> LLMRequest:
+def scripted(*turns: ScriptTurn, index: int = 0, tools: list[str] | None = None) -> LLMRequest:
     turn = turns[index] if index < len(turns) else None
     return LLMRequest(
         model="scripted",
@@ -92,7 +91,7 @@ async def test_scripted_tool_calls_keep_raw_arguments() -> None:
             ]
         }
     )
-    response = await run_llm(scripted(turn, tools=[CALC]))
+    response = await run_llm(scripted(turn, tools=["calculator"]))
     assert response.content == ""
     assert response.finish_reason == "tool_calls"
     assert response.tool_calls == [
@@ -193,7 +192,7 @@ def openai_request(api_base: str) -> LLMRequest:
         model="openai/gpt-4o-mini",
         system_prompt="You are terse.",
         messages=[Message(role="user", content="What is 6 * 7?")],
-        tools=[CALC],
+        tools=["calculator"],
         settings=ModelSettings(extra={"api_base": api_base}),
         timeout_s=10,
         request_id="req-1",

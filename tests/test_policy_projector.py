@@ -214,13 +214,17 @@ def test_token_counts_replace_the_heuristic_when_given() -> None:
         project_for_model(context, ContextPolicy(), token_counts=[1])
 
 
-def test_projection_is_deterministic_and_shares_nothing_with_the_lane() -> None:
+def test_projection_is_deterministic_and_cannot_change_the_lane() -> None:
     context = lane(5, tools=1).model_copy(update={"summary": "s"})
     policy = ContextPolicy(max_input_tokens=300, reserve_output_tokens=0)
     first = project_for_model(context, policy)
     assert first == project_for_model(context, policy)
-    first.messages[-1].content = "mutated"
-    assert context.messages[-1].content != "mutated"
+    # The view shares the lane's messages (no copies per call), which are immutable.
+    with pytest.raises(ValidationError, match="frozen"):
+        first.messages[-1].content = "mutated"
+    count = len(context.messages)
+    first.messages.append(first.messages[0])
+    assert len(context.messages) == count
 
 
 def test_compaction_split_keeps_the_newest_turns_and_whole_groups() -> None:

@@ -252,8 +252,8 @@ async def test_server_error_twice_then_success(client: Client, task_queue: str) 
 async def test_auth_error_fails_fast_without_retries(client: Client, task_queue: str) -> None:
     handle = await start_run(client, task_queue, [turn("never", error="auth", error_times=5)])
     result = await handle.result()
-    assert result.status == "failed" and result.termination_reason == "error"
-    assert result.error is not None and result.error.type == "authentication"
+    assert result.status == "failed" and result.outcome.termination_reason == "error"
+    assert result.outcome.error is not None and result.outcome.error.type == "authentication"
     assert await llm_attempts(handle) == [1]
 
 
@@ -261,6 +261,6 @@ async def test_call_past_the_end_of_the_script_fails_clearly(client: Client, tas
     handle = await start_run(client, task_queue, [])
     result = await handle.result()
     assert result.status == "failed"
-    assert result.error is not None and result.error.type == "script_exhausted"
-    assert "past the end of the script" in result.error.message
+    assert result.outcome.error is not None and result.outcome.error.type == "script_exhausted"
+    assert "past the end of the script" in result.outcome.error.message
     assert await llm_attempts(handle) == [1]

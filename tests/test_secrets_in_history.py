@@ -134,8 +134,8 @@ async def test_a_run_against_a_gateway_echoing_the_key(client: Client, worker: L
         # The worker really used the key (so the provider had something to echo).
         assert [r.headers.get("Authorization") for r in server.requests] == [f"Bearer {KEY}"] * 2
     assert result.status == "failed"
-    assert result.error is not None and result.error.type == "authentication"
-    assert KEY not in result.model_dump_json() and REDACTED in result.error.message
+    assert result.outcome.error is not None and result.outcome.error.type == "authentication"
+    assert KEY not in result.model_dump_json() and REDACTED in result.outcome.error.message
     history = await scan(handle)
     # Both echoes reached the worker and were redacted, in the failures and the result alike.
     assert "server_error" in history and "authentication" in history
