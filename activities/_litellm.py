@@ -161,10 +161,26 @@ async def complete(request: LLMRequest, *, attempt: int, tools: Sequence[ToolSpe
             exception is not chained: Temporal would write its text into history.
     """
     configure()
+    if request.model == SCRIPTED_MODEL:
+        return await _scripted(request, attempt)
     # The bundled local model: starts its server on first use (raises its own non-retryable error).
     kwargs = await prepare_completion(completion_kwargs(request, attempt=attempt, tools=tools))
     try:
         response = await litellm.acompletion(**kwargs)
+    except Exception as exc:
+        raise classify_error(exc) from None
+    return parse_response(response, request)
+
+
+async def _scripted(request: LLMRequest, attempt: int) -> LLMResponse:
+    """The scripted model, answered here: same response parsing and error classification as litellm's."""
+    from activities.scripted import answer
+
+    messages = to_openai_messages(
+        request.system_prompt, [m for m in request.messages if isinstance(m, Message)]
+    )
+    try:
+        response = await answer(request.scripted, attempt, messages)
     except Exception as exc:
         raise classify_error(exc) from None
     return parse_response(response, request)
@@ -208,8 +224,6 @@ def warm_up_request() -> LLMRequest:
     return LLMRequest(
         model=SCRIPTED_MODEL,
         messages=[Message(role="user", content="warm-up")],
-        request_id="warm-up",
-        run_id="warm-up",
         iteration=0,
         scripted=ScriptedCall(index=0, length=1, turn=turn),
     )

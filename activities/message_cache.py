@@ -90,7 +90,7 @@ class MessageCache:
         if digest in self._memory:
             self._memory.move_to_end(digest)
             return
-        await self._store.put(data)
+        await self._store.put(data, durable=False)  # a lost cache entry only costs a cache miss
         self._keep(digest, data)
 
     def _keep(self, digest: str, data: bytes) -> None:

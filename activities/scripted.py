@@ -1,14 +1,15 @@
-"""The scripted model: a litellm custom provider that answers from the agent's script.
+"""The scripted model: answers from the agent's script, like a provider through litellm.
 
 Users test their agents with it (no API key, deterministic answers, injected
-delays and provider errors). It sits behind litellm exactly like a real
-provider, so its answers go through the same parsing and its errors through
-the same classification (`activities.llm_errors.classify`) as OpenAI's.
-
-The LLM activity passes the call's `ScriptedCall` and the activity attempt in
-`acompletion(metadata=...)`, which reaches the provider as
-`litellm_params["metadata"]`. litellm's types come through `activities._litellm`,
-the one module that imports litellm.
+delays and provider errors). `answer` builds a litellm `ModelResponse` or raises the
+exception a provider raises through litellm, so its answers go through the same
+parsing and its errors through the same classification (`activities.llm_errors`) as
+OpenAI's. The LLM activity calls `answer` directly: litellm's request pipeline
+(routing, logging, cost accounting; about 3 ms of CPU a call) has nothing to do for
+a model that lives in the worker. The same handler is registered as the litellm
+custom provider `scripted` (model `scripted/scripted`) for code that calls litellm
+itself, which passes the `ScriptedCall` and the attempt in `acompletion(metadata=...)`.
+litellm's types come through `activities._litellm`, the one module that imports litellm.
 """
 
 from __future__ import annotations
@@ -77,23 +78,32 @@ class ScriptedLLM(CustomLLM):
         params: dict[str, Any] = litellm_params or {}
         metadata: dict[str, Any] = params.get("metadata") or {}
         raw_call = metadata.get(SCRIPTED_CALL_KEY)
-        if raw_call is None:
-            raise ScriptError(
-                "scripted model: the request carries no script (LLMRequest.scripted is unset)", BAD_REQUEST
-            )
-        call = ScriptedCall.model_validate(raw_call)
-        attempt = int(metadata.get(ATTEMPT_KEY) or 1)
-        turn = call.turn
-        if turn is None:
-            raise ScriptError(
-                f"scripted model: call {call.index + 1} is past the end of the script ({call.length} turns)",
-                SCRIPT_EXHAUSTED,
-            )
-        if turn.delay_s > 0:
-            await asyncio.sleep(turn.delay_s)
-        if turn.error is not None and attempt <= turn.error_times:
-            raise _provider_error(turn, call.index, attempt)
-        return _response(turn, call.index, messages)
+        call = ScriptedCall.model_validate(raw_call) if raw_call is not None else None
+        return await answer(call, int(metadata.get(ATTEMPT_KEY) or 1), messages)
+
+
+async def answer(call: ScriptedCall | None, attempt: int, messages: list[Any]) -> ModelResponse:
+    """The scripted model's answer to one call (attempt `attempt`; `messages` in OpenAI form, for usage).
+
+    Raises:
+        ScriptError: no script, or the call is past its end (non-retryable).
+        Exception: the litellm exception of the turn's injected provider error.
+    """
+    if call is None:
+        raise ScriptError(
+            "scripted model: the request carries no script (LLMRequest.scripted is unset)", BAD_REQUEST
+        )
+    turn = call.turn
+    if turn is None:
+        raise ScriptError(
+            f"scripted model: call {call.index + 1} is past the end of the script ({call.length} turns)",
+            SCRIPT_EXHAUSTED,
+        )
+    if turn.delay_s > 0:
+        await asyncio.sleep(turn.delay_s)
+    if turn.error is not None and attempt <= turn.error_times:
+        raise _provider_error(turn, call.index, attempt)
+    return _response(turn, call.index, messages)
 
 
 def _provider_error(turn: ScriptTurn, index: int, attempt: int) -> Exception:

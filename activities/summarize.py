@@ -51,8 +51,6 @@ async def summarize(request: SummarizeRequest) -> SummarizeResult:
         messages=[Message(role="user", content=transcript(request.messages, request.previous_summary))],
         settings=request.settings,
         timeout_s=request.timeout_s,
-        request_id="compaction",
-        run_id="compaction",
         iteration=0,
     )
     parsed = await with_heartbeat(complete(llm_request, attempt=activity.info().attempt))

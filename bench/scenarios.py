@@ -50,9 +50,11 @@ def expect_completed_run(result: Any) -> str | None:
     if not isinstance(result, dict):
         return f"the result is a {type(result).__name__}, not a RunResult object"
     fields: dict[str, Any] = result  # pyright: ignore[reportUnknownVariableType]
-    status, answer = fields.get("status"), fields.get("result")
-    if status != "completed" or answer != FINAL_ANSWER:
-        return f"status {status!r}, result {answer!r}, error {fields.get('error')!r}"
+    outcome: dict[str, Any] = fields.get("outcome") or {}
+    status = outcome.get("status")
+    answers = [e["payload"]["content"] for e in fields.get("entries", []) if e["seq"] == outcome.get("answer_seq")]
+    if status != "completed" or answers != [FINAL_ANSWER]:
+        return f"status {status!r}, answer {answers!r}, error {outcome.get('error')!r}"
     return None
 
 

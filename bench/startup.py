@@ -84,8 +84,6 @@ def scripted_request() -> object:
     return LLMRequest(
         model="scripted",
         messages=[Message(role="user", content="What is 6 * 7?")],
-        request_id="bench",
-        run_id="bench",
         iteration=0,
         scripted=ScriptedCall(index=0, length=1, turn=turn),
     )

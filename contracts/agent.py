@@ -22,6 +22,7 @@ from contracts.limits import (
     MAX_TOOL_CONTEXT_BYTES,
     MAX_TOOLS,
 )
+from conversation.messages import OmitDefaults
 from conversation.policy import ContextPolicy
 
 ScriptedError = Literal["rate_limit", "timeout", "auth", "server"]
@@ -30,7 +31,7 @@ ToolName = Annotated[str, StringConstraints(max_length=64)]
 _FINITE = ConfigDict(allow_inf_nan=False)
 
 
-class ModelSettings(BaseModel):
+class ModelSettings(OmitDefaults):
     """Sampling settings sent to the model.
 
     `extra` is passed to `litellm.acompletion` as keyword arguments (for example
@@ -49,7 +50,7 @@ class ModelSettings(BaseModel):
     ] = {}
 
 
-class ScriptToolCall(BaseModel):
+class ScriptToolCall(OmitDefaults):
     """A tool call the scripted model makes. `arguments` may be a raw (even malformed) string."""
 
     name: str
@@ -57,7 +58,7 @@ class ScriptToolCall(BaseModel):
     id: str | None = None
 
 
-class ScriptTurn(BaseModel):
+class ScriptTurn(OmitDefaults):
     """One scripted LLM response, consumed one per LLM call, in order.
 
     `delay_s` is waited first; then, if `error` is set, the first `error_times`

@@ -14,6 +14,7 @@ from pydantic import BaseModel, JsonValue
 
 from contracts.agent import ModelSettings, ScriptTurn
 from conversation import Message, Role, ToolCall
+from conversation.messages import OmitDefaults
 
 SCRIPTED_MODEL = "scripted"
 
@@ -26,7 +27,7 @@ class ToolSpec(BaseModel):
     parameters: dict[str, JsonValue] = {}
 
 
-class ScriptedCall(BaseModel):
+class ScriptedCall(OmitDefaults):
     """What the scripted model needs for one call: its turn (None past the script's end)."""
 
     index: int
@@ -70,11 +71,11 @@ class PrefixRef(BaseModel):
     count: int
 
 
-class LLMRequest(BaseModel):
+class LLMRequest(OmitDefaults):
     """One LLM call: the projected context (new messages inline, the rest by reference) and tool names.
 
     `tools` are names from the worker's registry; the activity sends their specs. No
-    secret is ever part of a request.
+    secret is ever part of a request. Fields at their default are left out of the JSON.
     """
 
     model: str
@@ -84,13 +85,11 @@ class LLMRequest(BaseModel):
     tools: list[str] = []
     settings: ModelSettings = ModelSettings()
     timeout_s: float = 120.0
-    request_id: str
-    run_id: str
-    iteration: int
+    iteration: int = 0
     scripted: ScriptedCall | None = None
 
 
-class LLMResponse(BaseModel):
+class LLMResponse(OmitDefaults):
     """The assistant's answer: text and/or tool calls, with usage and provider ids.
 
     `local_tools` names the requested tools that the worker's registry marks as fast

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, JsonValue
 
 from conversation import ToolCall
+from conversation.messages import OmitDefaults
 
 
 class ToolError(BaseModel):
@@ -16,12 +17,10 @@ class ToolError(BaseModel):
     retryable: bool = False
 
 
-class ToolCallRequest(BaseModel):
-    """One tool call to execute, as the model requested it."""
+class ToolCallRequest(OmitDefaults):
+    """One tool call to execute, as the model requested it (the run is the activity's workflow)."""
 
     call: ToolCall
-    request_id: str
-    run_id: str
     tool_context: dict[str, JsonValue] = {}
 
 

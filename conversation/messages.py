@@ -24,6 +24,26 @@ class OmitNone(BaseModel):
         return {key: value for key, value in data.items() if value is not None}
 
 
+class OmitDefaults(BaseModel):
+    """Base model whose JSON form leaves out every field that still has its default value.
+
+    For payloads that travel in every activity input or result: what a reader does not
+    see is the documented default, and history stays small.
+    """
+
+    @model_serializer(mode="wrap")
+    def _omit_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        fields = type(self).model_fields
+        return {
+            key: value
+            for key, value in data.items()
+            if key not in fields
+            or fields[key].is_required()
+            or getattr(self, key) != fields[key].get_default(call_default_factory=True)
+        }
+
+
 class ToolCall(BaseModel):
     """One function call requested by the model (immutable).
 

@@ -24,13 +24,18 @@ OPERATION_REASONS: tuple[str, ...] = ("manual", "restore", "compaction", "system
 
 
 class MessagePayload(OmitNone):
-    """Payload of an `ai_message` entry."""
+    """Payload of an `ai_message` entry.
+
+    `request_id` and `run_id` name the request and run that appended the message. A run
+    leaves them out of its own thread (all of it is the run's; its result names both
+    once); a session fills them in when it appends a run's entries.
+    """
 
     role: Role
     content: str = ""
     context_ref: str = DEFAULT_CONTEXT_REF
-    request_id: str
-    run_id: str
+    request_id: str | None = None
+    run_id: str | None = None
     tool_calls: list[ToolCall] | None = None
     tool_call_id: str | None = None
     name: str | None = None

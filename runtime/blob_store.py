@@ -21,6 +21,8 @@ from pathlib import Path
 from runtime.settings import EncryptionKey, FileStoreSetting, S3StoreSetting, load_settings
 
 HEX_DIGITS = frozenset("0123456789abcdef")
+SMALL_WRITE_BYTES = 256 * 1024
+"""Non-durable writes up to this size happen on the event loop (no thread hop)."""
 
 
 class BlobMissingError(LookupError):
@@ -65,8 +67,12 @@ class BlobStore(ABC):
         """Where the store is, for messages (e.g. `file:/srv/payloads`)."""
 
     @abstractmethod
-    async def put(self, data: bytes) -> str:
-        """Store `data` under its digest (idempotent and atomic) and return the digest."""
+    async def put(self, data: bytes, *, durable: bool = True) -> str:
+        """Store `data` under its digest (idempotent and atomic) and return the digest.
+
+        `durable=False` is for caches (the LLM activity's messages): the write may skip
+        flushing to disk, since losing it in a machine crash only costs a cache miss.
+        """
 
     @abstractmethod
     async def get(self, digest: str) -> bytes:
@@ -80,7 +86,7 @@ class BlobStore(ABC):
     async def has(self, digest: str) -> bool:
         """Whether a blob is stored under `digest`."""
 
-    async def put_sealed(self, name: str, data: bytes) -> None:
+    async def put_sealed(self, name: str, data: bytes, *, durable: bool = True) -> None:
         """Store encrypted bytes under `name` (64 hex digits chosen by the encrypting wrapper).
 
         Content addressing cannot apply to ciphertext that callers address by the digest of
@@ -129,11 +135,17 @@ class LocalDiskBlobStore(BlobStore):
         check_digest(digest)
         return self.root / "sha256" / digest[:2] / digest
 
-    async def put(self, data: bytes) -> str:
-        """Write to a temporary file in the same folder, then rename it into place."""
-        return await asyncio.to_thread(self._put, data)
+    async def put(self, data: bytes, *, durable: bool = True) -> str:
+        """Write to a temporary file in the same folder, then rename it into place.
 
-    def _put(self, data: bytes) -> str:
+        A small non-durable write (a cache entry) happens right here: a thread hop would
+        cost more than the write.
+        """
+        if not durable and len(data) <= SMALL_WRITE_BYTES:
+            return self._put(data, durable=False)
+        return await asyncio.to_thread(self._put, data, durable=durable)
+
+    def _put(self, data: bytes, *, durable: bool) -> str:
         digest = digest_of(data)
         path = self.path_of(digest)
         try:
@@ -142,7 +154,7 @@ class LocalDiskBlobStore(BlobStore):
         except FileNotFoundError:
             pass
         # Missing, or cut short by something outside this store: (re)write it whole.
-        _write_atomically(path, data)
+        _write_atomically(path, data, durable=durable)
         return digest
 
     async def get(self, digest: str) -> bytes:
@@ -165,9 +177,13 @@ class LocalDiskBlobStore(BlobStore):
         check_digest(name)
         return self.root / "sealed" / name[:2] / name
 
-    async def put_sealed(self, name: str, data: bytes) -> None:
+    async def put_sealed(self, name: str, data: bytes, *, durable: bool = True) -> None:
         """Write atomically, like `put`."""
-        await asyncio.to_thread(_write_atomically, self.sealed_path_of(name), data)
+        path = self.sealed_path_of(name)
+        if not durable and len(data) <= SMALL_WRITE_BYTES:
+            _write_atomically(path, data, durable=False)
+            return
+        await asyncio.to_thread(_write_atomically, path, data, durable=durable)
 
     async def get_sealed(self, name: str) -> bytes | None:
         """The file's bytes, or None."""
@@ -193,20 +209,22 @@ class LocalDiskBlobStore(BlobStore):
             ) from None
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
-    """Write a temporary file in `path`'s folder, flush it to disk, rename it to `path`."""
+def _write_atomically(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Write a temporary file in `path`'s folder, flush it to disk (if `durable`), rename it to `path`."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
+            if durable:
+                out.flush()
+                os.fsync(out.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    _fsync_folder(path.parent)
+    if durable:
+        _fsync_folder(path.parent)
 
 
 def _fsync_folder(folder: Path) -> None:

@@ -171,13 +171,13 @@ class SealedBlobStore(BlobStore):
         """The inner store, marked encrypted."""
         return f"{self.inner.describe()} (encrypted)"
 
-    async def put(self, data: bytes) -> str:
+    async def put(self, data: bytes, *, durable: bool = True) -> str:
         """Encrypt with the current key and store; returns the plaintext's digest."""
         digest = digest_of(data)
         key = self._keys[0]
         name = key.name_of(digest)
         if not await self.inner.has_sealed(name):
-            await self.inner.put_sealed(name, key.seal(data, digest))
+            await self.inner.put_sealed(name, key.seal(data, digest), durable=durable)
         return digest
 
     async def get(self, digest: str) -> bytes:

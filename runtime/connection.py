@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 
 from temporalio.client import Client
-from temporalio.contrib.pydantic import PydanticPayloadConverter
 from temporalio.converter import (
     DataConverter,
     DefaultFailureConverter,
@@ -26,6 +25,7 @@ from temporalio.converter import (
 
 from runtime.blob_store import BlobStore, shared_blob_store
 from runtime.codec import AesGcmCodec
+from runtime.payload_converter import ProductPayloadConverter
 from runtime.payload_storage import BlobStoreDriver
 from runtime.settings import Settings, load_settings
 
@@ -59,7 +59,7 @@ def build_data_converter(
     store = store or shared_blob_store(settings.payload_store)
     codec = AesGcmCodec(settings.encryption_keys) if settings.encryption_on else None
     return DataConverter(
-        payload_converter_class=PydanticPayloadConverter,
+        payload_converter_class=ProductPayloadConverter,
         payload_codec=codec,
         # With encryption on, failure messages and stack traces (which can quote user
         # content) travel as an encrypted payload too instead of as plain text.

@@ -53,7 +53,7 @@ class S3BlobStore(BlobStore):
         check_digest(digest)
         return f"{self.setting.prefix}/sha256/{digest}" if self.setting.prefix else f"sha256/{digest}"
 
-    async def put(self, data: bytes) -> str:
+    async def put(self, data: bytes, *, durable: bool = True) -> str:
         """Upload `data` unless an object with its digest is already there."""
         digest = digest_of(data)
         key = self.key_of(digest)
@@ -92,7 +92,7 @@ class S3BlobStore(BlobStore):
         check_digest(name)
         return f"{self.setting.prefix}/sealed/{name}" if self.setting.prefix else f"sealed/{name}"
 
-    async def put_sealed(self, name: str, data: bytes) -> None:
+    async def put_sealed(self, name: str, data: bytes, *, durable: bool = True) -> None:
         """Upload `data` as the object `<prefix>/sealed/<name>`."""
         key = self.sealed_key_of(name)
         s3 = await self._s3()

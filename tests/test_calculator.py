@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from temporalio.testing import ActivityEnvironment
 
-from activities import ToolActivities, ToolFailure, calculator, default_registry
+from activities import ToolActivities, ToolFailure, default_registry
+from activities.calculator import evaluate
 from contracts import ToolCallRequest
 from conversation import ToolCall
 
@@ -34,7 +35,7 @@ from conversation import ToolCall
     ],
 )
 def test_arithmetic(expression: str, expected: float) -> None:
-    result = calculator(expression)
+    result = evaluate(expression)
     assert result == expected
     assert type(result) is type(expected)
 
@@ -69,7 +70,7 @@ def test_arithmetic(expression: str, expected: float) -> None:
 def test_rejections(expression: str, message: str) -> None:
     started = time.monotonic()
     with pytest.raises(ToolFailure, match=message) as caught:
-        calculator(expression)
+        evaluate(expression)
     assert time.monotonic() - started < 1
     assert not caught.value.retryable
     assert caught.value.type == "tool_error"
@@ -80,16 +81,14 @@ OPS: dict[str, Callable[[int, int], int]] = {"+": operator.add, "-": operator.su
 
 @given(st.integers(-(10**12), 10**12), st.sampled_from(sorted(OPS)), st.integers(-(10**12), 10**12))
 def test_matches_python_integer_arithmetic(a: int, op: str, b: int) -> None:
-    assert calculator(f"{a} {op} ({b})") == OPS[op](a, b)
+    assert evaluate(f"{a} {op} ({b})") == OPS[op](a, b)
 
 
 async def test_calculator_through_run_tool() -> None:
     activities = ToolActivities(default_registry())
 
     async def run(arguments: str) -> tuple[bool, object]:
-        request = ToolCallRequest(
-            call=ToolCall(id="c1", name="calculator", arguments=arguments), request_id="r", run_id="u"
-        )
+        request = ToolCallRequest(call=ToolCall(id="c1", name="calculator", arguments=arguments))
         outcome = await ActivityEnvironment().run(activities.run_tool, request)
         return outcome.ok, outcome.result if outcome.ok else outcome.error and outcome.error.message
 

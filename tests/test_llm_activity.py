@@ -45,8 +45,6 @@ def scripted(*turns: ScriptTurn, index: int = 0, tools: list[str] | None = None)
         model="scripted",
         messages=[Message(role="user", content="What is 6 * 7?")],
         tools=tools or [],
-        request_id="req-1",
-        run_id="run-1",
         iteration=index,
         scripted=ScriptedCall(index=index, length=len(turns), turn=turn),
     )
@@ -171,8 +169,6 @@ def test_completion_kwargs() -> None:
             temperature=None, max_tokens=50, extra={"api_base": "http://x", "model": "evil"}
         ),
         timeout_s=7.5,
-        request_id="r",
-        run_id="u",
         iteration=3,
     )
     kwargs = _litellm.completion_kwargs(request, attempt=1)
@@ -195,8 +191,6 @@ def openai_request(api_base: str) -> LLMRequest:
         tools=["calculator"],
         settings=ModelSettings(extra={"api_base": api_base}),
         timeout_s=10,
-        request_id="req-1",
-        run_id="run-1",
         iteration=1,
     )
 

@@ -197,9 +197,7 @@ def leaky(mode: str) -> str:
 async def run_leaky(mode: str) -> object:
     registry = ToolRegistry()
     registry.register(leaky)
-    request = ToolCallRequest(
-        call=ToolCall(id="c1", name="leaky", arguments=f'{{"mode": "{mode}"}}'), request_id="r", run_id="u"
-    )
+    request = ToolCallRequest(call=ToolCall(id="c1", name="leaky", arguments=f'{{"mode": "{mode}"}}'))
     try:
         return await ActivityEnvironment().run(ToolActivities(registry).run_tool, request)
     except ApplicationError as error:

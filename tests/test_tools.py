@@ -109,8 +109,6 @@ async def run_tool(
     env.info = dataclasses.replace(env.info, attempt=attempt)
     request = ToolCallRequest(
         call=ToolCall(id="call_1", name=name, arguments=arguments),
-        request_id="req-1",
-        run_id="run-1",
         tool_context=tool_context or {},
     )
     return await env.run(ACTIVITIES.run_tool, request)
@@ -296,7 +294,7 @@ async def test_unserializable_result_is_an_error_result() -> None:
 
 
 def test_tool_summary() -> None:
-    request = ToolCallRequest(call=ToolCall(id="c9", name="add"), request_id="r", run_id="u")
+    request = ToolCallRequest(call=ToolCall(id="c9", name="add"))
     assert tool_activity_summary(request) == "tool add c9"
 
 

@@ -1,6 +1,6 @@
-"""Temporal workflows. Deterministic code only: I/O happens in `activities/`."""
+"""Temporal workflows. Deterministic code only: I/O happens in `activities/`.
 
-from workflows.agent_session import AgentSession
-from workflows.react_run import ReActRun
-
-__all__ = ["AgentSession", "ReActRun"]
+`workflows.react_run.ReActRun` and `workflows.agent_session.AgentSession`. This package
+module imports neither: the workflow sandbox re-imports a workflow's module for every
+run, and a run should not pay for importing the other workflow too.
+"""

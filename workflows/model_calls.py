@@ -122,8 +122,6 @@ class ModelCalls:
             tools=self._config.tools,
             settings=self._config.model_settings,
             timeout_s=self._config.llm_timeout_s,
-            request_id=self._request_id,
-            run_id=self._run_id,
             iteration=iteration,
             scripted=scripted,
         )
@@ -170,7 +168,6 @@ class ModelCalls:
                 backoff_coefficient=2.0,
                 maximum_interval=timedelta(seconds=60),
                 maximum_attempts=self._config.llm_max_attempts,
-                non_retryable_error_types=[MESSAGE_CACHE_MISS],
             ),
             cancellation_type=workflow.ActivityCancellationType.TRY_CANCEL,
             summary=activity_summary(request),

@@ -263,12 +263,7 @@ class ReActRun:
                 )
 
         def request_for(call: ToolCall) -> ToolCallRequest:
-            return ToolCallRequest(
-                call=call,
-                request_id=self._request_id,
-                run_id=self._run_id,
-                tool_context=self._config.tool_context,
-            )
+            return ToolCallRequest(call=call, tool_context=self._config.tool_context)
 
         self._details()
         await self._round.run(
@@ -335,8 +330,6 @@ class ReActRun:
             role=role,
             content=content,
             context_ref=self._conversation.active_context_ref,
-            request_id=self._request_id,
-            run_id=self._run_id,
             tool_calls=tool_calls or None,
             tool_call_id=tool_call_id,
             name=name,

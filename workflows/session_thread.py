@@ -71,7 +71,10 @@ class SessionThread:
             if isinstance(entry, ContextOpEntry):
                 stored: Entry | None = self.conversation.apply_operation(entry.payload, entry.at, entry.refs)
             else:
-                stored = self.conversation.append_message(entry.payload, entry.at, entry.refs)
+                payload = entry.payload.model_copy(
+                    update={"request_id": result.request_id, "run_id": result.run_id}
+                )
+                stored = self.conversation.append_message(payload, entry.at, entry.refs)
             if stored is not None:
                 self.tail_chars += entry_size(stored)
                 if result.outcome.answer_seq == result.first_seq + offset:

@@ -1,0 +1,233 @@
+"""What a run's handle and a session's handle share: typed Updates and queries, controls, thread paging.
+
+Workflows are addressed by their public names (`steer`, `thread`, ...), exactly as
+any other Temporal client would address them, so the client never imports workflow
+code. Every payload is built by `runtime.client_inputs` (checked before it is sent),
+every answer is decoded into its contract model, and a coded refusal becomes a
+`RejectedError`, or a rejected `Ack` for the acknowledging controls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, JsonValue
+from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.service import RPCError
+
+from contracts import Ack, Segment, SegmentRef, ThreadPage
+from contracts.thread import DEFAULT_PAGE_ENTRIES
+from conversation import Context, ContextModifyInput, Entry
+from conversation.thread import OperationReason
+from runtime import client_inputs as inputs
+from runtime.blob_store import BlobStore, blob_store_from_env
+from runtime.client_errors import RejectedError, workflow_rejection
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """How long the client waits for the server.
+
+    Attributes:
+        query: each query (a query needs a worker: without one it fails after this long).
+        control: each acknowledging Update (steer, cancel, context ops, config controls) and each ask.
+        work: Updates that run an activity before they answer (`compact` calls the model, `export`
+            signs a snapshot, `register_tool` asks the worker).
+    """
+
+    query: timedelta = timedelta(seconds=10)
+    control: timedelta = timedelta(seconds=30)
+    work: timedelta = timedelta(minutes=5)
+
+
+class StoreReader:
+    """Reads archived thread segments from the payload store (opened on first use)."""
+
+    def __init__(self, store: BlobStore | None) -> None:
+        """Use `store` (default: the one `REACT_PAYLOAD_STORE` names, decrypting when keys are set)."""
+        self._store = store
+        self._last: tuple[str, Segment] | None = None
+
+    async def segment(self, ref: SegmentRef) -> Segment:
+        """The segment `ref` names (the last one read is kept, for paging through it).
+
+        Raises:
+            BlobMissingError: the store does not hold it (check `REACT_PAYLOAD_STORE`).
+        """
+        if self._last is not None and self._last[0] == ref.digest:
+            return self._last[1]
+        store = self._store = self._store or blob_store_from_env()
+        segment = Segment.model_validate_json(await store.get(ref.digest))
+        self._last = (ref.digest, segment)
+        return segment
+
+
+class WorkflowControls:
+    """A handle on one run or session: its workflow id, Updates, queries and shared controls."""
+
+    def __init__(self, client: Client, workflow_id: str, timeouts: Timeouts, store: StoreReader) -> None:
+        """Address the workflow `workflow_id` (nothing is sent until a method is called)."""
+        self.workflow_id = workflow_id
+        self._client = client
+        self._handle: WorkflowHandle[Any, Any] = client.get_workflow_handle(workflow_id)
+        self._timeouts = timeouts
+        self._store = store
+
+    # ---- typed Updates and queries ----------------------------------------------------------
+
+    async def _update(self, name: str, payload: BaseModel, result_type: type[M], wait: timedelta | None) -> M:
+        """Send an Update; a coded refusal raises `RejectedError`."""
+        try:
+            # By name: the overloads for typed workflow methods leave pyright strict with unknown parts.
+            raw: object = await self._handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
+                name, payload, result_type=result_type, rpc_timeout=wait
+            )
+        except (WorkflowUpdateFailedError, RPCError) as error:
+            rejection = workflow_rejection(error)
+            if rejection is None:
+                raise
+            raise rejection from error
+        return raw if isinstance(raw, result_type) else result_type.model_validate(raw)
+
+    async def _query(self, name: str, result_type: type[M], arg: BaseModel | None = None) -> M:
+        """Ask a query (with `arg`, or with none)."""
+        timeout = self._timeouts.query
+        if arg is None:
+            raw: object = await self._handle.query(name, result_type=result_type, rpc_timeout=timeout)
+        else:
+            raw = await self._handle.query(name, arg, result_type=result_type, rpc_timeout=timeout)
+        return raw if isinstance(raw, result_type) else result_type.model_validate(raw)
+
+    async def _acked(
+        self,
+        name: str,
+        build: Callable[[], BaseModel],
+        op_id: str | None = None,
+        wait: timedelta | None = None,
+    ) -> Ack:
+        """An acknowledging control: every refusal, the client's or the workflow's, is a rejected `Ack`."""
+        try:
+            payload = build()
+            return await self._update(name, payload, Ack, wait or self._timeouts.control)
+        except RejectedError as rejection:
+            return rejection.ack(op_id)
+
+    # ---- controls of the active run --------------------------------------------------------
+
+    async def steer(
+        self,
+        content: str,
+        *,
+        expected_request_id: str | None = None,
+        source: str | None = None,
+        refs: Mapping[str, str] | None = None,
+    ) -> Ack:
+        """Guide the run: user-style input read before its next LLM call.
+
+        Returns:
+            `queued` with the `input_id` recorded in the thread, or `rejected` with `reason`
+            (`blank_content`, `payload_too_large`, `request_mismatch`, `queue_full`, `sealed`,
+            `idle` for a session with no active run, `not_running` for a finished run, ...).
+        """
+        return await self._acked(
+            "steer",
+            lambda: inputs.steer_input(
+                content, expected_request_id=expected_request_id, source=source, refs=refs
+            ),
+        )
+
+    async def inject(
+        self,
+        content: str,
+        *,
+        expected_request_id: str | None = None,
+        source: str | None = None,
+        refs: Mapping[str, str] | None = None,
+    ) -> Ack:
+        """Add input to the run's conversation as new user content (answers as `steer` does)."""
+        return await self._acked(
+            "inject",
+            lambda: inputs.steer_input(
+                content, expected_request_id=expected_request_id, source=source, refs=refs, what="inject"
+            ),
+        )
+
+    async def cancel(self, reason: str | None = None) -> Ack:
+        """Cancel the run: `accepted` when it ends `cancelled`, else `rejected` (`not_running`, `idle`)."""
+        return await self._acked("cancel", lambda: inputs.cancel_input(reason))
+
+    async def context_modify(self, request: ContextModifyInput) -> Ack:
+        """Submit a context op: `applied` (idle), `deferred` (until the run ends), `duplicate`, `rejected`."""
+        return await self._acked("context_modify", lambda: inputs.context_op(request), request.op_id or None)
+
+    async def replace_context(
+        self,
+        context: Context,
+        *,
+        context_ref: str | None = None,
+        op_id: str | None = None,
+        reason: OperationReason = "manual",
+        meta: Mapping[str, JsonValue] | None = None,
+    ) -> Ack:
+        """Replace a lane's context (default: the active lane) with `context`; see `context_modify`.
+
+        `op_id` is the idempotency key (default: a new one): an op id already applied is a `duplicate`.
+        """
+        return await self._acked(
+            "context_modify",
+            lambda: inputs.replace_op(
+                context, context_ref=context_ref, op_id=op_id, reason=reason, meta=meta
+            ),
+            op_id,
+        )
+
+    async def switch_context(
+        self, context_ref: str, *, op_id: str | None = None, reason: OperationReason = "manual"
+    ) -> Ack:
+        """Switch to the lane `context_ref` (created empty if new); see `context_modify`."""
+        return await self._acked(
+            "context_modify", lambda: inputs.switch_op(context_ref, op_id=op_id, reason=reason), op_id
+        )
+
+    # ---- the thread ------------------------------------------------------------------------
+
+    async def thread_page(self, since_seq: int = 0, limit: int = DEFAULT_PAGE_ENTRIES) -> ThreadPage:
+        """Entries from `since_seq` on: at most `limit` (and about 1 MiB); `next_seq` continues (None: end).
+
+        A session's archived entries are read from the payload store, so a page always
+        carries entries (never a bare segment reference).
+
+        Raises:
+            RejectedError: `invalid_input` for a negative `since_seq` or a `limit` outside 1..1000.
+            BlobMissingError: an archived segment is missing from the payload store.
+        """
+        query = inputs.thread_query(since_seq, limit)
+        page = await self._query("thread", ThreadPage, query)
+        if page.segment is None:
+            return page
+        segment = await self._store.segment(page.segment)
+        start = max(query.since_seq - segment.first_seq, 0)
+        entries = segment.entries[start : start + query.limit]
+        if not entries:  # a segment shorter than its reference says: continue after it
+            return ThreadPage(next_seq=page.next_seq, length=page.length)
+        end = segment.first_seq + start + len(entries)
+        return ThreadPage(entries=entries, next_seq=end if end < page.length else None, length=page.length)
+
+    async def thread(
+        self, since_seq: int = 0, *, page_size: int = DEFAULT_PAGE_ENTRIES
+    ) -> AsyncIterator[Entry]:
+        """Every entry from `since_seq` on, in seq order, read page by page (`async for entry in ...`)."""
+        since: int | None = since_seq
+        while since is not None:
+            page = await self.thread_page(since, page_size)
+            for entry in page.entries:
+                yield entry
+            since = page.next_seq
+
+    async def _context(self, arg: BaseModel | None = None) -> Context:
+        return await self._query("context", Context, arg)

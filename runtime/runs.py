@@ -1,0 +1,137 @@
+"""The typed client of runs: start a `ReActRun`, then steer, reshape, cancel and read it by its handle.
+
+    runs = Runs(await connect())
+    run = await runs.start("What is 6 * 7?", AgentConfig(model="openai/gpt-4o-mini", tools=["calculator"]))
+    await run.steer("Show your working.")
+    result = await run.result()           # RunResult: outcome, entries, .status, .result
+
+A run is one workflow execution; `runs.get(workflow_id)` addresses one started
+elsewhere (by the CLI, by a session: a session's request runs as a child workflow).
+"""
+
+from __future__ import annotations
+
+from temporalio.client import Client, WorkflowFailureError
+
+from contracts import TASK_QUEUE, WORKFLOW_TYPE, AgentConfig, RunResult, RunState, Trace
+from conversation import DEFAULT_CONTEXT_REF, Context
+from runtime import client_inputs as inputs
+from runtime.blob_store import BlobStore
+from runtime.client_base import StoreReader, Timeouts, WorkflowControls
+from runtime.client_errors import RejectedError, workflow_rejection
+
+
+class RunHandle(WorkflowControls):
+    """One run, addressed by its workflow id: controls (steer, inject, cancel, context ops) and queries."""
+
+    async def result(self) -> RunResult:
+        """Wait for the run to end; its result (also for `failed` and `cancelled` runs).
+
+        Raises:
+            RejectedError: the run refused its input (`invalid_input`, `payload_too_large`) and failed.
+            WorkflowFailureError: the workflow was terminated or timed out.
+        """
+        try:
+            raw: object = await self._handle.result()
+        except WorkflowFailureError as failure:
+            rejection = workflow_rejection(failure.cause)
+            if rejection is None:
+                raise
+            raise rejection from failure
+        return raw if isinstance(raw, RunResult) else RunResult.model_validate(raw)
+
+    async def state(self) -> RunState:
+        """Status, iteration, the tool calls in flight, queued input, usage and outcome."""
+        return await self._query("state", RunState)
+
+    async def context(self) -> Context:
+        """The materialized context of the run's active lane (what its next LLM call projects from)."""
+        return await self._context()
+
+    async def trace(self) -> Trace:
+        """The run's event trace (LLM and tool calls, input, context ops, the outcome; bounded)."""
+        return await self._query("trace", Trace)
+
+
+class Runs:
+    """Starts runs and addresses them by workflow id."""
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        task_queue: str = TASK_QUEUE,
+        store: BlobStore | None = None,
+        timeouts: Timeouts | None = None,
+    ) -> None:
+        """Use `client` (from `connect()`, so payloads use the product's converter and payload store).
+
+        Args:
+            client: a Temporal client built by `client.connect()`.
+            task_queue: the workers' task queue.
+            store: the payload store (default: the one `REACT_PAYLOAD_STORE` names).
+            timeouts: how long queries and acknowledging Updates may take.
+        """
+        self._client = client
+        self._task_queue = task_queue
+        self._timeouts = timeouts or Timeouts()
+        self._store = StoreReader(store)
+
+    def get(self, workflow_id: str) -> RunHandle:
+        """The run with this workflow id (nothing is sent until a method is called)."""
+        return RunHandle(self._client, workflow_id, self._timeouts, self._store)
+
+    async def start(
+        self,
+        query: str,
+        config: AgentConfig,
+        *,
+        workflow_id: str | None = None,
+        request_id: str | None = None,
+        context: Context | None = None,
+        context_ref: str = DEFAULT_CONTEXT_REF,
+    ) -> RunHandle:
+        """Start a run of `config` on `query` and return its handle at once.
+
+        The Web UI lists it by a static summary (model and the query's first words) and
+        shows its model, tools and query as its details.
+
+        Args:
+            query: the user's question.
+            config: the agent: model, tools, limits (see `AgentConfig`).
+            workflow_id: the run's workflow id (default `react-<8 hex digits>`).
+            request_id: the request id recorded in the thread (default: chosen by the run).
+            context: a lane's context to continue from (e.g. a session's); not part of what the run appends.
+            context_ref: the lane `context` belongs to.
+
+        Raises:
+            RejectedError: the input is over a limit or invalid (`payload_too_large`, `invalid_input`);
+                nothing was started.
+            WorkflowAlreadyStartedError: a running workflow has this id.
+        """
+        run = inputs.run_input(query, config, request_id=request_id, context=context, context_ref=context_ref)
+        handle = await self._client.start_workflow(
+            WORKFLOW_TYPE,
+            run,
+            id=workflow_id or f"react-{inputs.new_id()[:8]}",
+            task_queue=self._task_queue,
+            result_type=RunResult,
+            static_summary=inputs.static_summary(run.config, run.query),
+            static_details=inputs.static_details(run.config, run.query, run.request_id),
+        )
+        return self.get(handle.id)
+
+    async def run(
+        self,
+        query: str,
+        config: AgentConfig,
+        *,
+        workflow_id: str | None = None,
+        request_id: str | None = None,
+    ) -> RunResult:
+        """Start a run and wait for its result (see `start` and `RunHandle.result`)."""
+        handle = await self.start(query, config, workflow_id=workflow_id, request_id=request_id)
+        return await handle.result()
+
+
+__all__ = ["RejectedError", "RunHandle", "Runs", "Timeouts"]
