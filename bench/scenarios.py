@@ -52,7 +52,9 @@ def expect_completed_run(result: Any) -> str | None:
     fields: dict[str, Any] = result  # pyright: ignore[reportUnknownVariableType]
     outcome: dict[str, Any] = fields.get("outcome") or {}
     status = outcome.get("status")
-    answers = [e["payload"]["content"] for e in fields.get("entries", []) if e["seq"] == outcome.get("answer_seq")]
+    answers = [
+        e["payload"]["content"] for e in fields.get("entries", []) if e["seq"] == outcome.get("answer_seq")
+    ]
     if status != "completed" or answers != [FINAL_ANSWER]:
         return f"status {status!r}, answer {answers!r}, error {outcome.get('error')!r}"
     return None
@@ -60,12 +62,25 @@ def expect_completed_run(result: Any) -> str | None:
 
 async def ours(bench: Bench) -> Prepared:
     """`ReActRun` with the scripted model, 10 calculator rounds, the product's client and worker."""
+    return await _ours(bench, "ours", local_tools=False)
+
+
+async def ours_local_tools(bench: Bench) -> Prepared:
+    """The same run with the calculator registered as a local tool (local activities)."""
+    return await _ours(bench, "ours-local", local_tools=True)
+
+
+async def _ours(bench: Bench, key: str, *, local_tools: bool) -> Prepared:
+    from activities.calculator import calculator
+    from activities.tool_registry import ToolRegistry
     from runtime.connection import connect
     from worker import build_worker
 
     client = await connect(bench.address)
-    queue = bench.task_queue("ours")
-    await bench.run_worker(build_worker(client, task_queue=queue))
+    queue = bench.task_queue(key)
+    registry = ToolRegistry()
+    registry.register(calculator, local=local_tools)
+    await bench.run_worker(build_worker(client, task_queue=queue, registry=registry))
     run_input = react_run_input(["calculator"])
 
     async def start(workflow_id: str) -> Any:
@@ -100,7 +115,13 @@ SCENARIOS: dict[str, Scenario] = {
     scenario.key: scenario
     for scenario in (
         Scenario("floor", "floor: bare workflow, 2 no-op activities per iteration", floor),
-        Scenario("ours", "ours: ReActRun, scripted model through litellm", ours),
+        Scenario("ours", "ours: ReActRun, scripted model", ours),
+        Scenario(
+            "ours-local",
+            "ours, calculator as a local tool (not like-for-like)",
+            ours_local_tools,
+            like_for_like=False,
+        ),
         Scenario("pydantic-ai", "pydantic-ai TemporalDurability", pydantic_ai_durability),
         Scenario("pydantic-ai-agent", "pydantic-ai TemporalAgent", pydantic_ai_temporal_agent),
         Scenario("openai-agents", "OpenAI Agents SDK + Temporal plugin", openai_agents),
@@ -108,6 +129,6 @@ SCENARIOS: dict[str, Scenario] = {
 }
 """Every scenario by key; `floor` is always measured, first."""
 
-DEFAULT_SCENARIOS = ("floor", "ours")
+DEFAULT_SCENARIOS = ("floor", "ours", "ours-local")
 PEERS_HERE = ("pydantic-ai", "pydantic-ai-agent")
 PEERS_SECOND_ENV = ("openai-agents",)
