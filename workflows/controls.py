@@ -1,0 +1,78 @@
+"""One rule for every control of a run or a session: a signal and an acknowledging Update per name.
+
+Each `Control` is registered as a signal (fire-and-forget) and an Update of the same
+name (Temporal keeps them in separate namespaces). Both take whatever arrives
+(`*args`): the Update's validator rejects a payload that does not decode or is over a
+size limit (`invalid_input` / `payload_too_large`) before anything reaches history; a
+signal with such a payload is dropped with a warning. A decoded payload goes to the
+control's `handle`, whose `Ack` the Update returns; a signal's `Ack` is only logged
+when it is a rejection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+from temporalio import workflow
+from temporalio.exceptions import ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from contracts import Ack
+    from contracts.decoding import PayloadProblem, decode_args
+
+Handle = Callable[[Any, bool], Awaitable[Ack]]
+"""`handle(payload, via_signal)`: decide what to do with a decoded payload."""
+
+
+@dataclass(frozen=True)
+class Control:
+    """A named control: its payload model and what handles a decoded payload."""
+
+    name: str
+    model: type[BaseModel]
+    handle: Handle
+
+
+def decode(control: Control, args: Sequence[Any]) -> Any:
+    """The control's payload, or the named `ApplicationError` (for validators)."""
+    try:
+        return decode_args(args, control.model, control.name)
+    except PayloadProblem as problem:
+        raise ApplicationError(problem.message, type=problem.code, non_retryable=True) from None
+
+
+def register(
+    controls: Sequence[Control], on_dropped: Callable[[str, PayloadProblem], None] | None = None
+) -> None:
+    """Register each control as a signal and an Update (call from the workflow's `__init__`).
+
+    `on_dropped(name, problem)` hears of signals dropped for their payload (e.g. to count
+    them in a trace).
+    """
+    for control in controls:
+
+        async def on_signal(*args: Any, control: Control = control) -> None:
+            try:
+                payload = decode_args(args, control.model, control.name)
+            except PayloadProblem as problem:
+                workflow.logger.warning("dropped a %s signal: %s", control.name, problem)
+                if on_dropped is not None:
+                    on_dropped(control.name, problem)
+                return
+            ack = await control.handle(payload, True)
+            if ack.status == "rejected":
+                workflow.logger.info("%s signal rejected: %s (%s)", control.name, ack.reason, ack.message)
+
+        async def on_update(*args: Any, control: Control = control) -> Ack:
+            return await control.handle(decode(control, args), False)
+
+        def validate(*args: Any, control: Control = control) -> None:
+            decode(control, args)
+
+        workflow.set_signal_handler(control.name, on_signal)  # pyright: ignore[reportUnknownMemberType]
+        workflow.set_update_handler(  # pyright: ignore[reportUnknownMemberType]
+            control.name, on_update, validator=validate
+        )

@@ -1,0 +1,129 @@
+"""A session's requests: accepting asks, running each as a `ReActRun` child, and answering awaits.
+
+One run at a time. A child receives the projected context of the active lane and
+hands back the entries it appended; the session appends them, so the thread is one
+ordered log across all runs. A deferred context op is applied in exactly one place
+(`run`'s `finally`), after the child's terminal state, whatever it was.
+"""
+
+from __future__ import annotations
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
+
+with workflow.unsafe.imports_passed_through():
+    from contracts import WORKFLOW_TYPE, Outcome, RunInput, RunResult
+    from contracts.decoding import PayloadProblem
+    from contracts.errors import BUSY, UNKNOWN_REQUEST
+    from contracts.session import AskAccepted, AskInput, RequestResult
+    from workflows.compactor import Compactor
+    from workflows.failures import run_error
+    from workflows.op_slot import OpSlot
+    from workflows.request_book import RequestBook
+    from workflows.run_forwarding import RunForwarder
+    from workflows.session_config import SessionSettings
+    from workflows.session_thread import ARCHIVE_CHARS, SessionThread
+
+PATCH_ARCHIVE = "session-archives-thread"
+"""Version 1 carried the whole thread through continue-as-new; sessions now archive it as they go."""
+
+
+class SessionRequests:
+    """Accepts asks and runs them, one at a time, against the session's thread."""
+
+    def __init__(
+        self,
+        book: RequestBook,
+        thread: SessionThread,
+        settings: SessionSettings,
+        ops: OpSlot,
+        forwarder: RunForwarder,
+        compactor: Compactor,
+    ) -> None:
+        """Bind the session's components."""
+        self._book = book
+        self._thread = thread
+        self._settings = settings
+        self._ops = ops
+        self._forwarder = forwarder
+        self._compactor = compactor
+
+    def problem(self, ask: AskInput) -> PayloadProblem | ApplicationError | None:
+        """Why an ask cannot be accepted now (read-only: the `ask` validator's rule), or None."""
+        if ask.request_id and self._book.find(ask.request_id) is not None:
+            return None  # a retried ask: answered with the existing request
+        active = self._book.active
+        if active is not None:
+            message = f"the session is running request {active.request_id}; wait for it or cancel it"
+            return ApplicationError(message, type=BUSY)
+        return self._settings.ask_problem(ask)
+
+    def accept(self, ask: AskInput) -> AskAccepted:
+        """Record the request (or find the one a retried ask names) and queue its run."""
+        known = self._book.find(ask.request_id) if ask.request_id else None
+        if known is None:
+            request_id = ask.request_id or str(workflow.uuid4())
+            run = self._settings.run_input(ask, request_id)
+            known = self._book.open(run, workflow.info().workflow_id, workflow.now())
+        return AskAccepted(request_id=known.request_id, run_workflow_id=known.run_workflow_id)
+
+    async def result_of(self, request_id: str) -> RequestResult:
+        """The request's record once terminal, with its answer's text (from the thread, or its archive)."""
+        record = self._book.find(request_id)
+        if record is None:
+            raise ApplicationError(f"no request {request_id!r} is kept by this session", type=UNKNOWN_REQUEST)
+        await workflow.wait_condition(lambda: record.finished_at is not None)
+        answer_seq = record.outcome.answer_seq
+        found = await self._thread.messages_at([answer_seq] if answer_seq is not None else [])
+        text = found[answer_seq].payload.content if answer_seq in found else None
+        return RequestResult(**record.model_dump(), result=text)
+
+    async def run(self, run_input: RunInput) -> None:
+        """Run the active request's child to its end; apply the deferred op after it, however it ended."""
+        record = self._book.active
+        assert record is not None and run_input.request_id is not None
+        self._book.next = None
+        policy = run_input.config.context_policy
+        assert policy is not None
+        self._thread.widen(policy)
+        result: RunResult | None = None
+        outcome = Outcome(status="failed", termination_reason="error")
+        try:
+            if policy.summarization == "request_new":
+                op = await self._compactor.before_run(
+                    run_input.query, run_input.request_id, policy, run_input.config
+                )
+                if op is not None:
+                    self._thread.apply(op, {"request_id": run_input.request_id}, rebased=False)
+            conversation = self._thread.conversation
+            run_input = run_input.model_copy(
+                update={
+                    "context": self._thread.context_for(policy),
+                    "context_ref": conversation.active_context_ref,
+                }
+            )
+            handle = await workflow.start_child_workflow(
+                WORKFLOW_TYPE,
+                run_input,
+                id=record.run_workflow_id,
+                task_queue=workflow.info().task_queue,
+                result_type=RunResult,
+                static_summary=f"{run_input.config.model}: {record.query_preview[:80]}",
+            )
+            self._forwarder.started(handle)
+            if self._thread.tail_chars >= ARCHIVE_CHARS and workflow.patched(PATCH_ARCHIVE):
+                # While the run works, move the entries before it to the payload store, so that
+                # continuing as new later carries little and never waits for storage.
+                await self._thread.archive_all()
+            finished: RunResult = await handle
+            result = finished
+            outcome = finished.outcome.model_copy(update={"answer_seq": self._thread.append_run(finished)})
+        except (ChildWorkflowError, ActivityError) as err:
+            # Failed, timed out or terminated from outside: no result, no entries.
+            outcome = Outcome(status="failed", termination_reason="error", error=run_error(err))
+        finally:
+            self._forwarder.ended(record.request_id, result)
+            self._book.close(record, outcome, workflow.now())
+            pending = self._ops.take()
+            if pending is not None:
+                self._thread.apply(pending, {"request_id": record.request_id})
