@@ -1,6 +1,87 @@
-"""Command-line client: run, follow, steer and inspect ReAct agents (see `python client.py --help`)."""
+"""Durable ReAct's typed Python client, and (run as a script) its command line.
 
-from cli import app
+    from client import AgentConfig, Runs, Sessions, connect
+
+    temporal = await connect()                     # TEMPORAL_ADDRESS, TLS, payload store, encryption
+    result = await Runs(temporal).run("What is 6 * 7?", AgentConfig(model="openai/gpt-4o-mini"))
+    answer = await Sessions(temporal).get("agent-42").ask_sync("Hi!", config=AgentConfig(model="..."))
+
+Everything a caller needs is importable from here: `connect`, `Runs` and `Sessions`,
+their handles, `RejectedError`, and the payload and result models. Importing this
+module loads neither the CLI (typer, rich) nor litellm. `python client.py --help`
+runs the command line (`cli/`). See docs/client.md.
+"""
+
+from contracts import (
+    Ack,
+    AgentConfig,
+    ModelSettings,
+    Outcome,
+    RunError,
+    RunResult,
+    RunState,
+    ScriptToolCall,
+    ScriptTurn,
+    ThreadPage,
+    Trace,
+    TraceEvent,
+    Usage,
+)
+from contracts.session import AskAccepted, ExportResult, RequestRecord, RequestResult, SessionStatus
+from conversation import (
+    Context,
+    ContextModifyInput,
+    ContextOpEntry,
+    ContextPolicy,
+    Entry,
+    Message,
+    MessageEntry,
+    ToolCall,
+)
+from runtime.client_base import Timeouts
+from runtime.client_errors import RejectedError
+from runtime.connection import connect
+from runtime.runs import RunHandle, Runs
+from runtime.sessions import SessionHandle, Sessions, session_workflow_id
+
+__all__ = [
+    "Ack",
+    "AgentConfig",
+    "AskAccepted",
+    "Context",
+    "ContextModifyInput",
+    "ContextOpEntry",
+    "ContextPolicy",
+    "Entry",
+    "ExportResult",
+    "Message",
+    "MessageEntry",
+    "ModelSettings",
+    "Outcome",
+    "RejectedError",
+    "RequestRecord",
+    "RequestResult",
+    "RunError",
+    "RunHandle",
+    "RunResult",
+    "RunState",
+    "Runs",
+    "ScriptToolCall",
+    "ScriptTurn",
+    "SessionHandle",
+    "SessionStatus",
+    "Sessions",
+    "ThreadPage",
+    "Timeouts",
+    "ToolCall",
+    "Trace",
+    "TraceEvent",
+    "Usage",
+    "connect",
+    "session_workflow_id",
+]
 
 if __name__ == "__main__":
+    from cli import app
+
     app()

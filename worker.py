@@ -14,14 +14,6 @@ REACT_ENCRYPTION_KEYS, TEMPORAL_TLS_*, TEMPORAL_API_KEY, ...).
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import contextlib
-import logging
-import os
-import signal
-import sys
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
@@ -31,30 +23,15 @@ from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities.archive import ArchiveActivities
-from activities.llm import LLMActivities, warm_litellm
-from activities.mcp_config import McpConfigError
-from activities.mcp_tools import McpStartError, mcp_tools
+from activities.llm import LLMActivities
 from activities.message_cache import MessageCache
 from activities.snapshot import export_snapshot, restore_snapshot
 from activities.summarize import summarize
 from activities.token_count import count_tokens
-from activities.tool_loading import (
-    MCP_CONFIG_ENV,
-    TOOLS_ENV,
-    ToolLoadError,
-    build_tool_registry,
-    load_mcp_servers,
-    option_values,
-)
 from activities.tool_registry import ToolRegistry, default_registry
 from activities.tools import ToolActivities
 from contracts import TASK_QUEUE
-from runtime.blob_store import BlobStore, BlobStoreError, blob_store_from_env, shared_blob_store
-from runtime.connection import connect, temporal_address, temporal_namespace
-from runtime.dev_server import DevServerError, ensure_dev_server
-from runtime.local_model import configured_model_problem, stop_started
-from runtime.redaction import install_log_redaction
-from runtime.settings import SettingsError, load_settings
+from runtime.blob_store import BlobStore, blob_store_from_env
 from workflows.agent_session import AgentSession
 from workflows.react_run import ReActRun
 
@@ -115,98 +92,7 @@ def build_worker(
     )
 
 
-async def main() -> None:
-    """Parse flags, optionally start the dev server, and run the worker until interrupted."""
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--address", default=temporal_address(), help="Temporal frontend (host:port)")
-    parser.add_argument("--namespace", default=temporal_namespace())
-    parser.add_argument("--task-queue", default=os.environ.get("REACT_TASK_QUEUE", TASK_QUEUE))
-    parser.add_argument("--dev", action="store_true", help="start the embedded dev server if none answers")
-    parser.add_argument(
-        "--tools",
-        action="append",
-        metavar="MODULE",
-        help=f"import a module of your tools (repeatable; default ${TOOLS_ENV}, comma-separated)",
-    )
-    parser.add_argument(
-        "--mcp-config",
-        action="append",
-        metavar="FILE",
-        help=f"a JSON file of MCP servers to use as tools (repeatable; default ${MCP_CONFIG_ENV})",
-    )
-    args = parser.parse_args()
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    install_log_redaction()  # secrets echoed by providers never reach the log (the SDK logs tracebacks)
-
-    # A model chosen by $REACT_MODEL without its key: one line now, not a failed run later.
-    model_problem = await asyncio.to_thread(configured_model_problem)
-    if model_problem:
-        raise SystemExit(f"worker: {model_problem}")
-    registry = build_tool_registry(option_values(args.tools, TOOLS_ENV))
-    mcp_servers = load_mcp_servers(option_values(args.mcp_config, MCP_CONFIG_ENV))
-    settings = load_settings()
-    store = shared_blob_store(settings.payload_store)
-    try:
-        await store.check()
-        server = (
-            await ensure_dev_server(args.address, ui_codec_endpoint=settings.codec_endpoint)
-            if args.dev
-            else None
-        )
-    except BaseException:
-        await store.aclose()  # the S3 store's connection pool, before the process exits
-        raise
-    if server is not None:
-        logging.info("started the Temporal dev server on %s (Web UI http://localhost:8233)", args.address)
-    try:
-        try:
-            client = await connect(args.address, args.namespace, settings=settings)
-        except RuntimeError as err:
-            raise SystemExit(
-                f"worker: cannot reach Temporal at {args.address} ({err}); "
-                "start a server, or run `python worker.py --dev` for the embedded one"
-            ) from err
-        worker = build_worker(
-            client, task_queue=args.task_queue, registry=registry, store=blob_store_from_env()
-        )
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-        logging.info(
-            "payload store %s (payloads of %d bytes or more are stored there); encryption %s",
-            store.describe(),
-            settings.payload_threshold,
-            f"on (key {settings.encryption_keys[0].key_id})" if settings.encryption_on else "off",
-        )
-        # MCP servers connect (and register their tools) before polling starts, and close after it stops.
-        async with mcp_tools(mcp_servers, registry), worker:
-            logging.info("worker polling task queue %r on %s", args.task_queue, args.address)
-            # litellm takes seconds to import: load it now that polling has started, so
-            # neither start-up nor the first LLM call waits for it.
-            threading.Thread(target=warm_litellm, name="litellm-warm-up", daemon=True).start()
-            await stop.wait()
-    finally:
-        await asyncio.to_thread(stop_started)  # the local model server, if this worker started one
-        await store.aclose()
-        if server is not None:
-            server.terminate()
-            with contextlib.suppress(Exception):
-                server.wait(timeout=10)
-
-
 if __name__ == "__main__":
-    try:
-        asyncio.run(main())
-    except (
-        DevServerError,
-        SettingsError,
-        BlobStoreError,
-        ToolLoadError,
-        McpConfigError,
-        McpStartError,
-    ) as err:
-        # Connection and start-up failures are one clear line, not a traceback.
-        sys.exit(f"worker: {err}")
+    from runtime.worker_process import main
+
+    main(__doc__ or "")

@@ -12,7 +12,8 @@ polls. Configuration happens once, on first use (`configure`):
   (where the worker redacts secrets), at WARNING unless `LITELLM_LOG` says otherwise;
 * the `scripted` test provider is registered.
 
-It owns the OpenAI chat format (messages, tools, the scripted provider's metadata) used
+It speaks the OpenAI chat format (messages, tools and responses, defined in
+`activities._openai_format` and re-exported here; the scripted provider's metadata) used
 by the LLM activity, `summarize` and exact token counting, and turns every litellm
 failure into the project's error vocabulary (`activities.llm_errors`).
 """
@@ -34,7 +35,6 @@ for _variable in (
 ):
     os.environ.setdefault(_variable, "True")
 
-import json
 import logging
 import threading
 from collections.abc import Callable, Sequence
@@ -54,11 +54,12 @@ from litellm.llms.custom_llm import CustomLLM
 from litellm.types.utils import ModelResponse  # pyright: ignore[reportMissingTypeStubs]
 from temporalio.exceptions import ApplicationError
 
+from activities._openai_format import openai_message, parse_response, to_openai_messages, to_openai_tools
 from activities.llm_errors import classify
 from contracts.agent import ScriptTurn
 from contracts.errors import CONTENT_POLICY, CONTEXT_WINDOW_EXCEEDED
-from contracts.llm import SCRIPTED_MODEL, LLMRequest, LLMResponse, ScriptedCall, ToolSpec, Usage
-from conversation import ContextPolicy, Message, ToolCall
+from contracts.llm import SCRIPTED_MODEL, LLMRequest, LLMResponse, ScriptedCall, ToolSpec
+from conversation import ContextPolicy, Message
 from conversation.budget import estimate_tokens
 from runtime.local_model import prepare_completion
 
@@ -235,85 +236,6 @@ def scripted_metadata(call: ScriptedCall | None, attempt: int) -> dict[str, Any]
         SCRIPTED_CALL_KEY: call.model_dump(mode="json") if call is not None else None,
         ATTEMPT_KEY: attempt,
     }
-
-
-def openai_message(message: Message) -> dict[str, Any]:
-    """The OpenAI chat form of one message (`thinking` is never sent back)."""
-    if message.role == "tool":
-        return {
-            "role": "tool",
-            "tool_call_id": message.tool_call_id,
-            "name": message.name,
-            "content": message.content,
-        }
-    if message.role == "assistant" and message.tool_calls:
-        calls = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-            for c in message.tool_calls
-        ]
-        # OpenAI wants null, not "", next to tool calls.
-        return {"role": "assistant", "content": message.content or None, "tool_calls": calls}
-    return {"role": message.role, "content": message.content}
-
-
-def to_openai_messages(system_prompt: str | None, messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """OpenAI chat messages: the system prompt, then the context."""
-    out = [{"role": "system", "content": system_prompt}] if system_prompt else []
-    out.extend(openai_message(message) for message in messages)
-    return out
-
-
-def to_openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
-    """OpenAI function-tool definitions for the tool specs."""
-    return [
-        {
-            "type": "function",
-            "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
-        }
-        for t in tools
-    ]
-
-
-def parse_response(response: object, request: LLMRequest) -> LLMResponse:
-    """The `LLMResponse` of a litellm chat completion (first choice).
-
-    Tool-call arguments stay raw strings, even malformed: the workflow reports them
-    back to the model instead of failing the call.
-
-    Raises:
-        ApplicationError: `provider_error` (retryable) when the response has no choices.
-    """
-    choices: list[Any] = list(getattr(response, "choices", None) or [])
-    if not choices:
-        raise classify_error(ValueError("the provider returned no choices"))
-    choice = choices[0]
-    message = choice.message
-    tool_calls: list[ToolCall] = []
-    for k, raw in enumerate(message.tool_calls or []):
-        arguments = raw.function.arguments
-        tool_calls.append(
-            ToolCall(
-                id=raw.id or f"call_{request.iteration}_{k}",
-                name=raw.function.name or "",
-                arguments=arguments if isinstance(arguments, str) else json.dumps(arguments),
-            )
-        )
-    thinking = getattr(message, "reasoning_content", None)
-    usage = getattr(response, "usage", None)
-    return LLMResponse(
-        content=message.content or "",
-        tool_calls=tool_calls,
-        thinking=thinking if isinstance(thinking, str) and thinking else None,
-        finish_reason=choice.finish_reason,
-        usage=Usage(
-            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-            total_tokens=int(getattr(usage, "total_tokens", 0) or 0),
-            llm_calls=1,
-        ),
-        response_id=getattr(response, "id", None),
-        model=getattr(response, "model", None),
-    )
 
 
 def token_counts(model: str, messages: Sequence[Message]) -> list[int]:

@@ -33,6 +33,10 @@ ALL_TOOLS = "*"
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
+class McpStartError(RuntimeError):
+    """A configured MCP server could not be used at start-up; the message is one line."""
+
+
 class McpConfigError(ValueError):
     """An MCP configuration that cannot be used; the message is one line."""
 

@@ -27,7 +27,7 @@ from typing import Any
 import mcp_types
 from pydantic import JsonValue
 
-from activities.mcp_config import McpConfigError, McpServerConfig
+from activities.mcp_config import McpConfigError, McpServerConfig, McpStartError
 from activities.mcp_connection import McpConnection, McpRequestError, McpUnavailableError
 from activities.tool_registry import ToolFailure, ToolRegistry
 from contracts.errors import CONNECTION, TOOL_ERROR
@@ -40,10 +40,6 @@ IDEMPOTENCY_META_KEY = "durable-react/idempotency-key"
 MAX_TOOL_NAME = 64
 
 McpToolFunction = Callable[..., Coroutine[Any, Any, JsonValue]]
-
-
-class McpStartError(RuntimeError):
-    """A configured MCP server could not be used at start-up; the message is one line."""
 
 
 def tool_name(server: str, tool: str) -> str:

@@ -4,6 +4,9 @@ A tool is an ordinary (sync or async) function. Its JSON schema comes from its
 type hints (through pydantic) and its descriptions from its Google-style
 docstring, so a tool is documented once, for humans and the model alike.
 Arguments are validated against the same pydantic model before the call.
+
+How a function becomes a tool is in `activities._tool_definition`, the errors in
+`activities.tool_errors`; both are importable from here as well.
 """
 
 from __future__ import annotations
@@ -11,84 +14,45 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
-import re
 import uuid
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, TypeVar, get_type_hints, overload
+from collections.abc import Callable
+from typing import Any, TypeVar, overload
 
-import pydantic
-from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
+from pydantic import JsonValue, ValidationError
 
-from contracts.errors import TOOL_ERROR
+from activities._tool_definition import (
+    IDEMPOTENCY_KEY_PARAM,
+    TOOL_CONTEXT_PARAM,
+    TOOL_NAME,
+    ToolDefinition,
+    build_tool,
+    invalid_arguments,
+    parse_docstring,
+    strip_titles,
+    wants_idempotency_key,
+)
+from activities.tool_errors import InvalidArgumentsError, ToolFailure, UnknownToolError
 from contracts.llm import ToolSpec
 
+__all__ = [
+    "IDEMPOTENCY_KEY_PARAM",
+    "TOOL_CONTEXT_PARAM",
+    "InvalidArgumentsError",
+    "ToolFailure",
+    "ToolRegistry",
+    "UnknownToolError",
+    "default_registry",
+    "parse_docstring",
+]
+
 F = TypeVar("F", bound=Callable[..., Any])
-
-TOOL_CONTEXT_PARAM = "tool_context"
-IDEMPOTENCY_KEY_PARAM = "idempotency_key"
-"""A tool parameter the worker fills with a key that is the same on every retry of one tool call."""
-_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-_SECTION = re.compile(r"^\s*(Args|Arguments|Returns|Yields|Raises|Examples?|Notes?|Attributes):\s*$")
-_ARG_LINE = re.compile(r"^\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
-
-
-class ToolFailure(Exception):
-    """An expected failure a tool reports to the model (bad input, not found, ...).
-
-    Non-retryable failures become an error result at once; retryable ones are
-    retried by Temporal first.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        retryable: bool = False,
-        details: JsonValue = None,
-        type: str = TOOL_ERROR,
-    ) -> None:
-        super().__init__(message)
-        self.message = message
-        self.retryable = retryable
-        self.details = details
-        self.type = type
-
-
-class UnknownToolError(LookupError):
-    """No tool of that name is registered (error code `unknown_tool`)."""
-
-    def __init__(self, name: str, available: list[str]) -> None:
-        super().__init__(f"unknown tool {name!r}; available tools: {', '.join(available) or '(none)'}")
-        self.name = name
-        self.available = available
-
-
-class InvalidArgumentsError(ValueError):
-    """The arguments do not match the tool's schema; `fields` names the offending ones."""
-
-    def __init__(self, message: str, fields: list[str]) -> None:
-        super().__init__(message)
-        self.fields = fields
-
-
-@dataclass(frozen=True)
-class _Tool:
-    name: str
-    fn: Callable[..., Any]
-    description: str
-    arguments: type[BaseModel] | None  # None: `parameters` was given; the tool validates its arguments
-    wants_context: bool
-    wants_idempotency_key: bool = False
-    parameters: dict[str, Any] | None = None
-    local: bool = False
 
 
 class ToolRegistry:
     """Named tools: their specs for the model and a validated way to call them."""
 
     def __init__(self) -> None:
-        self._tools: dict[str, _Tool] = {}
+        self._tools: dict[str, ToolDefinition] = {}
 
     @overload
     def register(
@@ -126,7 +90,7 @@ class ToolRegistry:
         """
         if fn is None:
             return lambda f: self.register(f, name=name, description=description, local=local)
-        tool = dataclasses.replace(_build_tool(fn, name, description), local=local)
+        tool = dataclasses.replace(build_tool(fn, name, description), local=local)
         if tool.name in self._tools:
             raise ValueError(f"tool {tool.name!r} is already registered")
         self._tools[tool.name] = tool
@@ -146,8 +110,8 @@ class ToolRegistry:
                 an object schema.
             TypeError: `fn` takes no `arguments` parameter.
         """
-        if not _NAME.match(name):
-            raise ValueError(f"tool name {name!r} must match {_NAME.pattern}")
+        if not TOOL_NAME.match(name):
+            raise ValueError(f"tool name {name!r} must match {TOOL_NAME.pattern}")
         if parameters.get("type") != "object":
             raise ValueError(f"tool {name!r}: parameters must be a JSON schema of type 'object'")
         params = inspect.signature(fn).parameters
@@ -155,13 +119,13 @@ class ToolRegistry:
             raise TypeError(f"tool {name!r}: the function must take an `arguments` parameter")
         if name in self._tools:
             raise ValueError(f"tool {name!r} is already registered")
-        self._tools[name] = _Tool(
+        self._tools[name] = ToolDefinition(
             name,
             fn,
             description,
             None,
             TOOL_CONTEXT_PARAM in params,
-            _wants_idempotency_key(name, params),
+            wants_idempotency_key(name, params),
             dict(parameters),
         )
 
@@ -192,7 +156,7 @@ class ToolRegistry:
         """What the model sees of a tool: name, description, JSON schema of its arguments."""
         tool = self._get(name)
         raw = tool.parameters if tool.arguments is None else tool.arguments.model_json_schema()
-        schema = _strip_titles(raw)
+        schema = strip_titles(raw)
         return ToolSpec(name=tool.name, description=tool.description, parameters=schema)
 
     async def call(
@@ -221,7 +185,7 @@ class ToolRegistry:
             try:
                 validated = tool.arguments.model_validate(arguments)
             except ValidationError as exc:
-                raise _invalid_arguments(exc) from exc
+                raise invalid_arguments(exc) from exc
             kwargs = dict(validated)
         if tool.wants_context:
             kwargs[TOOL_CONTEXT_PARAM] = tool_context or {}
@@ -234,7 +198,7 @@ class ToolRegistry:
             return await result
         return result
 
-    def _get(self, name: str) -> _Tool:
+    def _get(self, name: str) -> ToolDefinition:
         try:
             return self._tools[name]
         except KeyError:
@@ -249,101 +213,3 @@ def default_registry() -> ToolRegistry:
     registry = ToolRegistry()
     registry.register(calculator)
     return registry
-
-
-def _build_tool(fn: Callable[..., Any], name: str | None, description: str | None) -> _Tool:
-    tool_name = name or fn.__name__
-    if not _NAME.match(tool_name):
-        raise ValueError(f"tool name {tool_name!r} must match {_NAME.pattern}")
-    summary, arg_docs = parse_docstring(inspect.getdoc(fn) or "")
-    hints = get_type_hints(fn, include_extras=True)
-    fields: dict[str, Any] = {}
-    wants_context = False
-    params = inspect.signature(fn).parameters
-    for param in params.values():
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            raise TypeError(f"tool {tool_name!r}: *args and **kwargs cannot be described to the model")
-        if param.name == TOOL_CONTEXT_PARAM:
-            wants_context = True
-            continue
-        if param.name == IDEMPOTENCY_KEY_PARAM:
-            continue
-        default = ... if param.default is param.empty else param.default
-        field = pydantic.Field(default, description=arg_docs.get(param.name))
-        fields[param.name] = (hints.get(param.name, Any), field)
-    model = pydantic.create_model(f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
-    wants_key = _wants_idempotency_key(tool_name, params, hints.get(IDEMPOTENCY_KEY_PARAM, str))
-    return _Tool(tool_name, fn, description or summary, model, wants_context, wants_key)
-
-
-def _wants_idempotency_key(
-    tool_name: str, params: Mapping[str, inspect.Parameter], annotation: object = str
-) -> bool:
-    """Whether the tool declares `idempotency_key` (which must be a `str`)."""
-    if IDEMPOTENCY_KEY_PARAM not in params:
-        return False
-    if annotation is not str:
-        raise TypeError(f"tool {tool_name!r}: `{IDEMPOTENCY_KEY_PARAM}` must be annotated `str`")
-    return True
-
-
-def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
-    """The summary (first paragraph) and per-argument descriptions of a Google-style docstring."""
-    lines = doc.expandtabs().splitlines()
-    summary_lines: list[str] = []
-    for line in lines:
-        if not line.strip() or _SECTION.match(line):
-            break
-        summary_lines.append(line.strip())
-    args: dict[str, str] = {}
-    start = next((i for i, line in enumerate(lines) if line.strip() in ("Args:", "Arguments:")), None)
-    if start is None:
-        return " ".join(summary_lines), args
-    base = _indent(lines[start])
-    item_indent: int | None = None
-    current: str | None = None
-    for line in lines[start + 1 :]:
-        if not line.strip():
-            continue
-        indent = _indent(line)
-        if indent <= base:
-            break
-        item_indent = indent if item_indent is None else item_indent
-        match = _ARG_LINE.match(line.strip())
-        if indent == item_indent and match:
-            current = str(match.group(1))
-            args[current] = str(match.group(2)).strip()
-        elif current is not None:
-            args[current] = f"{args[current]} {line.strip()}".strip()
-    return " ".join(summary_lines), args
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip())
-
-
-def _invalid_arguments(exc: ValidationError) -> InvalidArgumentsError:
-    problems: list[str] = []
-    fields: list[str] = []
-    for error in exc.errors(include_url=False):
-        loc = ".".join(str(part) for part in error["loc"]) or "(arguments)"
-        fields.append(loc)
-        problems.append(f"{loc}: {error['msg']}")
-    return InvalidArgumentsError("invalid arguments: " + "; ".join(problems), sorted(set(fields)))
-
-
-def _strip_titles(node: Any) -> Any:
-    """The schema without pydantic's generated `title`s, which only cost the model tokens."""
-    if isinstance(node, list):
-        return [_strip_titles(item) for item in node]  # pyright: ignore[reportUnknownVariableType]
-    if not isinstance(node, dict):
-        return node
-    out: dict[str, Any] = {}
-    for key, value in node.items():  # pyright: ignore[reportUnknownVariableType]
-        if key == "title" and isinstance(value, str):
-            continue
-        if key in ("properties", "$defs") and isinstance(value, dict):
-            out[key] = {k: _strip_titles(v) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
-        else:
-            out[key] = _strip_titles(value)
-    return out

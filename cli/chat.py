@@ -11,16 +11,14 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
-import uuid
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any
 
-from cli import ops, render, render_session, session_ops
+from cli import render, render_session, session_ops
 from cli.common import Target, out, say, say_lines
 from cli.errors import CliError, err_console, error_line
-from contracts import CancelInput, SteerInput
-from conversation import Context, ContextModifyInput, Message, OperationInput
+from conversation import Context, Message
 
 # Command name -> (usage, what it does); plain text is an ask (or a steer during a run).
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -176,9 +174,7 @@ class Chat:
         request = accepted.request_id
         say(f"request {request} (run {accepted.run_workflow_id}): typing steers it, /cancel stops it", "dim")
         following = asyncio.ensure_future(
-            session_ops.follow_request(
-                self.asker.client, self.asker.session_id, accepted, out, self.target.address
-            )
+            session_ops.follow_request(self.asker, accepted, out, self.target.address)
         )
         try:
             while not following.done():
@@ -200,37 +196,33 @@ class Chat:
         finally:
             if not following.done():
                 following.cancel()
+                await asyncio.wait([following])
         say_lines(render_session.record_lines(record), bold_first=2)
         return True
 
     async def _command(self, command: ChatCommand, request: str | None) -> None:
         """A slash command; `request` is the running request (steer and inject expect it)."""
-        handle, arg = self.asker.handle, command.arg
+        session, arg = self.asker.session, command.arg
         match command.name:
-            case "steer" | "inject":
-                payload = SteerInput(content=arg, expected_request_id=request, source="chat")
-                say(render.ack_line(await ops.update(handle, command.name, payload)))
+            case "steer":
+                say(render.ack_line(await session.steer(arg, expected_request_id=request, source="chat")))
+            case "inject":
+                say(render.ack_line(await session.inject(arg, expected_request_id=request, source="chat")))
             case "cancel":
-                ack = await ops.update(handle, "cancel", CancelInput(reason="cancelled from the chat"))
-                say(render.ack_line(ack))
-            case "context replace" | "context switch":
-                replace = command.name == "context replace"
-                operation = OperationInput(
-                    type="replace" if replace else "switch",
-                    result_context=Context(messages=[Message(role="user", content=arg)]) if replace else None,
-                )
-                payload = ContextModifyInput(
-                    op_id=str(uuid.uuid4()), context_ref=None if replace else arg, operation=operation
-                )
-                say(render.ack_line(await ops.update(handle, "context_modify", payload)))
+                say(render.ack_line(await session.cancel("cancelled from the chat")))
+            case "context replace":
+                replacement = Context(messages=[Message(role="user", content=arg)])
+                say(render.ack_line(await session.replace_context(replacement)))
+            case "context switch":
+                say(render.ack_line(await session.switch_context(arg)))
             case "export":
-                say((await session_ops.export(handle)).token)
+                say((await session.export()).token)
             case "status":
-                out.print(render_session.status_table(await session_ops.status(handle)))
+                out.print(render_session.status_table(await session.status()))
             case "history":
-                entries = await session_ops.thread(handle, int(arg or 0))
+                entries = [entry async for entry in session.thread(int(arg or 0))]
                 say_lines(render_session.history_lines(entries))
             case "requests":
-                out.print(render_session.requests_table(await session_ops.requests(handle)))
+                out.print(render_session.requests_table(await session.requests()))
             case _:
                 say_lines(help_lines())

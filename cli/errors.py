@@ -25,6 +25,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from contracts import TASK_QUEUE
 from runtime.blob_store import BlobMissingError, BlobStoreError
+from runtime.client_errors import RejectedError
 from runtime.codec import PayloadDecryptionError
 from runtime.payload_storage import PayloadClaimError
 
@@ -55,7 +56,9 @@ def validation_message(error: ValidationError, what: str) -> str:
 
 
 def is_rejection(error: BaseException) -> bool:
-    """Whether the workflow refused an Update with a coded reason (`busy`, `invalid_input`, ...)."""
+    """Whether the client or the workflow refused a request with a code (`busy`, `invalid_input`, ...)."""
+    if isinstance(error, RejectedError):
+        return True
     return isinstance(error, WorkflowUpdateFailedError) and rejection_code(error.cause) is not None
 
 
@@ -93,6 +96,8 @@ def describe(error: BaseException, address: str, workflow_id: str | None) -> str
     match error:
         case CliError():
             return str(error)
+        case RejectedError():
+            return f"rejected: {error.code} ({error.message})"
         case RPCError():
             return _rpc_message(error, address, workflow_id)
         case WorkflowAlreadyStartedError():

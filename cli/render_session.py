@@ -10,25 +10,22 @@ from collections.abc import Sequence
 
 from rich.table import Table
 
-from cli.render import add_row, new_table, preview, usage_line
-from contracts.session import RequestRecord, SessionStatus
+from cli.render import add_row, new_table, outcome_lines, preview
+from contracts.session import RequestRecord, RequestResult, SessionStatus
 from conversation import DEFAULT_CONTEXT_REF, ContextOpEntry, Entry, MessageEntry
 
 CONTENT_CHARS = 120
 
 
 def record_lines(record: RequestRecord, verbose: bool = False) -> list[str]:
-    """A request's outcome: status, answer or error, usage; `verbose` adds query, run and timing."""
-    reason = f" ({record.termination_reason})" if record.termination_reason else ""
-    lines = [f"request {record.request_id} {record.status}{reason}"]
+    """A request's outcome: status, answer (a `RequestResult`'s) or error, usage.
+
+    `verbose` adds the query's preview, the run's workflow id and the timing.
+    """
+    answer = record.result if isinstance(record, RequestResult) else None
+    lines = outcome_lines(f"request {record.request_id}", record.outcome, answer)
     if verbose:
-        lines.append(f"query: {preview(record.query, CONTENT_CHARS)}")
-    if record.result is not None:
-        lines.append(f"answer: {record.result}" if record.status == "completed" else f"note: {record.result}")
-    if record.error is not None:
-        lines.append(f"error: {record.error.type}: {record.error.message}")
-    lines.append(usage_line(record.usage, record.iterations))
-    if verbose:
+        lines.insert(1, f"query: {preview(record.query_preview, CONTENT_CHARS)}")
         lines.append(f"run workflow id: {record.run_workflow_id}")
         lines.append(f"started: {record.started_at:%Y-%m-%d %H:%M:%S}{_duration(record)}")
     return lines
@@ -52,7 +49,7 @@ def status_table(status: SessionStatus) -> Table:
         ("active request", active),
         ("model", status.config.model),
         ("tools", ", ".join(status.config.tools) or "(none)"),
-        ("thread length", str(status.thread_length)),
+        ("thread length", _thread_length(status)),
         ("active lane", status.active_context_ref),
         ("pending context op", status.pending_context_op_id or "-"),
         ("requests kept", str(status.requests_kept)),
@@ -61,6 +58,13 @@ def status_table(status: SessionStatus) -> Table:
     for key, value in rows:
         add_row(table, key, value)
     return table
+
+
+def _thread_length(status: SessionStatus) -> str:
+    """The thread's length, and how much of it is archived in the payload store."""
+    if not status.archived_entries:
+        return str(status.thread_length)
+    return f"{status.thread_length} ({status.archived_entries} archived)"
 
 
 def _message_line(entry: MessageEntry) -> str:
@@ -101,21 +105,22 @@ def history_lines(entries: Sequence[Entry]) -> list[str]:
 
 
 def requests_table(records: Sequence[RequestRecord]) -> Table:
-    """The requests the session keeps, one row each."""
+    """The requests the session keeps, one row each (the answer's text is in the thread, at its seq)."""
     table = new_table("requests", "request", "status", "started", "query", "answer / error", "tokens")
     for record in records:
-        if record.error is not None:
-            outcome = f"{record.error.type}: {preview(record.error.message, 60)}"
+        outcome = record.outcome
+        if outcome.error is not None:
+            result = f"{outcome.error.type}: {preview(outcome.error.message, 60)}"
         else:
-            outcome = preview(record.result, 60) if record.result is not None else "-"
-        status = record.status + (f" ({record.termination_reason})" if record.termination_reason else "")
+            result = f"thread#{outcome.answer_seq}" if outcome.answer_seq is not None else "-"
+        status = outcome.status + (f" ({outcome.termination_reason})" if outcome.termination_reason else "")
         add_row(
             table,
             record.request_id,
             status,
             f"{record.started_at:%H:%M:%S}",
-            preview(record.query, 60),
-            outcome,
-            str(record.usage.total_tokens),
+            preview(record.query_preview, 60),
+            result,
+            str(outcome.usage.total_tokens),
         )
     return table

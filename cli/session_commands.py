@@ -2,7 +2,9 @@
 
 A session is an `AgentSession` workflow: one conversation that outlives its runs.
 Its id is the workflow id, given as the first argument or with --session, or
-derived from a conversation id with --conversation (`agent-<id>`).
+derived from a conversation id with --conversation (`agent-<id>`; `cli.session_args`).
+The commands that only read a session are in `cli.session_inspect_commands`; all are
+registered here, in the order `--help` lists them.
 """
 
 from __future__ import annotations
@@ -37,42 +39,14 @@ from cli.params import (
     argument,
     option,
 )
+from cli.session_args import resume_hint, session_and_argument, session_id_of
+from cli.session_inspect_commands import export, history, status
+from runtime import client_inputs
 from runtime.sessions import session_workflow_id
 
 DEFAULT_AGENT_ID = "default"
 
 
-def _session(session: str | None, conversation: str | None, first: str | None) -> str | None:
-    """The session id: --session, --conversation, else the first positional (None: not given)."""
-    if session is not None and conversation is not None:
-        raise CliError("use --session or --conversation, not both")
-    if conversation is not None:
-        return session_workflow_id(conversation)
-    return session if session is not None else first
-
-
-def _split(
-    session: str | None, conversation: str | None, first: str | None, second: str | None, name: str
-) -> tuple[str, str | None]:
-    """(session id, the other positional): with --session/--conversation, the first positional is `name`."""
-    named = _session(session, conversation, None)
-    if named is None:
-        if first is None:
-            raise CliError("a SESSION_ID is required (or --session ID, or --conversation ID)")
-        return first, second
-    extra = second if name else first
-    if extra is not None:
-        also = f", so {first!r} is {name}" if name else ""
-        raise CliError(f"unexpected argument {extra!r}: the session is given by an option{also}")
-    return named, first
-
-
-def _resume(session_id: str) -> str:
-    """What Ctrl-C says: the session and its request go on without us."""
-    return f"the session continues, see `python client.py status {session_id}`"
-
-
-@app.command()
 def ask(
     ctx: typer.Context,
     session_id: SessionArg = None,
@@ -103,9 +77,11 @@ def ask(
     """
     target = target_of(ctx, address, namespace)
     with reported(target.address):
-        sid, query = _split(session, conversation, session_id, query, "the QUERY")
-    with reported(target.address, sid, _resume(sid)):
+        sid, query = session_and_argument(session, conversation, session_id, query, "the QUERY")
+    with reported(target.address, sid, resume_hint(sid)):
         flags = inputs.AgentFlags(model, tuple(tool or ()), system_prompt, max_iterations, script, api_base)
+        if query is not None:
+            client_inputs.ask_input(query, request_id=request_id)  # limits, before connecting
         ok = asyncio.run(_ask(target, sid, query, flags, agent_id, snapshot, request_id, not no_follow))
     if not ok:
         raise typer.Exit(1)
@@ -134,12 +110,11 @@ async def _ask(
         return True
     say(f"request id: {accepted.request_id}", "bold")
     announce(target, "run workflow id", accepted.run_workflow_id, f"session {session_id}")
-    record = await session_ops.follow_request(asker.client, session_id, accepted, out, target.address)
+    record = await session_ops.follow_request(asker, accepted, out, target.address)
     say_lines(render_session.record_lines(record), bold_first=2)
     return record.status == "completed"
 
 
-@app.command("await")
 def await_request(
     ctx: typer.Context,
     session_id: SessionArg = None,
@@ -156,113 +131,25 @@ def await_request(
     """
     target = target_of(ctx, address, namespace)
     with reported(target.address):
-        sid, request = _split(session, conversation, session_id, request_id, "the REQUEST_ID")
+        sid, request = session_and_argument(session, conversation, session_id, request_id, "the REQUEST_ID")
 
     async def wait() -> bool:
         if request is None:
             raise CliError("a REQUEST_ID is required (`ask` prints it; `history --requests` lists them)")
         client = await ops.open_client(target.address, target.namespace)
-        record = await session_ops.await_result(client, sid, request)
+        record = await ops.sessions_of(client).get(sid).await_result(request)
         if as_json:
             typer.echo(record.model_dump_json(indent=2))
         else:
             say_lines(render_session.record_lines(record, verbose=True), bold_first=1)
         return record.status == "completed"
 
-    with reported(target.address, sid, _resume(sid)):
+    with reported(target.address, sid, resume_hint(sid)):
         ok = asyncio.run(wait())
     if not ok:
         raise typer.Exit(1)
 
 
-@app.command()
-def status(
-    ctx: typer.Context,
-    session_id: SessionArg = None,
-    session: SessionOpt = None,
-    conversation: ConversationOpt = None,
-    as_json: JsonOpt = False,
-    address: AddressOpt = None,
-    namespace: NamespaceOpt = None,
-) -> None:
-    """Show a session's state, active request, model, tools, thread length, lane and pending op."""
-    target = target_of(ctx, address, namespace)
-    with reported(target.address):
-        sid, _ = _split(session, conversation, session_id, None, "")
-
-    async def show() -> None:
-        client = await ops.open_client(target.address, target.namespace)
-        answer = await session_ops.status(client.get_workflow_handle(sid))
-        if as_json:
-            return typer.echo(answer.model_dump_json(indent=2))
-        out.print(render_session.status_table(answer))
-
-    with reported(target.address, sid):
-        asyncio.run(show())
-
-
-@app.command()
-def history(
-    ctx: typer.Context,
-    session_id: SessionArg = None,
-    session: SessionOpt = None,
-    conversation: ConversationOpt = None,
-    since: Annotated[int, option(min=0, help="Only entries with seq >= SINCE.")] = 0,
-    requests: Annotated[bool, option("--requests", help="The requests instead of the thread.")] = False,
-    as_json: JsonOpt = False,
-    address: AddressOpt = None,
-    namespace: NamespaceOpt = None,
-) -> None:
-    """Show a session's thread as readable lines (seq, role, content, tool calls), or its requests."""
-    target = target_of(ctx, address, namespace)
-    with reported(target.address):
-        sid, _ = _split(session, conversation, session_id, None, "")
-
-    async def show() -> None:
-        client = await ops.open_client(target.address, target.namespace)
-        handle = client.get_workflow_handle(sid)
-        if requests:
-            records = await session_ops.requests(handle)
-            if as_json:
-                return typer.echo(session_ops.RECORDS.dump_json(records, indent=2).decode())
-            return out.print(render_session.requests_table(records))
-        entries = await session_ops.thread(handle, since)
-        if as_json:
-            return typer.echo(ops.ENTRIES.dump_json(entries, indent=2).decode())
-        say_lines(render_session.history_lines(entries))
-
-    with reported(target.address, sid):
-        asyncio.run(show())
-
-
-@app.command()
-def export(
-    ctx: typer.Context,
-    session_id: SessionArg = None,
-    session: SessionOpt = None,
-    conversation: ConversationOpt = None,
-    lane: Annotated[str | None, option(help="The lane to export (default: the active one).")] = None,
-    ttl: Annotated[float | None, option(help="Lifetime of the token in seconds (default: none).")] = None,
-    address: AddressOpt = None,
-    namespace: NamespaceOpt = None,
-) -> None:
-    """Print a signed snapshot token of a session's conversation (`ask --snapshot` restores it)."""
-    target = target_of(ctx, address, namespace)
-    with reported(target.address):
-        sid, _ = _split(session, conversation, session_id, None, "")
-
-    async def run_export() -> None:
-        client = await ops.open_client(target.address, target.namespace)
-        result = await session_ops.export(client.get_workflow_handle(sid), lane, ttl)
-        typer.echo(result.token)
-        if result.expires_at is not None:
-            err_console.print(f"expires at {result.expires_at:%Y-%m-%d %H:%M:%S %Z}", style="dim")
-
-    with reported(target.address, sid):
-        asyncio.run(run_export())
-
-
-@app.command()
 def chat(
     ctx: typer.Context,
     session_id: Annotated[
@@ -293,8 +180,8 @@ def chat(
     with reported(target.address):
         if session_id is not None and (session is not None or conversation is not None):
             raise CliError(f"unexpected argument {session_id!r}: the session is given by an option")
-        sid = _session(session, conversation, session_id) or session_workflow_id(uuid.uuid4().hex[:8])
-    with reported(target.address, sid, _resume(sid)):
+        sid = session_id_of(session, conversation, session_id) or session_workflow_id(uuid.uuid4().hex[:8])
+    with reported(target.address, sid, resume_hint(sid)):
         flags = inputs.AgentFlags(model, tuple(tool or ()), system_prompt, max_iterations, script, api_base)
 
         async def talk() -> None:
@@ -304,3 +191,11 @@ def chat(
             await Chat(asker, target).run()
 
         asyncio.run(talk())
+
+
+app.command()(ask)
+app.command("await")(await_request)
+app.command()(status)
+app.command()(history)
+app.command()(export)
+app.command()(chat)

@@ -30,6 +30,19 @@ class PayloadProblem(Exception):
         self.message = message
 
 
+class Undecodable:
+    """What the product's payload converter hands a handler for a payload that is not JSON it can read.
+
+    The SDK would otherwise fail the Update with an unnamed "Failed decoding arguments"
+    (for example on a lone UTF-16 surrogate, which no JSON encoder of ours could write
+    back); `decode_args` turns it into `invalid_input`.
+    """
+
+    def __init__(self, reason: str) -> None:
+        """Remember why the payload could not be read."""
+        self.reason = reason
+
+
 def decode_args(args: Sequence[Any], model: type[M], what: str, *, required: bool = False) -> M:
     """The one argument of `args` as a `model`; no argument (or null) means the model's defaults.
 
@@ -45,6 +58,8 @@ def decode_args(args: Sequence[Any], model: type[M], what: str, *, required: boo
     if len(args) > 1:
         raise PayloadProblem(INVALID_INPUT, f"{what} takes one argument, got {len(args)}")
     raw = args[0] if args else None
+    if isinstance(raw, Undecodable):
+        raise PayloadProblem(INVALID_INPUT, f"{what}: the payload is not readable JSON ({raw.reason})")
     if raw is None:
         if required:
             raise PayloadProblem(INVALID_INPUT, f"{what} needs an argument ({model.__name__})")

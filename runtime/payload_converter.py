@@ -13,10 +13,13 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 from pydantic_core import SchemaSerializer, core_schema
+from temporalio.api.common.v1 import Payload
 from temporalio.contrib.pydantic import PydanticJSONPlainPayloadConverter
 from temporalio.converter import CompositePayloadConverter, DefaultPayloadConverter, JSONPlainPayloadConverter
+
+from contracts.decoding import Undecodable
 
 _TYPE_ADAPTERS = functools.lru_cache(maxsize=1024)(TypeAdapter[Any])
 _ANY_SERIALIZER = SchemaSerializer(core_schema.any_schema())
@@ -30,6 +33,19 @@ class SharedCachePydanticJSONConverter(PydanticJSONPlainPayloadConverter):
         self._to_json_options = None
         self._schema_serializer = _ANY_SERIALIZER
         self._type_adapter = _TYPE_ADAPTERS
+
+    def from_payload(self, payload: Payload, type_hint: type | None = None) -> Any:
+        """Decode as pydantic does; for an untyped argument, unreadable JSON becomes `Undecodable`.
+
+        Handlers take untyped `*args` and decode them themselves (`contracts.decoding`), so
+        they can reject such a payload by name instead of the SDK failing the call.
+        """
+        try:
+            return super().from_payload(payload, type_hint)
+        except ValidationError as error:
+            if type_hint not in (None, Any):
+                raise
+            return Undecodable(error.errors(include_url=False)[0]["msg"][:200])
 
 
 class ProductPayloadConverter(CompositePayloadConverter):

@@ -8,239 +8,45 @@
 The first ask creates the session (update-with-start) with `config`; later asks reach
 the running session, so a stateless chat backend never has to find a run's id or
 carry the thread between calls. Each ask runs as a `ReActRun` child whose workflow id
-the request's record names (`session.run(request_id)` is its `RunHandle`).
+the request's record names (`session.run(request_id)` is its `RunHandle`). The handle
+itself is `runtime.client_session.SessionHandle`.
 
-The module-level `ask`, `await_result`, `ask_sync` and `update` are the thin,
-untyped-error layer below (they raise the SDK's errors unchanged).
+The module-level `ask`, `await_result`, `ask_sync` and `update` are the thin layer
+below (they raise the SDK's errors unchanged).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from datetime import timedelta
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, JsonValue, TypeAdapter
-from temporalio.client import Client, WithStartWorkflowOperation, WorkflowHandle, WorkflowUpdateFailedError
-from temporalio.common import WorkflowIDConflictPolicy
+from pydantic import BaseModel
+from temporalio.client import Client, WorkflowHandle
 
-from contracts import TASK_QUEUE, Ack, AgentConfig, ModelSettings, Trace
-from contracts.errors import UNKNOWN_REQUEST
-from contracts.session import (
-    SESSION_WORKFLOW_TYPE,
-    AskAccepted,
-    AskInput,
-    ExportResult,
-    RequestRecord,
-    RequestRef,
-    RequestResult,
-    SessionInput,
-    SessionStatus,
-)
-from conversation import Context, ContextPolicy
-from runtime import client_inputs as inputs
+from contracts import TASK_QUEUE, AgentConfig
+from contracts.session import AskAccepted, AskInput, RequestRef, RequestResult, SessionInput
 from runtime.blob_store import BlobStore
-from runtime.client_base import StoreReader, Timeouts, WorkflowControls
-from runtime.client_errors import RejectedError, workflow_rejection
-from runtime.runs import RunHandle
+from runtime.client_base import StoreReader, Timeouts
+from runtime.client_session import DEFAULT_AGENT_ID, SessionHandle, ask_with_start
+from runtime.update_retry import execute_update
 
 M = TypeVar("M", bound=BaseModel)
-RECORDS = TypeAdapter(list[RequestRecord])
-DEFAULT_AGENT_ID = "default"
+
+__all__ = [
+    "DEFAULT_AGENT_ID",
+    "SessionHandle",
+    "Sessions",
+    "ask",
+    "ask_sync",
+    "ask_with_start",
+    "await_result",
+    "session_workflow_id",
+    "update",
+]
 
 
 def session_workflow_id(conversation_id: str) -> str:
     """The workflow id of the session of a conversation: `agent-<conversation id>`."""
     return f"agent-{conversation_id}"
-
-
-class SessionHandle(WorkflowControls):
-    """One session: asks, control of its active run, context ops, config, queries and export.
-
-    Steer, inject and cancel reach the active run (with none: `rejected`, `idle`); context
-    ops are applied at once when idle and after the active run otherwise (`deferred`).
-    """
-
-    def __init__(
-        self, client: Client, session_id: str, timeouts: Timeouts, store: StoreReader, task_queue: str
-    ) -> None:
-        """Address the session `session_id` (nothing is sent until a method is called)."""
-        super().__init__(client, session_id, timeouts, store)
-        self._task_queue = task_queue
-
-    # ---- asks ------------------------------------------------------------------------------
-
-    async def ask(
-        self,
-        query: str,
-        *,
-        config: AgentConfig | None = None,
-        agent_id: str = DEFAULT_AGENT_ID,
-        request_id: str | None = None,
-        overrides: Mapping[str, JsonValue] | None = None,
-        context_policy: ContextPolicy | None = None,
-        session_policy: ContextPolicy | None = None,
-        snapshot: str | None = None,
-    ) -> AskAccepted:
-        """Ask `query`; returns at once with the request id and the workflow id of its run.
-
-        With `config`, a session that does not run yet is started with it (and with
-        `agent_id`, `session_policy` and `snapshot`, a token of `export`); a running
-        session keeps its own config. Without `config` the session must already run.
-
-        Args:
-            query: the user's turn.
-            config: the agent of a new session.
-            agent_id: the agent id of a new session.
-            request_id: the idempotency key (default: a new one): asking again with a known id
-                returns the original request instead of running it twice.
-            overrides: agent-config fields for this request only (e.g. `{"model": ...}`).
-            context_policy: this request's context policy (over the session's and the config's).
-            session_policy: the context policy of a new session.
-            snapshot: a snapshot token a new session starts from.
-
-        Raises:
-            RejectedError: `busy` (another request runs), `invalid_input`, `payload_too_large`,
-                or a `snapshot_*` code; nothing was recorded.
-        """
-        ask = inputs.ask_input(
-            query, request_id=request_id, overrides=overrides, context_policy=context_policy
-        )
-        if config is None:
-            return await self._update("ask", ask, AskAccepted, self._timeouts.control)
-        start = inputs.session_input(agent_id, config, context_policy=session_policy, snapshot=snapshot)
-        try:
-            return await ask_with_start(
-                self._client,
-                self.workflow_id,
-                ask,
-                start,
-                task_queue=self._task_queue,
-                summary=inputs.static_summary(start.config, ask.query, agent_id),
-                details=inputs.static_details(start.config, ask.query, None, agent_id),
-                wait=self._timeouts.control,
-            )
-        except WorkflowUpdateFailedError as error:
-            rejection = workflow_rejection(error)
-            if rejection is None:
-                raise
-            raise rejection from error
-
-    async def await_result(self, request_id: str) -> RequestResult:
-        """Wait until the request has ended; its record and its answer's text (any of the last 100 requests).
-
-        Raises:
-            RejectedError: `unknown_request` when the session keeps no request with that id.
-        """
-        return await self._update("await_result", inputs.request_ref(request_id), RequestResult, None)
-
-    async def ask_sync(
-        self,
-        query: str,
-        *,
-        config: AgentConfig | None = None,
-        agent_id: str = DEFAULT_AGENT_ID,
-        request_id: str | None = None,
-        overrides: Mapping[str, JsonValue] | None = None,
-        context_policy: ContextPolicy | None = None,
-        session_policy: ContextPolicy | None = None,
-        snapshot: str | None = None,
-    ) -> RequestResult:
-        """`ask`, then `await_result`: the request's record and answer once it has ended (see `ask`)."""
-        accepted = await self.ask(
-            query,
-            config=config,
-            agent_id=agent_id,
-            request_id=request_id,
-            overrides=overrides,
-            context_policy=context_policy,
-            session_policy=session_policy,
-            snapshot=snapshot,
-        )
-        return await self.await_result(accepted.request_id)
-
-    # ---- compaction and config for the next run ----------------------------------------------
-
-    async def compact(self, *, op_id: str | None = None, model: str | None = None) -> Ack:
-        """Summarise the active lane's older turns (deferred while a run is active).
-
-        Returns:
-            `applied`, `deferred`, `duplicate` (the op id was applied before) or `rejected`
-            (`nothing_to_compact`, ...).
-        """
-        return await self._acked(
-            "compact", lambda: inputs.compact_input(op_id, model), op_id, self._timeouts.work
-        )
-
-    async def set_system_prompt(self, system_prompt: str | None) -> Ack:
-        """The base system prompt from the next run on (None clears it); `accepted`."""
-        return await self._acked("set_system_prompt", lambda: inputs.system_prompt_input(system_prompt))
-
-    async def register_tool(self, name: str) -> Ack:
-        """Offer a tool of the worker's registry from the next run on; `rejected` (`unknown_tool`) if none."""
-        return await self._acked(
-            "register_tool",
-            lambda: inputs.tool_name_input(name, "register_tool"),
-            wait=self._timeouts.work,
-        )
-
-    async def unregister_tool(self, name: str) -> Ack:
-        """Stop offering a tool from the next run on; `rejected` (`unknown_tool`) if it was not offered."""
-        return await self._acked("unregister_tool", lambda: inputs.tool_name_input(name, "unregister_tool"))
-
-    async def set_tool_context(self, tool_context: Mapping[str, JsonValue]) -> Ack:
-        """What tools taking a `tool_context` argument receive, from the next run on."""
-        return await self._acked("set_tool_context", lambda: inputs.tool_context_input(tool_context))
-
-    async def set_model(self, model: str, settings: ModelSettings | None = None) -> Ack:
-        """The model (and optionally its settings) from the next run on."""
-        return await self._acked("set_model", lambda: inputs.model_input(model, settings))
-
-    # ---- reading the session -----------------------------------------------------------------
-
-    async def status(self) -> SessionStatus:
-        """Idle or running, the active request, the config of the next run, the thread's length."""
-        return await self._query("status", SessionStatus)
-
-    async def context(self, context_ref: str | None = None) -> Context:
-        """A lane's materialized context (default: the active lane)."""
-        return await self._context(inputs.context_query(context_ref))
-
-    async def requests(self) -> list[RequestRecord]:
-        """The records of the last 100 requests, oldest first (query preview, outcome, run workflow id)."""
-        raw: object = await self._handle.query(
-            "requests", result_type=list[RequestRecord], rpc_timeout=self._timeouts.query
-        )
-        return RECORDS.validate_python(raw)
-
-    async def request(self, request_id: str) -> RequestRecord:
-        """The record of one request.
-
-        Raises:
-            RejectedError: `unknown_request` when the session keeps no request with that id.
-        """
-        found = next((r for r in await self.requests() if r.request_id == request_id), None)
-        if found is None:
-            raise RejectedError(UNKNOWN_REQUEST, f"no request {request_id!r} is kept by this session")
-        return found
-
-    async def run(self, request_id: str) -> RunHandle:
-        """The handle of the run that served (or serves) a request: its state, thread, context and trace."""
-        record = await self.request(request_id)
-        return RunHandle(self._client, record.run_workflow_id, self._timeouts, self._store)
-
-    async def trace(self, request_id: str) -> Trace:
-        """The trace of a request, read from its run."""
-        return await (await self.run(request_id)).trace()
-
-    async def export(self, *, context_ref: str | None = None, ttl_s: float | None = None) -> ExportResult:
-        """A signed snapshot token of a lane (default: the active one); `ask(snapshot=...)` restores it.
-
-        Raises:
-            RejectedError: e.g. `snapshot_secret_missing` when the worker has no `REACT_SNAPSHOT_SECRET`.
-        """
-        request = inputs.export_input(context_ref, ttl_s)
-        return await self._update("export", request, ExportResult, self._timeouts.work)
 
 
 class Sessions:
@@ -272,40 +78,6 @@ class Sessions:
 # ---- the layer below: the SDK's errors, unchanged --------------------------------------------
 
 
-async def ask_with_start(
-    client: Client,
-    session_id: str,
-    ask_input: AskInput,
-    session: SessionInput,
-    *,
-    task_queue: str = TASK_QUEUE,
-    summary: str | None = None,
-    details: str | None = None,
-    wait: timedelta | None = None,
-) -> AskAccepted:
-    """The `ask` Update, starting the session with `session` if it does not run yet.
-
-    `wait` bounds each call to the server (None: no bound); `summary` and `details` are the
-    new session's static summary and details in the Web UI.
-
-    Raises:
-        WorkflowUpdateFailedError: the ask was rejected (`busy`, `invalid_input`, ...).
-    """
-    start: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
-        SESSION_WORKFLOW_TYPE,
-        session,
-        id=session_id,
-        task_queue=task_queue,
-        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-        static_summary=summary,
-        static_details=details,
-    )
-    accepted: AskAccepted = await client.execute_update_with_start_workflow(  # pyright: ignore[reportUnknownMemberType]
-        "ask", ask_input, start_workflow_operation=start, result_type=AskAccepted, rpc_timeout=wait
-    )
-    return accepted
-
-
 async def ask(
     client: Client,
     session_id: str,
@@ -323,9 +95,7 @@ async def ask(
 
 async def update(handle: WorkflowHandle[Any, Any], name: str, payload: BaseModel, result_type: type[M]) -> M:
     """Send an Update by name and decode its answer as `result_type`."""
-    raw: object = await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
-        name, payload, result_type=result_type
-    )
+    raw: object = await execute_update(handle, name, payload, result_type)
     return raw if isinstance(raw, result_type) else result_type.model_validate(raw)
 
 

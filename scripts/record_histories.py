@@ -1,203 +1,104 @@
-"""Record workflow histories of real runs and sessions, for the replay tests.
+"""Record workflow histories of real runs and sessions for the replay tests (docs/replay.md).
 
-    .venv/bin/python scripts/record_histories.py tests/histories/v2
+    .venv/bin/python scripts/record_histories.py tests/histories/v3
 
-Starts a dev server and a worker (no workflow cache), runs each scenario below and
-writes its histories (every run of a session, children included) as JSON to the
-folder. Re-record deliberately, only when a workflow change is meant to be
-incompatible with histories of the previous version: the replay tests
-(`tests/test_replay.py`) replay every folder under `tests/histories/`, so histories
-of a released version must keep replaying (use `workflow.patched` for changes).
-
-Scenarios use plain JSON payloads, not the project's models, so that the same script
-records any version of the workflows.
+Starts a dev server and a worker (no workflow cache, the product's data converter),
+runs every scenario of `SCENARIOS`, checks that its histories show what the scenario
+is for (`REQUIRED`, read by `tests.test_replay.features_of`), and writes them (every
+run of a session, children included) to the folder as `<workflow id>@<run id
+suffix>.json`. Claim-checked payloads are copied under `payloads/`, so the folder is
+self-contained. Record a new folder for a new workflow version only: never re-record
+a released version's folder. Scenarios send plain JSON, so they stay valid as models
+evolve. The scenarios are in `scripts/replay_scenarios.py`, the recording setup they
+drive (`Lab`, `Session`) in `scripts/_replay_lab.py`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import os
+import shutil
 import sys
-import uuid
-from collections.abc import Awaitable, Callable
+import tempfile
 from pathlib import Path
 from typing import Any
 
-Scenario = Callable[[Any, str], Awaitable[list[str]]]
+if __name__ == "__main__":  # run as a script: make the repository's packages importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from scripts._replay_lab import Lab
+from scripts.replay_scenarios import REQUIRED, SCENARIOS
+
+__all__ = ["REQUIRED", "SCENARIOS", "record"]
+
+USAGE = "usage: record_histories.py FOLDER [SCENARIO ...]   (e.g. tests/histories/v3)"
 
 
-def _turns(*turns: dict[str, Any]) -> list[dict[str, Any]]:
-    return list(turns)
+async def _settled(client: Any, workflow_id: str, run_id: str) -> Any:
+    """The run's history once no workflow task is in flight (an idle session's ends with a completed one)."""
+    from temporalio.api.enums.v1 import EventType
+
+    in_flight = (EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED, EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED)
+    for _ in range(100):
+        history = await client.get_workflow_handle(workflow_id, run_id=run_id).fetch_history()
+        if history.events[-1].event_type not in in_flight:
+            return history
+        await asyncio.sleep(0.2)
+    raise RuntimeError(f"{workflow_id} (run {run_id}) still has a workflow task in flight after 20 s")
 
 
-def _config(script: list[dict[str, Any]], **fields: Any) -> dict[str, Any]:
-    return {"model": "scripted", "script": script, "tools": ["calculator", "slow"], **fields}
+async def _histories_of(client: Any, workflow_id: str) -> list[tuple[str, Any]]:
+    """(run id, history) of every run of a workflow id, oldest first, following continue-as-new."""
+    run_id: str = (await client.get_workflow_handle(workflow_id).describe()).run_id
+    runs: list[tuple[str, Any]] = []
+    while run_id:
+        history = await _settled(client, workflow_id, run_id)
+        runs.append((run_id, history))
+        run_id = history.events[0].workflow_execution_started_event_attributes.continued_execution_run_id
+    return runs[::-1]
 
 
-def _calc(expression: str, call_id: str) -> dict[str, Any]:
-    return {"name": "calculator", "arguments": {"expression": expression}, "id": call_id}
+async def record(folder: Path, only: set[str]) -> None:
+    """Record the scenarios (all, or those in `only`) into `folder`."""
+    from runtime.blob_store import LocalDiskBlobStore
+    from tests.test_replay import PAYLOADS_FOLDER, claim_digest, features_of, payloads_in
 
-
-async def _start_run(client: Any, queue: str, query: str, config: dict[str, Any]) -> Any:
-    return await client.start_workflow(
-        "ReActRun",
-        {"query": query, "config": config},
-        id=f"replay-{query.split()[0].lower().strip('?.')}-{uuid.uuid4().hex[:8]}",
-        task_queue=queue,
-    )
-
-
-async def tool_round(client: Any, queue: str) -> list[str]:
-    """Two tool rounds (one with two parallel calls), then a final answer."""
-    script = _turns(
-        {"tool_calls": [_calc("17 * 23", "c1"), _calc("2 + 2", "c2")]},
-        {"tool_calls": [_calc("391 + 4", "c3")]},
-        {"content": "It is 395."},
-    )
-    handle = await _start_run(client, queue, "What is 17 * 23 + 2 + 2?", _config(script))
-    await handle.result()
-    return [handle.id]
-
-
-async def steering_and_op(client: Any, queue: str) -> list[str]:
-    """A steer and an inject while a tool runs, and a context op deferred to the run's end."""
-    script = _turns(
-        {"tool_calls": [{"name": "slow", "arguments": {"seconds": 1.5}, "id": "s1"}]},
-        {"content": "Done, in French."},
-    )
-    handle = await _start_run(client, queue, "Take your time.", _config(script))
-    await asyncio.sleep(0.5)
-    await handle.execute_update("steer", {"content": "Answer in French."})
-    await handle.signal("inject", {"content": "FYI: the user is on mobile.", "source": "app"})
-    op = {
-        "op_id": "op-1",
-        "operation": {"type": "replace", "result_context": {"messages": [{"role": "user", "content": "s"}]}},
-    }
-    await handle.execute_update("context_modify", op)
-    await handle.result()
-    return [handle.id]
-
-
-async def cancelled(client: Any, queue: str) -> list[str]:
-    """A cancel while a tool runs."""
-    script = _turns({"tool_calls": [{"name": "slow", "arguments": {"seconds": 3}, "id": "s1"}]})
-    handle = await _start_run(client, queue, "Wait.", _config(script))
-    await asyncio.sleep(0.7)
-    await handle.execute_update("cancel", {"reason": "user pressed stop"})
-    await handle.result()
-    return [handle.id]
-
-
-async def retried_and_limited(client: Any, queue: str) -> list[str]:
-    """An LLM call retried after a rate limit, then max_iterations reached."""
-    script = _turns(
-        {"tool_calls": [_calc("1 + 1", "c1")], "error": "rate_limit"},
-        {"tool_calls": [_calc("2 + 2", "c2")]},
-    )
-    handle = await _start_run(client, queue, "Loop.", _config(script, max_iterations=2))
-    await handle.result()
-    return [handle.id]
-
-
-async def session(client: Any, queue: str) -> list[str]:
-    """A session: asks with tools, a context op, compaction, and continue-as-new."""
-    from temporalio.client import WithStartWorkflowOperation
-    from temporalio.common import WorkflowIDConflictPolicy
-
-    session_id = f"replay-session-{uuid.uuid4().hex[:8]}"
-    start_input = {
-        "agent_id": "replay",
-        "config": _config([], system_prompt="You are a test agent."),
-        "context_policy": {"keep_last_turns": 1},
-    }
-    children: list[str] = []
-
-    async def ask(query: str, *turns: dict[str, Any]) -> None:
-        start = WithStartWorkflowOperation(
-            "AgentSession",
-            start_input,
-            id=session_id,
-            task_queue=queue,
-            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-        )
-        accepted = await client.execute_update_with_start_workflow(
-            "ask",
-            {"query": query, "overrides": {"script": list(turns)}},
-            start_workflow_operation=start,
-        )
-        children.append(accepted["run_workflow_id"])
-        handle = client.get_workflow_handle(session_id)
-        await handle.execute_update("await_result", {"request_id": accepted["request_id"]})
-
-    await ask("What is 6 * 7?", {"tool_calls": [_calc("6 * 7", "c1")]}, {"content": "42."})
-    handle = client.get_workflow_handle(session_id)
-    await handle.execute_update("compact", {"op_id": "compact-1"})
-    switch = {"op_id": "lane-b", "context_ref": "side", "operation": {"type": "switch"}}
-    await handle.execute_update("context_modify", switch)
-    for i in range(12):
-        await ask(f"turn {i}", {"content": f"answer {i}"})
-    return [session_id, *children]
-
-
-SCENARIOS: dict[str, Scenario] = {
-    "tool_round": tool_round,
-    "steering_and_op": steering_and_op,
-    "cancelled": cancelled,
-    "retried_and_limited": retried_and_limited,
-    "session": session,
-}
-
-
-async def _histories(client: Any, workflow_id: str) -> list[tuple[str, str]]:
-    """(run id, history JSON) of every run of a workflow id, following continue-as-new."""
-    out: list[tuple[str, str]] = []
-    async for execution in client.list_workflows(f"WorkflowId = '{workflow_id}'"):
-        handle = client.get_workflow_handle(workflow_id, run_id=execution.run_id)
-        history = await handle.fetch_history()
-        out.append((execution.run_id, history.to_json()))
-    return out
-
-
-async def main(folder: Path) -> None:
-    """Record every scenario into `folder`."""
-    from temporalio.contrib.pydantic import pydantic_data_converter
-    from temporalio.testing import WorkflowEnvironment
-
-    from runtime.dev_server import temporal_binary
-    from tests.agent_tools import registry_for_tests
-    from worker import build_worker
-
-    folder.mkdir(parents=True, exist_ok=True)
-    async with await WorkflowEnvironment.start_local(  # pyright: ignore[reportUnknownMemberType]
-        data_converter=pydantic_data_converter,
-        dev_server_existing_path=temporal_binary(),
-        dev_server_log_level="error",
-        dev_server_extra_args=["--dynamic-config-value", "limit.historyCount.suggestContinueAsNew=120"],
-    ) as env:
-        queue = f"record-{uuid.uuid4().hex[:8]}"
-        worker = build_worker(
-            env.client, task_queue=queue, registry=registry_for_tests(), max_cached_workflows=0
-        )
-        async with worker:
+    if any(folder.glob("*.json")):
+        raise SystemExit(f"{folder} already holds histories: record a new version's folder (docs/replay.md)")
+    work = Path(tempfile.mkdtemp(prefix="record-histories-"))
+    os.environ["REACT_PAYLOAD_STORE"] = f"file:{work / 'claims'}"
+    for name in ("REACT_PAYLOAD_THRESHOLD", "REACT_ENCRYPTION_KEYS", "REACT_CODEC_ENDPOINT"):
+        os.environ.pop(name, None)
+    claims, copies = LocalDiskBlobStore(work / "claims"), LocalDiskBlobStore(folder / PAYLOADS_FOLDER)
+    try:
+        async with Lab.start(work) as lab:
             for name, scenario in SCENARIOS.items():
-                ids = await scenario(env.client, queue)
-                await asyncio.sleep(1.0)  # let list_workflows (visibility) catch up
-                count = 0
-                for workflow_id in ids:
-                    for run_id, history in await _histories(env.client, workflow_id):
-                        count += 1
-                        # The file name carries the workflow id: replaying needs it (a session
-                        # derives its children's ids from its own).
-                        path = folder / f"{workflow_id}@{run_id[-12:]}.json"
-                        path.write_text(json.dumps(json.loads(history), indent=None) + "\n")
-                print(f"{name}: {count} histories")
-
-
-def workflow_id_of(path: Path) -> str:
-    """The workflow id a recorded history belongs to (see `main`)."""
-    return path.stem.rsplit("@", 1)[0]
+                if only and name not in only:
+                    continue
+                runs = [run for wid in await scenario(lab) for run in await _histories_of(lab.client, wid)]
+                found = set[str]().union(*(features_of(history) for _, history in runs))
+                missing = REQUIRED[name] - found
+                if missing:
+                    raise SystemExit(f"scenario {name} did not record {sorted(missing)}")
+                folder.mkdir(parents=True, exist_ok=True)
+                for run_id, history in runs:
+                    path = folder / f"{history.workflow_id}@{run_id[-12:]}.json"
+                    path.write_text(json.dumps(json.loads(history.to_json())) + "\n")
+                    for event in history.events:
+                        for digest in filter(None, map(claim_digest, payloads_in(event))):
+                            await copies.put(await claims.get(digest))
+                print(f"{name}: {len(runs)} histories")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    asyncio.run(main(Path(sys.argv[1] if len(sys.argv) > 1 else "tests/histories/v2")))
+    logging.getLogger("temporalio").setLevel(logging.ERROR)  # the scenarios' expected failures
+    if sys.argv[1:2] in (["-h"], ["--help"]):
+        print(f"{USAGE}\n\n{__doc__}\nScenarios: {', '.join(SCENARIOS)}")
+        raise SystemExit(0)
+    if len(sys.argv) < 2:
+        raise SystemExit(USAGE)
+    asyncio.run(record(Path(sys.argv[1]), set(sys.argv[2:])))

@@ -7,20 +7,62 @@
 # the first install builds llama.cpp from source: about 10 minutes on 2 cores, once; uv keeps
 # the built wheel in its cache, so later installs (a new .venv, a fresh clone) take seconds.
 #
-#   scripts/setup.sh [--no-local-model] [uv sync options, e.g. --no-dev --inexact]
+# With the dev tools (not with --no-dev), it also installs Debian's `chromium` when
+# /usr/bin/chromium is missing: tests/test_web_ui.py reads the Web UI in it (apt-get, with
+# sudo when not root). --no-browser skips that.
+#
+#   scripts/setup.sh [--no-local-model] [--no-browser] [uv sync options, e.g. --no-dev --inexact]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 groups=(--group local-model)
 sync_args=()
+browser=1
 for arg in "$@"; do
-  if [ "$arg" = "--no-local-model" ]; then groups=(); else sync_args+=("$arg"); fi
+  case "$arg" in
+    --no-local-model) groups=() ;;
+    --no-browser) browser=0 ;;
+    --no-dev) browser=0; sync_args+=("$arg") ;;
+    *) sync_args+=("$arg") ;;
+  esac
 done
 
 if ! command -v uv >/dev/null 2>&1 || [ "$(uv --version 2>/dev/null | cut -d' ' -f2)" != "0.13.9" ]; then
   python3 -m pip install --quiet --disable-pip-version-check --require-hashes \
     -r scripts/bootstrap-requirements.txt
 fi
+
+install_browser() {
+  [ -x /usr/bin/chromium ] && return 0
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    if ! command -v sudo >/dev/null 2>&1; then
+      echo "setup: tests/test_web_ui.py needs Debian's chromium (/usr/bin/chromium), and this user" \
+        "is not root and has no sudo: run 'apt-get install -y chromium' as root, or pass --no-browser." >&2
+      exit 1
+    fi
+    sudo=(sudo)
+  fi
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "setup: tests/test_web_ui.py needs Debian's chromium (/usr/bin/chromium), and there is" \
+      "no apt-get here: install Chromium so that /usr/bin/chromium exists, or pass --no-browser." >&2
+    exit 1
+  fi
+  echo "Installing Debian's chromium for the Web UI test (tests/test_web_ui.py; skip with --no-browser)." >&2
+  if ! ${sudo[@]+"${sudo[@]}"} apt-get update -qq ||
+    ! ${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive \
+      apt-get install -y -qq --no-install-recommends chromium >/dev/null; then
+    echo "setup: 'apt-get install chromium' failed (see above); install it so that /usr/bin/chromium" \
+      "exists, or pass --no-browser." >&2
+    exit 1
+  fi
+  if [ ! -x /usr/bin/chromium ]; then
+    echo "setup: the chromium package installed no /usr/bin/chromium (not Debian?); install Debian's" \
+      "chromium, or pass --no-browser." >&2
+    exit 1
+  fi
+}
+if [ "$browser" = 1 ]; then install_browser; fi
 
 has_llama_cpp() {
   [ -x .venv/bin/python ] &&

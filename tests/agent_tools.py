@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import time
 
 from activities.calculator import calculator
-from activities.tool_registry import ToolRegistry
+from activities.tool_registry import ToolFailure, ToolRegistry
+
+EFFECTS_FILE_ENV = "REACT_TEST_EFFECTS_FILE"
+"""Where `record_effect` appends one JSON line per execution (the crash benchmark reads it)."""
 
 _failed_once: set[str] = set()
 
@@ -51,9 +57,59 @@ def huge(size: int) -> str:
     return "x" * size
 
 
+def shout(text: str) -> str:
+    """Upper-case the text (fast and pure: registered as a local tool).
+
+    Args:
+        text: what to shout.
+    """
+    return text.upper()
+
+
+async def record_effect(label: str, idempotency_key: str, seconds: float = 0.0) -> str:
+    """Make a side effect (one line in the effects file), then take `seconds` to answer.
+
+    Every execution is recorded, retries included, with its idempotency key, so a reader
+    can tell a re-execution of one tool call (same key) from a new call (new key).
+
+    Args:
+        label: names the call.
+        idempotency_key: injected by the worker.
+        seconds: how long to take after the side effect.
+    """
+    path = os.environ.get(EFFECTS_FILE_ENV)
+    if not path:
+        raise ToolFailure(f"record_effect needs ${EFFECTS_FILE_ENV} in the worker's environment")
+    line = json.dumps({"label": label, "key": idempotency_key, "pid": os.getpid(), "at": time.time()})
+    # One small O_APPEND write: whole or absent even when the process is killed right after.
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, (line + "\n").encode())
+    finally:
+        os.close(fd)
+    await asyncio.sleep(seconds)
+    return f"recorded {label}"
+
+
+def length(text: str) -> int:
+    """Count the characters of a text (what the tool received, however large).
+
+    Args:
+        text: the text to count.
+    """
+    return len(text)
+
+
+def register(registry: ToolRegistry) -> None:
+    """Add the test tools (`shout` as a local tool); also `worker.py --tools tests.agent_tools`."""
+    for tool in (slow, flaky, echo, huge, length, record_effect):
+        registry.register(tool)
+    registry.register(shout, local=True)
+
+
 def registry_for_tests() -> ToolRegistry:
     """The calculator plus the test tools."""
     registry = ToolRegistry()
-    for tool in (calculator, slow, flaky, echo, huge):
-        registry.register(tool)
+    registry.register(calculator)
+    register(registry)
     return registry

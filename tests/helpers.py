@@ -8,8 +8,11 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from google.protobuf import json_format
 from pydantic import BaseModel
-from temporalio.api.enums.v1 import EventType
+from temporalio.api.common.v1 import Payload
+from temporalio.api.enums.v1 import EventType, WorkflowTaskFailedCause
+from temporalio.api.sdk.v1 import ExternalStorageReference
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 
@@ -25,7 +28,10 @@ from contracts import (
     ThreadQuery,
     Trace,
 )
-from conversation import Context, Entry, MessageEntry
+from conversation import Context, Entry, MessageEntry, MessagePayload
+from runtime.blob_store import BlobStore
+from runtime.payload_storage import BlobStoreDriver
+from runtime.update_retry import execute_update
 
 
 def turn(content: str | None = None, **fields: Any) -> ScriptTurn:
@@ -68,11 +74,8 @@ async def start_run(
 
 
 async def update(handle: WorkflowHandle[Any, RunResult], name: str, payload: BaseModel) -> Ack:
-    """Send an acknowledging Update (`steer`, `inject`, `context_modify`, `cancel`)."""
-    ack: Ack = await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
-        name, payload, result_type=Ack
-    )
-    return ack
+    """Send an acknowledging Update (`steer`, `inject`, `context_modify`, `cancel`), as the client does."""
+    return await execute_update(handle, name, payload, Ack)
 
 
 async def state_of(handle: WorkflowHandle[Any, RunResult]) -> RunState:
@@ -127,6 +130,11 @@ def started_llm_calls(trace: Trace) -> int:
     return sum(1 for event in trace.events if event.kind == "llm_started")
 
 
+def message_payloads(entries: list[Entry]) -> list[MessagePayload]:
+    """The payloads of the message entries, in order (context operations skipped)."""
+    return [e.payload for e in entries if isinstance(e, MessageEntry)]
+
+
 def messages(entries: list[Entry]) -> list[tuple[str, str]]:
     """(role, content) of the message entries, in order."""
     return [(e.payload.role, e.payload.content) for e in entries if isinstance(e, MessageEntry)]
@@ -144,3 +152,48 @@ async def llm_inputs(handle: WorkflowHandle[Any, Any]) -> list[dict[str, Any]]:
         ):
             inputs.append(json.loads(attrs.input.payloads[0].data))
     return inputs
+
+
+CLAIM_REFERENCE_TYPE = ExternalStorageReference.DESCRIPTOR.full_name.encode()
+
+
+def claim_digest_of(payload: Payload) -> str | None:
+    """The payload-store digest a claim-checked payload refers to (None: the payload is inline)."""
+    if payload.metadata.get("messageType") != CLAIM_REFERENCE_TYPE:
+        return None
+    reference = json_format.Parse(payload.data, ExternalStorageReference())
+    return reference.claim_data["sha256"]
+
+
+async def payload_data(payload: Payload, store: BlobStore) -> bytes:
+    """A payload's data (JSON), read from the payload store when history holds only its claim check."""
+    digest = claim_digest_of(payload)
+    if digest is None:
+        return payload.data
+    return (await BlobStoreDriver(store).load(digest)).data
+
+
+BENIGN_TASK_FAILURES = frozenset({WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND})
+"""Causes that are Temporal's normal flow, not a defect: `UnhandledCommand` is the server refusing
+a task that completes the workflow while a new signal or Update arrived; the next task handles it."""
+
+
+async def workflow_task_failures(handle: WorkflowHandle[Any, Any]) -> list[str]:
+    """`cause: message` of every failed workflow task in the history, benign causes left out."""
+    history = await handle.fetch_history()
+    return [
+        f"{WorkflowTaskFailedCause.Name(attributes.cause)}: {attributes.failure.message[:300]}"
+        for event in history.events
+        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
+        and (attributes := event.workflow_task_failed_event_attributes).cause not in BENIGN_TASK_FAILURES
+    ]
+
+
+async def update_names(handle: WorkflowHandle[Any, Any]) -> list[str]:
+    """The names of the Updates the workflow accepted, in history order (rejected ones leave no event)."""
+    history = await handle.fetch_history()
+    return [
+        event.workflow_execution_update_accepted_event_attributes.accepted_request.input.name
+        for event in history.events
+        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED
+    ]

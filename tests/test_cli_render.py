@@ -13,7 +13,9 @@ from typer.testing import CliRunner
 from cli import app, render
 from cli.demo import DEMO_TOOL, demo_script
 from contracts import (
+    MAX_ITERATIONS_RESULT,
     Ack,
+    Outcome,
     RunError,
     RunResult,
     RunState,
@@ -135,10 +137,13 @@ def test_new_events_returns_only_unprinted_events_in_order() -> None:
     assert render.new_events(trace, last_seq=3) == []
 
 
-def test_truncated_trace_is_announced_in_the_table() -> None:
+def test_truncated_trace_and_rejection_counts_are_announced_in_the_table() -> None:
     assert "truncated" in render.TRUNCATED_NOTICE
-    assert "(truncated)" in text_of(render.trace_table(Trace(events=[event("llm_started")], truncated=True)))
-    assert "(truncated)" not in text_of(render.trace_table(Trace(events=[event("llm_started")])))
+    truncated = Trace(events=[event("llm_started")], truncated=True, dropped=7)
+    assert "(truncated: 7 middle event(s) dropped)" in text_of(render.trace_table(truncated))
+    assert "truncated" not in text_of(render.trace_table(Trace(events=[event("llm_started")])))
+    flooded = Trace(events=[event("input_rejected")], rejections={"input_rejected": 25})
+    assert "input_rejected x25" in text_of(render.trace_table(flooded))
 
 
 def test_ack_lines() -> None:
@@ -153,29 +158,48 @@ def test_ack_lines() -> None:
 
 def test_result_lines_show_answer_or_error_and_usage() -> None:
     usage = Usage(prompt_tokens=10, completion_tokens=5, total_tokens=15, llm_calls=2)
-    done = RunResult(request_id="r", run_id="x", status="completed", result="391", usage=usage, iterations=2)
+    asked = MessageEntry(at=AT, payload=MessagePayload(role="user", content="q", request_id="r", run_id="x"))
+    said = MessagePayload(role="assistant", content="391", request_id="r", run_id="x")
+    outcome = Outcome(
+        status="completed", termination_reason="final_answer", usage=usage, iterations=2, answer_seq=1
+    )
+    done = RunResult(
+        request_id="r", run_id="x", outcome=outcome, entries=[asked, MessageEntry(seq=1, at=AT, payload=said)]
+    )
     lines = render.result_lines(done)
-    assert lines[0] == "run completed"
+    assert lines[0] == "run completed (final_answer)"
     assert "answer: 391" in lines
-    assert "15 tokens" in lines[-1] and "2 LLM call(s)" in lines[-1]
+    assert "15 tokens" in lines[-1] and "2 LLM call(s)" in lines[-1] and "2 iteration(s)" in lines[-1]
     failed = RunResult(
-        request_id="r", run_id="x", status="failed", error=RunError(type="Auth", message="no key")
+        request_id="r",
+        run_id="x",
+        outcome=Outcome(status="failed", error=RunError(type="Auth", message="no key")),
     )
     assert "error: Auth: no key" in render.result_lines(failed)
+    assert not any(line.startswith("answer") for line in render.result_lines(failed))
+    limited = RunResult(
+        request_id="r", run_id="x", outcome=Outcome(status="completed", termination_reason="max_iterations")
+    )
+    assert f"answer: {MAX_ITERATIONS_RESULT}" in render.result_lines(limited)
 
 
 def test_state_table_contains_status_and_tool_calls() -> None:
     state = RunState(
         request_id="req-7",
         run_id="run",
-        status="running",
+        outcome=Outcome(status="running", answer_seq=None, error=RunError(type="E", message="boom")),
         iteration=2,
         queued_inputs=1,
-        pending_tool_calls=[ToolCallStatus(id="c1", name="calculator", arguments="{}", started_at=AT)],
+        thread_length=9,
+        pending_tool_calls=[ToolCallStatus(id="c1", name="calculator", started_at=AT, attempts=2)],
     )
     text = text_of(render.state_table(state))
-    assert "status" in text and "running" in text and "req-7" in text
-    assert "calculator" in text_of(render.tool_calls_table(state))
+    assert "status" in text and "running" in text and "req-7" in text and "E: boom" in text
+    assert "thread length" in text and "9" in text
+    done = state.model_copy(update={"outcome": Outcome(status="completed", answer_seq=4)})
+    assert "thread#4" in text_of(render.state_table(done))
+    calls = text_of(render.tool_calls_table(state))
+    assert "calculator" in calls and "c1" in calls and "03:04:05" in calls
 
 
 def test_thread_and_context_tables() -> None:
@@ -193,9 +217,12 @@ def test_thread_and_context_tables() -> None:
     assert "hello" in thread and "op-1" in thread and "replace" in thread
     assert '[calls calculator({"expression": "[b]2[/b]"})]' in thread  # content is never read as markup
     context = text_of(
-        render.context_table(Context(system_prompt="Be terse", messages=[Message(role="user")]))
+        render.context_table(
+            Context(system_prompt="Be terse", summary="Earlier: 17 * 23", messages=[Message(role="user")])
+        )
     )
     assert "Be terse" in context and "system" in context and "user" in context
+    assert "summary" in context and "Earlier: 17 * 23" in context
 
 
 def test_ui_link_and_demo_script() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console, RenderableType
@@ -16,8 +17,15 @@ from cli.chat import ChatCommand, help_lines, parse_line
 from cli.demo import DEMO_TOOL
 from cli.errors import CliError, describe, error_line
 from cli.inputs import AgentFlags, explicit_settings, resolve_config
-from contracts import SCRIPTED_MODEL, AgentConfig, RunError, ScriptTurn, Usage
-from contracts.session import RequestRecord, SessionStatus
+from contracts import SCRIPTED_MODEL, AgentConfig, Outcome, RunError, ScriptTurn, Usage
+from contracts.limits import (
+    MAX_ID_CHARS,
+    MAX_MODEL_CHARS,
+    MAX_QUERY_CHARS,
+    MAX_REASON_CHARS,
+    MAX_SOURCE_CHARS,
+)
+from contracts.session import RequestRecord, RequestResult, SessionStatus
 from conversation import (
     Context,
     ContextOpEntry,
@@ -40,15 +48,16 @@ def text_of(renderable: RenderableType) -> str:
     return console.export_text()
 
 
-def record(**fields: object) -> RequestRecord:
-    base: dict[str, object] = {
-        "request_id": "req-1",
-        "query": "What is 17 * 23?",
-        "status": "completed",
-        "run_workflow_id": "agent-c1-run-1",
-        "started_at": AT,
-    }
-    return RequestRecord.model_validate(base | fields)
+def record(answer: str | None = None, **outcome: Any) -> RequestResult:
+    """A finished request's record with its answer (what `await_result` returns)."""
+    return RequestResult(
+        request_id="req-1",
+        query_preview="What is 17 * 23?",
+        run_workflow_id="agent-c1-run-1",
+        started_at=AT,
+        outcome=Outcome.model_validate({"status": "completed", **outcome}),
+        result=answer,
+    )
 
 
 def message(seq: int, role: str, content: str = "", request: str = "req-1", **fields: object) -> MessageEntry:
@@ -60,7 +69,7 @@ def message(seq: int, role: str, content: str = "", request: str = "req-1", **fi
 
 def test_record_lines_show_outcome_answer_and_usage() -> None:
     usage = Usage(prompt_tokens=10, completion_tokens=5, total_tokens=15, llm_calls=2)
-    done = record(result="391", termination_reason="final_answer", usage=usage, iterations=2)
+    done = record("391", termination_reason="final_answer", usage=usage, iterations=2)
     lines = render_session.record_lines(done)
     assert lines[0] == "request req-1 completed (final_answer)"
     assert lines[1] == "answer: 391"
@@ -70,12 +79,15 @@ def test_record_lines_show_outcome_answer_and_usage() -> None:
         status="failed", error=RunError(type="LLMError", message="boom"), termination_reason="error"
     )
     assert "error: LLMError: boom" in render_session.record_lines(failed)
-    cancelled = record(status="cancelled", result="stopped by the user")
+    cancelled = record("stopped by the user", status="cancelled")
     assert "note: stopped by the user" in render_session.record_lines(cancelled)
+    # A record without the answer's text (the `requests` query) shows the outcome only.
+    bare = RequestRecord.model_validate(done.model_dump(exclude={"result"}))
+    assert not any(line.startswith("answer") for line in render_session.record_lines(bare))
 
 
 def test_verbose_record_lines_add_query_run_and_timing() -> None:
-    finished = record(result="391", finished_at=AT + timedelta(seconds=2.5))
+    finished = record("391").model_copy(update={"finished_at": AT + timedelta(seconds=2.5)})
     text = "\n".join(render_session.record_lines(finished, verbose=True))
     assert "query: What is 17 * 23?" in text
     assert "run workflow id: agent-c1-run-1" in text
@@ -92,6 +104,7 @@ def test_status_table_shows_state_request_model_tools_and_lane() -> None:
         active_run_workflow_id="agent-c1-run-7",
         config=AgentConfig(model="openai/gpt-4o-mini", tools=["calculator", "search"]),
         thread_length=12,
+        archived_entries=8,
         active_context_ref="drafts",
         pending_context_op_id="op-9",
         requests_kept=7,
@@ -99,7 +112,7 @@ def test_status_table_shows_state_request_model_tools_and_lane() -> None:
     text = text_of(render_session.status_table(status))
     for expected in ("support", "running", "req-7 (run agent-c1-run-7)", "gpt-4o-mini", "calculator, search"):
         assert expected in text
-    assert "12" in text and "drafts" in text and "op-9" in text
+    assert "12 (8 archived)" in text and "drafts" in text and "op-9" in text
 
     idle = SessionStatus(agent_id="a", state="idle", config=AgentConfig(model="m"), thread_length=0)
     text = text_of(render_session.status_table(idle))
@@ -137,9 +150,13 @@ def test_history_lines_group_by_request_and_show_calls_results_and_ops() -> None
 
 
 def test_requests_table_lists_each_request() -> None:
-    failed = record(request_id="req-2", status="failed", error=RunError(type="E", message="bad"))
-    text = text_of(render_session.requests_table([record(result="391"), failed]))
-    assert "req-1" in text and "391" in text and "req-2" in text and "E: bad" in text
+    answered = record("391", answer_seq=3, usage=Usage(total_tokens=77))
+    failed = record(status="failed", error=RunError(type="E", message="bad")).model_copy(
+        update={"request_id": "req-2"}
+    )
+    text = text_of(render_session.requests_table([answered, failed]))
+    assert "req-1" in text and "thread#3" in text and "77" in text and "17 * 23" in text
+    assert "req-2" in text and "E: bad" in text
 
 
 @pytest.mark.parametrize(
@@ -252,3 +269,47 @@ def test_bad_script_file_is_reported_before_connecting(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["ask", "s", "q", "--script", str(script), *UNREACHABLE])
     assert result.exit_code == 1
     assert result.output.strip().startswith("error: invalid script in")
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "limit"),
+    [
+        (["steer", "some-id", "x" * (MAX_QUERY_CHARS + 1)], "payload_too_large", MAX_QUERY_CHARS),
+        (
+            ["inject", "some-id", "hi", "--source", "s" * (MAX_SOURCE_CHARS + 1)],
+            "payload_too_large",
+            MAX_SOURCE_CHARS,
+        ),
+        (
+            ["cancel", "some-id", "--reason", "r" * (MAX_REASON_CHARS + 1)],
+            "payload_too_large",
+            MAX_REASON_CHARS,
+        ),
+        (
+            ["compact", "some-id", "--model", "m" * (MAX_MODEL_CHARS + 1)],
+            "payload_too_large",
+            MAX_MODEL_CHARS,
+        ),
+        (["context", "switch", "some-id", "l" * (MAX_ID_CHARS + 1)], "payload_too_large", MAX_ID_CHARS),
+        (["ask", "some-id", "q" * (MAX_QUERY_CHARS + 1)], "payload_too_large", MAX_QUERY_CHARS),
+        (["steer", "some-id", "  "], "blank_content", None),
+        (["context", "switch", "some-id", " "], "invalid_op", None),
+    ],
+)
+def test_input_over_a_limit_is_rejected_before_connecting(
+    args: list[str], code: str, limit: int | None
+) -> None:
+    result = CliRunner().invoke(app, [*args, *UNREACHABLE])
+    assert result.exit_code == 1
+    [line] = result.output.strip().splitlines()
+    assert line.startswith(f"rejected: {code} (") and "cannot reach" not in line
+    assert limit is None or str(limit) in line
+
+
+def test_a_run_over_a_limit_is_rejected_before_connecting(tmp_path: Path) -> None:
+    script = tmp_path / "script.json"
+    script.write_text('[{"content": "hi"}]', encoding="utf-8")
+    query = "q" * (MAX_QUERY_CHARS + 1)
+    result = CliRunner().invoke(app, ["run", query, "--script", str(script), *UNREACHABLE])
+    assert result.exit_code == 1
+    assert result.output.strip().startswith("rejected: payload_too_large (ReActRun input: query:")

@@ -28,6 +28,7 @@ from temporalio.exceptions import ApplicationError
 from cli.demo import DEMO_QUERY, DEMO_TOOL, local_model_settings
 from cli.errors import CliError
 from cli.inputs import AgentFlags, resolve_config
+from contracts import RunResult
 from runtime.local_model import (
     BUNDLED_ALIAS,
     BUNDLED_MODEL,
@@ -92,10 +93,10 @@ async def test_a_run_on_the_bundled_model_calls_a_tool_and_answers(
         id=f"test-local-model-{uuid.uuid4().hex[:8]}",
         task_queue=task_queue,
     )
-    result: Any = await handle.result()
-    print(f"bundled-model run: {time.monotonic() - started:.1f}s, answer {result['result']!r}")
-    assert result["status"] == "completed", result
-    assert result["result"], "the final answer is text"
+    result = RunResult.model_validate(await handle.result())
+    print(f"bundled-model run: {time.monotonic() - started:.1f}s, answer {result.result!r}")
+    assert result.status == "completed", result
+    assert result.result, "the final answer is text"
     # The worker started the model server (on the run's port) and stops it by process id.
     server = started_server(port)
     assert server is not None and server.process is not None and server.alive

@@ -26,9 +26,11 @@ from activities.tool_registry import ToolRegistry, default_registry
 from tests.mcp_servers.harness import (
     HttpMcpServer,
     activities_of,
+    answer_of,
     calls,
     pid_of_hanging_call,
     start_agent,
+    status_of,
     stdio_server,
     tool_messages,
 )
@@ -72,10 +74,8 @@ async def test_tools_are_listed_with_the_servers_schemas(client: Client, mcp: Mc
         *(f"local__{name}" for name in ["add", "fail", "hang_once", "record", "shout"]),
         *(f"remote__{name}" for name in ["add", "fail", "hang_once", "shout"]),
     ]
-    handle = await start_agent(client, mcp.task_queue, [{"content": "ok"}], ["local__shout", "remote__add"])
-    await handle.result()
-    (resolved,) = await activities_of(handle, "resolve_tools")
-    shout, add = resolved["result"]
+    # What the LLM activity sends the model for these names (it resolves them from this registry).
+    shout, add = (mcp.registry.spec(name).model_dump() for name in ["local__shout", "remote__add"])
     assert shout["name"] == "local__shout" and shout["description"].startswith("Upper-case a text")
     assert shout["parameters"] == {
         "type": "object",
@@ -101,7 +101,7 @@ async def test_a_run_calls_the_tool_and_reads_the_servers_result(
         ],
     )
     result = await handle.result()
-    assert result["status"] == "completed" and result["result"] == "42, HI HI"
+    assert status_of(result) == "completed" and answer_of(result) == "42, HI HI"
     assert tool_messages(result) == [
         {"ok": True, "result": {"result": 42}},
         {"ok": True, "result": {"result": "HI HI"}},
@@ -112,11 +112,11 @@ async def test_a_run_calls_the_tool_and_reads_the_servers_result(
 
 async def test_the_allow_list_hides_the_other_tools(client: Client, mcp: McpWorker) -> None:
     assert "local__admin_reset" not in mcp.registry and "remote__record" not in mcp.registry
-    # A run that asks for a hidden tool is refused before any LLM call...
+    # A run that asks for a hidden tool fails with invalid_input before the model is asked...
     refused = await start_agent(client, mcp.task_queue, [{"content": "no"}], ["local__admin_reset"])
     with pytest.raises(WorkflowFailureError) as failure:
         await refused.result()
-    assert "unknown tool: 'local__admin_reset'" in str(failure.value.cause)
+    assert "invalid_input: unknown tool(s) 'local__admin_reset'" in str(failure.value.cause)
     # ...and a model that calls one anyway reads an error result; the server is never asked.
     script = [calls(("local__admin_reset", {})), {"content": "could not"}]
     handle = await start_agent(client, mcp.task_queue, script, ["local__add"])
@@ -188,7 +188,7 @@ async def test_an_http_server_that_stays_down_gives_a_clear_error_result(
         result = await handle.result()
     finally:
         mcp.http.start()
-    assert result["status"] == "completed"
+    assert status_of(result) == "completed"
     (message,) = tool_messages(result)
     error = message["error"]
     assert message["ok"] is False and error["type"] == "connection" and error["retryable"] is True

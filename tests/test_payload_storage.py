@@ -19,6 +19,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import History
 from temporalio.api.sdk.v1 import ExternalStorageReference
 from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 # The workflow sandbox re-imports this module: everything else passes through.
@@ -103,6 +104,22 @@ def echo_worker(client: Client) -> tuple[Worker, str]:
         client, task_queue=queue, workflows=[PayloadEcho], activities=[shout], max_cached_workflows=0
     )
     return worker, queue
+
+
+@pytest.fixture(scope="module")
+def payload_store_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This module's own payload store folder: what other tests do to theirs cannot touch it."""
+    return tmp_path_factory.mktemp("payloads")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def client(env: WorkflowEnvironment, payload_store_root: Path) -> Client:
+    """A client (and so its workers) with the product's converter over this module's store."""
+    settings = Settings(payload_store=FileStoreSetting(payload_store_root))
+    base = env.client
+    return Client(
+        base.service_client, namespace=base.namespace, data_converter=build_data_converter(settings)
+    )
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 
 from temporalio.client import Client
@@ -14,7 +15,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from contracts import SteerInput
 from tests.helpers import call, messages, start_run, started_llm_calls, trace_of, turn, wait_until
-from workflows.trace_log import TRACE_CAP
+from workflows.trace_log import REJECTION_SAMPLES, TRACE_CAP, TraceLog
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -63,18 +64,31 @@ async def test_worker_killed_mid_run_finishes_without_duplicates(
     assert [e.kind for e in trace.events].count("llm_started") == 2
 
 
-async def test_trace_is_capped(client: Client, task_queue: str) -> None:
+async def test_a_flood_of_rejected_input_is_counted_and_silences_nothing(
+    client: Client, task_queue: str
+) -> None:
     handle = await start_run(client, task_queue, [turn("slow", delay_s=60)])
     await wait_until(handle, lambda _s, t: started_llm_calls(t) == 1)
     wrong = SteerInput(content="x", expected_request_id="not-this-run")
-    for start in range(0, TRACE_CAP + 50, 100):
-        await asyncio.gather(
-            *(handle.signal("steer", wrong) for _ in range(start, min(start + 100, TRACE_CAP + 50)))
-        )
-    trace = (await wait_until(handle, lambda _s, t: t.truncated))[1]
-    assert len(trace.events) == TRACE_CAP
-    assert [e.seq for e in trace.events] == list(range(1, TRACE_CAP + 1))
+    flood = TRACE_CAP + 50
+    for start in range(0, flood, 100):
+        await asyncio.gather(*(handle.signal("steer", wrong) for _ in range(start, min(start + 100, flood))))
+    await wait_until(handle, lambda _s, t: t.rejections.get("input_rejected") == flood)
     await handle.cancel()
     result = await handle.result()
     assert result.status == "cancelled"
-    assert len((await trace_of(handle)).events) == TRACE_CAP
+    trace = await trace_of(handle)
+    kinds = [e.kind for e in trace.events]
+    assert kinds.count("input_rejected") == REJECTION_SAMPLES, "only samples of a flood are recorded"
+    assert trace.rejections == {"input_rejected": flood} and not trace.truncated
+    assert kinds[0] == "request_started" and kinds[-1] == "request_cancelled"
+
+
+def test_the_trace_keeps_its_start_and_its_newest_events() -> None:
+    log = TraceLog("r", "u", cap=10)
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    for n in range(25):
+        log.add("llm_started", at, n)
+    trace = log.snapshot()
+    assert [e.iteration for e in trace.events] == [0, 1, 2, 3, 4, 20, 21, 22, 23, 24]
+    assert trace.truncated and trace.dropped == 15

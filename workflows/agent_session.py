@@ -48,7 +48,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.request_book import RequestBook
     from workflows.run_forwarding import RunForwarder
     from workflows.session_config import CONFIG_CONTROLS, SessionSettings
-    from workflows.session_requests import SessionRequests
+    from workflows.session_requests import SessionRequests, set_idle_details
     from workflows.session_restore import restore_snapshot
     from workflows.session_thread import TAIL_CHARS, SessionThread
 
@@ -121,6 +121,7 @@ class AgentSession:
             if self._failure is not None:
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 raise self._failure
+        set_idle_details(self._book.runs_started)
         while True:
             await workflow.wait_condition(lambda: self._book.next is not None or self._continue_due())
             if self._book.next is not None:

@@ -187,6 +187,7 @@ class RunLoop:
     async def _tool_round(self, response: LLMResponse) -> None:
         def on_event(call: ToolCall, outcome: ToolOutcome | None) -> None:
             if outcome is None:
+                self._details()  # the round's statuses are filled now: name the tools being called
                 self.event(
                     "tool_started",
                     call_id=call.id,
@@ -203,7 +204,6 @@ class RunLoop:
         def request_for(call: ToolCall) -> ToolCallRequest:
             return ToolCallRequest(call=call, tool_context=self.config.tool_context)
 
-        self._details()
         await self.round.run(
             response.tool_calls, self.config, request_for, frozenset(response.local_tools), on_event
         )

@@ -88,6 +88,7 @@ class SessionRequests:
         self._thread.widen(policy)
         result: RunResult | None = None
         outcome = Outcome(status="failed", termination_reason="error")
+        workflow.set_current_details(f"running {record.run_workflow_id}: {record.query_preview[:80]}")
         try:
             if policy.summarization == "request_new":
                 op = await self._compactor.before_run(
@@ -108,7 +109,8 @@ class SessionRequests:
                 id=record.run_workflow_id,
                 task_queue=workflow.info().task_queue,
                 result_type=RunResult,
-                static_summary=f"{run_input.config.model}: {record.query_preview[:80]}",
+                static_summary=run_summary(run_input.config.model, record.query_preview),
+                static_details=f"request {record.request_id} of session {workflow.info().workflow_id}",
             )
             self._forwarder.started(handle)
             if self._thread.tail_chars >= ARCHIVE_CHARS and workflow.patched(PATCH_ARCHIVE):
@@ -124,6 +126,18 @@ class SessionRequests:
         finally:
             self._forwarder.ended(record.request_id, result)
             self._book.close(record, outcome, workflow.now())
+            set_idle_details(self._book.runs_started, record.query_preview, outcome.status)
             pending = self._ops.take()
             if pending is not None:
                 self._thread.apply(pending, {"request_id": record.request_id})
+
+
+def run_summary(model: str, query: str) -> str:
+    """A child run's static summary in the Web UI: model and the query's first words."""
+    return f"{model}: {query if len(query) <= 80 else query[:80] + '…'}"
+
+
+def set_idle_details(runs: int, last_query: str | None = None, last_status: str | None = None) -> None:
+    """The session's current details while it waits for an ask (no command: replay-safe)."""
+    last = f" · last: {last_query[:60]!r} {last_status}" if last_query is not None else ""
+    workflow.set_current_details(f"idle · {runs} runs started{last}")

@@ -147,7 +147,7 @@ def tool_messages(result: Any) -> list[dict[str, Any]]:
             for value in node:  # pyright: ignore[reportUnknownVariableType]
                 walk(value)
 
-    walk(result.get("thread", []))
+    walk(result.get("entries", []))
     return found
 
 
@@ -181,3 +181,15 @@ async def activities_of(handle: WorkflowHandle[Any, Any], activity_type: str) ->
                     "non_retryable": failure.application_failure_info.non_retryable,
                 }
     return list(scheduled.values())
+
+
+def status_of(result: Any) -> str:
+    """A run result's status, from its JSON."""
+    return str(result["outcome"]["status"])
+
+
+def answer_of(result: Any) -> str | None:
+    """A run result's final answer, from its JSON (the entry at `outcome.answer_seq`)."""
+    seq = result["outcome"].get("answer_seq")
+    entries: list[dict[str, Any]] = result.get("entries", [])
+    return next((str(e["payload"]["content"]) for e in entries if e["seq"] == seq), None)

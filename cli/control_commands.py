@@ -1,0 +1,172 @@
+"""The control commands: steer, inject, cancel, compact and the context edits, each one acknowledged Update.
+
+They work on a run or on a session (the same control names and payloads). Registered on
+the app by `cli.commands`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cli import inputs, ops, render
+from cli.common import Target, say, target_of
+from cli.errors import reported
+from cli.params import AddressOpt, ControlId, NamespaceOpt, OpIdOpt, Reason, ReasonOpt, argument, option
+from contracts import Ack
+from runtime import client_inputs
+from runtime.sessions import SessionHandle
+
+
+def send_control(
+    target: Target,
+    workflow_id: str,
+    check: Callable[[], object],
+    send: Callable[[SessionHandle], Awaitable[Ack]],
+) -> None:
+    """Check the payload (before connecting), send one acknowledging Update, print its Ack.
+
+    `send` gets a session's handle: its controls are a run's too (same names, same payloads).
+    A rejection, the client's or the workflow's, exits 1.
+    """
+
+    async def deliver() -> str:
+        client = await ops.open_client(target.address, target.namespace)
+        ack = await send(ops.sessions_of(client).get(workflow_id))
+        say(render.ack_line(ack))
+        return ack.status
+
+    with reported(target.address, workflow_id):
+        check()
+        status = asyncio.run(deliver())
+    if status == "rejected":
+        raise typer.Exit(1)
+
+
+def steer(
+    ctx: typer.Context,
+    workflow_id: ControlId,
+    text: Annotated[str, argument(help="Guidance for the agent, read at its next LLM turn.")],
+    expected_request_id: Annotated[str | None, option(help="Only if the run has this request id.")] = None,
+    source: Annotated[str | None, option(help="Who is steering (recorded).")] = None,
+    address: AddressOpt = None,
+    namespace: NamespaceOpt = None,
+) -> None:
+    """Steer a running agent with TEXT, read before its next LLM turn.
+
+    WORKFLOW_ID is a run's, or a session's (steering its active request; an idle
+    session rejects it with `idle`). Prints `queued <input_id>` or `rejected: <reason>` (exit 1).
+    """
+    send_control(
+        target_of(ctx, address, namespace),
+        workflow_id,
+        lambda: client_inputs.steer_input(text, expected_request_id=expected_request_id, source=source),
+        lambda handle: handle.steer(text, expected_request_id=expected_request_id, source=source),
+    )
+
+
+def inject(
+    ctx: typer.Context,
+    workflow_id: ControlId,
+    text: Annotated[str, argument(help="Input to add to the conversation as user content.")],
+    expected_request_id: Annotated[str | None, option(help="Only if the run has this request id.")] = None,
+    source: Annotated[str | None, option(help="Where the input comes from (recorded).")] = None,
+    address: AddressOpt = None,
+    namespace: NamespaceOpt = None,
+) -> None:
+    """Inject TEXT into a running agent's conversation as new input.
+
+    WORKFLOW_ID is a run's, or a session's (for its active request).
+    Prints `queued <input_id>` or `rejected: <reason>` (exit 1).
+    """
+    send_control(
+        target_of(ctx, address, namespace),
+        workflow_id,
+        lambda: client_inputs.steer_input(
+            text, expected_request_id=expected_request_id, source=source, what="inject"
+        ),
+        lambda handle: handle.inject(text, expected_request_id=expected_request_id, source=source),
+    )
+
+
+def cancel(
+    ctx: typer.Context,
+    workflow_id: ControlId,
+    reason: Annotated[str | None, option(help="Why the run is cancelled (recorded).")] = None,
+    address: AddressOpt = None,
+    namespace: NamespaceOpt = None,
+) -> None:
+    """Cancel a run (or a session's active request) gracefully; it ends with status `cancelled`."""
+    send_control(
+        target_of(ctx, address, namespace),
+        workflow_id,
+        lambda: client_inputs.cancel_input(reason),
+        lambda handle: handle.cancel(reason),
+    )
+
+
+def compact(
+    ctx: typer.Context,
+    workflow_id: ControlId,
+    op_id: OpIdOpt = None,
+    model: Annotated[
+        str | None, option(help="Summary model (default: the agent's; a cheaper one works).")
+    ] = None,
+    address: AddressOpt = None,
+    namespace: NamespaceOpt = None,
+) -> None:
+    """Compact a session's active lane: older turns become a summary (deferred while a request runs)."""
+    send_control(
+        target_of(ctx, address, namespace),
+        workflow_id,
+        lambda: client_inputs.compact_input(op_id, model),
+        lambda handle: handle.compact(op_id=op_id, model=model),
+    )
+
+
+def context_replace(
+    ctx: typer.Context,
+    workflow_id: ControlId,
+    op_id: OpIdOpt = None,
+    context_ref: Annotated[str | None, option(help="Lane to replace (default: the active one).")] = None,
+    file: Annotated[Path | None, option(help="JSON context: {system_prompt, messages}.")] = None,
+    system_prompt: Annotated[str | None, option(help="System prompt of the new context.")] = None,
+    message: Annotated[list[str] | None, option(help="role:content, role user|assistant.")] = None,
+    reason: ReasonOpt = Reason.manual,
+    address: AddressOpt = None,
+    namespace: NamespaceOpt = None,
+) -> None:
+    """Replace a lane's context (from --file, or from --system-prompt and --message)."""
+    target = target_of(ctx, address, namespace)
+    with reported(target.address, workflow_id):
+        new_context = inputs.replacement_context(file, system_prompt, message or [])
+    key, why = op_id or client_inputs.new_id(), reason.value
+    send_control(
+        target,
+        workflow_id,
+        lambda: client_inputs.replace_op(new_context, context_ref=context_ref, op_id=key, reason=why),
+        lambda handle: handle.replace_context(new_context, context_ref=context_ref, op_id=key, reason=why),
+    )
+
+
+def context_switch(
+    ctx: typer.Context,
+    workflow_id: ControlId,
+    ref: Annotated[str, argument(help="The lane to switch to.")],
+    op_id: OpIdOpt = None,
+    reason: ReasonOpt = Reason.manual,
+    address: AddressOpt = None,
+    namespace: NamespaceOpt = None,
+) -> None:
+    """Switch the run to the context lane REF; the Ack says whether it was applied or deferred."""
+    key, why = op_id or client_inputs.new_id(), reason.value
+    send_control(
+        target_of(ctx, address, namespace),
+        workflow_id,
+        lambda: client_inputs.switch_op(ref, op_id=key, reason=why),
+        lambda handle: handle.switch_context(ref, op_id=key, reason=why),
+    )

@@ -1,0 +1,116 @@
+"""The run commands: `run` starts a run and follows its trace live; `show` prints what a run's queries answer.
+
+Registered on the app by `cli.commands`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cli import inputs, ops, render
+from cli.common import Target, announce, out, say_lines, target_of
+from cli.demo import DEMO_QUERY, demo_notice
+from cli.errors import CliError, err_console, reported
+from cli.params import AddressOpt, ApiBaseOpt, ModelOpt, NamespaceOpt, View, WorkflowId, argument, option
+from contracts import AgentConfig
+from runtime import client_inputs
+
+
+def run(
+    ctx: typer.Context,
+    query: Annotated[str | None, argument(help="The user's question (optional for the demo).")] = None,
+    workflow_id: Annotated[str | None, option("--id", help="Workflow id (default react-<hex>).")] = None,
+    model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
+    tool: Annotated[list[str] | None, option(help="A tool the agent may call (repeatable).")] = None,
+    system_prompt: Annotated[str | None, option(help="System prompt of the agent.")] = None,
+    max_iterations: Annotated[int | None, option(min=1, help="LLM turns before giving up.")] = None,
+    script: Annotated[Path | None, option(help="JSON list of script turns (scripted model).")] = None,
+    request_id: Annotated[str | None, option(help="Request id (default: chosen by the run).")] = None,
+    no_follow: Annotated[bool, option("--no-follow", help="Print the workflow id and exit.")] = False,
+    address: AddressOpt = None,
+    namespace: NamespaceOpt = None,
+) -> None:
+    """Start a run and follow its trace live until the final answer.
+
+    QUERY is the user's question. The model is --model, else $REACT_MODEL; with
+    neither (and no --script) the bundled local model runs a calculator demo and
+    QUERY may be omitted (`--model scripted`: the scripted demo, no LLM at all).
+    Exits 1 unless the run completes.
+    """
+    target = target_of(ctx, address, namespace)
+    workflow_id = workflow_id or f"react-{uuid.uuid4().hex[:8]}"
+    with reported(target.address, workflow_id):
+        flags = inputs.AgentFlags(model, tuple(tool or ()), system_prompt, max_iterations, script, api_base)
+        config, demo = inputs.resolve_config(flags)
+        if demo:
+            err_console.print(demo_notice(config), markup=False, soft_wrap=True, style="bold")
+            query = query or DEMO_QUERY
+        if not query:
+            raise CliError("a QUERY is required (only the default demo agent has a default one)")
+        client_inputs.run_input(query, config, request_id=request_id)  # limits, before connecting
+        ok = asyncio.run(_start_and_follow(target, query, config, request_id, workflow_id, not no_follow))
+    if not ok:
+        raise typer.Exit(1)
+
+
+async def _start_and_follow(
+    target: Target, query: str, config: AgentConfig, request_id: str | None, workflow_id: str, follow: bool
+) -> bool:
+    """Start the run; when following, print its trace and outcome. True when it completed."""
+    client = await ops.open_client(target.address, target.namespace)
+    run = await ops.runs_of(client).start(query, config, workflow_id=workflow_id, request_id=request_id)
+    if not follow:
+        typer.echo(run.workflow_id)
+        return True
+    announce(target, "workflow id", run.workflow_id, f"model: {config.model}")
+    result = await ops.follow(ops.following(client, run.workflow_id), out, target.address)
+    say_lines(render.result_lines(result), bold_first=2)
+    return result.status == "completed"
+
+
+def show(
+    ctx: typer.Context,
+    workflow_id: WorkflowId,
+    what: Annotated[View, argument(help="Which query to show.")] = View.state,
+    as_json: Annotated[bool, option("--json", help="Raw JSON instead of tables.")] = False,
+    address: AddressOpt = None,
+    namespace: NamespaceOpt = None,
+) -> None:
+    """Show a run's state, thread, context or trace: WHAT names the query (default state)."""
+    target = target_of(ctx, address, namespace)
+    with reported(target.address, workflow_id):
+        asyncio.run(_show(target, workflow_id, what, as_json))
+
+
+async def _show(target: Target, workflow_id: str, what: View, as_json: bool) -> None:
+    client = await ops.open_client(target.address, target.namespace)
+    run = ops.runs_of(client).get(workflow_id)
+    match what:
+        case View.state:
+            state = await run.state()
+            if as_json:
+                return typer.echo(state.model_dump_json(indent=2))
+            out.print(render.state_table(state))
+            if state.pending_tool_calls:
+                out.print(render.tool_calls_table(state))
+        case View.thread:
+            entries = [entry async for entry in run.thread()]
+            if as_json:
+                return typer.echo(ops.ENTRIES.dump_json(entries, indent=2).decode())
+            out.print(render.thread_table(entries))
+        case View.context:
+            context = await run.context()
+            if as_json:
+                return typer.echo(context.model_dump_json(indent=2))
+            out.print(render.context_table(context))
+        case View.trace:
+            trace = await run.trace()
+            if as_json:
+                return typer.echo(trace.model_dump_json(indent=2))
+            out.print(render.trace_table(trace))

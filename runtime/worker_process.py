@@ -1,0 +1,156 @@
+"""The worker process: flags, start-up checks, the embedded dev server, and a clean shutdown.
+
+`python worker.py` runs `main()`. Everything that can be wrong with the setup (a model
+without its key, a tools module that does not import, an unusable payload store, a bad
+setting, an unreachable server) ends the process with one clear line, before polling.
+Heavy imports stay off the start-up path: litellm loads in the background once
+polling has started, and the MCP client only when MCP servers are configured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from activities.llm import warm_litellm
+from activities.mcp_config import McpConfigError, McpServerConfig, McpStartError
+from activities.tool_loading import (
+    MCP_CONFIG_ENV,
+    TOOLS_ENV,
+    ToolLoadError,
+    build_tool_registry,
+    load_mcp_servers,
+    option_values,
+)
+from activities.tool_registry import ToolRegistry
+from contracts import TASK_QUEUE
+from runtime.blob_store import BlobStoreError, blob_store_from_env, shared_blob_store
+from runtime.connection import connect, temporal_address, temporal_namespace
+from runtime.dev_server import DevServerError, ensure_dev_server
+from runtime.local_model import configured_model_problem, stop_started
+from runtime.redaction import install_log_redaction
+from runtime.settings import SettingsError, load_settings
+
+STARTUP_ERRORS: tuple[type[Exception], ...] = (
+    DevServerError,
+    SettingsError,
+    BlobStoreError,
+    ToolLoadError,
+    McpConfigError,
+    McpStartError,
+)
+
+
+@asynccontextmanager
+async def _mcp(servers: dict[str, McpServerConfig], registry: ToolRegistry) -> AsyncIterator[None]:
+    """Connect the MCP servers (registering their tools) for the worker's lifetime, if any are configured."""
+    if not servers:
+        yield
+        return
+    from activities.mcp_tools import mcp_tools  # imports the MCP client: only when it is needed
+
+    async with mcp_tools(servers, registry):
+        yield
+
+
+def _parser(description: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        description=description, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--address", default=temporal_address(), help="Temporal frontend (host:port)")
+    parser.add_argument("--namespace", default=temporal_namespace())
+    parser.add_argument("--task-queue", default=os.environ.get("REACT_TASK_QUEUE", TASK_QUEUE))
+    parser.add_argument("--dev", action="store_true", help="start the embedded dev server if none answers")
+    parser.add_argument(
+        "--tools",
+        action="append",
+        metavar="MODULE",
+        help=f"import a module of your tools (repeatable; default ${TOOLS_ENV}, comma-separated)",
+    )
+    parser.add_argument(
+        "--mcp-config",
+        action="append",
+        metavar="FILE",
+        help=f"a JSON file of MCP servers to use as tools (repeatable; default ${MCP_CONFIG_ENV})",
+    )
+    return parser
+
+
+def main(description: str = __doc__ or "") -> None:
+    """Run the worker until SIGINT/SIGTERM; a start-up problem is one line and exit status 1."""
+    try:
+        asyncio.run(serve(_parser(description).parse_args()))
+    except STARTUP_ERRORS as err:
+        sys.exit(f"worker: {err}")
+
+
+async def serve(args: argparse.Namespace) -> None:
+    """Check the setup, optionally start the dev server, and run the worker until interrupted."""
+    from worker import build_worker  # the workflows and activities (not needed to parse flags)
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    install_log_redaction()  # secrets echoed by providers never reach the log (the SDK logs tracebacks)
+
+    # A model chosen by $REACT_MODEL without its key: one line now, not a failed run later.
+    model_problem = await asyncio.to_thread(configured_model_problem)
+    if model_problem:
+        raise SystemExit(f"worker: {model_problem}")
+    registry = build_tool_registry(option_values(args.tools, TOOLS_ENV))
+    mcp_servers = load_mcp_servers(option_values(args.mcp_config, MCP_CONFIG_ENV))
+    settings = load_settings()
+    store = shared_blob_store(settings.payload_store)
+    try:
+        await store.check()
+        server = (
+            await ensure_dev_server(args.address, ui_codec_endpoint=settings.codec_endpoint)
+            if args.dev
+            else None
+        )
+    except BaseException:
+        await store.aclose()  # the S3 store's connection pool, before the process exits
+        raise
+    if server is not None:
+        logging.info("started the Temporal dev server on %s (Web UI http://localhost:8233)", args.address)
+    try:
+        try:
+            client = await connect(args.address, args.namespace, settings=settings)
+        except RuntimeError as err:
+            raise SystemExit(
+                f"worker: cannot reach Temporal at {args.address} ({err}); "
+                "start a server, or run `python worker.py --dev` for the embedded one"
+            ) from err
+        worker = build_worker(
+            client, task_queue=args.task_queue, registry=registry, store=blob_store_from_env()
+        )
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        logging.info(
+            "payload store %s (payloads of %d bytes or more are stored there); encryption %s",
+            store.describe(),
+            settings.payload_threshold,
+            f"on (key {settings.encryption_keys[0].key_id})" if settings.encryption_on else "off",
+        )
+        # MCP servers connect (and register their tools) before polling starts, and close after it stops.
+        async with _mcp(mcp_servers, registry), worker:
+            logging.info("worker polling task queue %r on %s", args.task_queue, args.address)
+            # litellm takes seconds to import: load it now that polling has started, so
+            # neither start-up nor the first LLM call waits for it.
+            threading.Thread(target=warm_litellm, name="litellm-warm-up", daemon=True).start()
+            await stop.wait()
+    finally:
+        await asyncio.to_thread(stop_started)  # the local model server, if this worker started one
+        await store.aclose()
+        if server is not None:
+            server.terminate()
+            with contextlib.suppress(Exception):
+                server.wait(timeout=10)

@@ -1,0 +1,205 @@
+"""The scenarios `scripts/record_histories.py` records, and what each one's histories must show.
+
+A scenario is an `async def name(lab: Lab) -> list[str]` registered with
+`@scenario(<feature>, ...)`: it drives real workflows with plain JSON and returns the ids
+of those to record (a session's runs included). The features are the names
+`tests.test_replay.features_of` gives (`activity:<type>`, `update:<name>`, ...).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from scripts._replay_lab import Lab, Session
+
+Scenario = Callable[[Lab], Awaitable[list[str]]]
+"""Drives real workflows and returns the ids of those to record (a session's runs included)."""
+SCENARIOS: dict[str, Scenario] = {}
+REQUIRED: dict[str, set[str]] = {}
+"""What each scenario's histories must show (as `tests.test_replay.features_of` names it)."""
+
+
+def scenario(*required: str) -> Callable[[Scenario], Scenario]:
+    """Register a scenario, in order, with what its histories must show."""
+
+    def register(function: Scenario) -> Scenario:
+        SCENARIOS[function.__name__] = function
+        REQUIRED[function.__name__] = set(required)
+        return function
+
+    return register
+
+
+def _calc(expression: str, call_id: str) -> dict[str, Any]:
+    return {"name": "calculator", "arguments": {"expression": expression}, "id": call_id}
+
+
+def _slow(seconds: float, call_id: str) -> dict[str, Any]:
+    return {"tool_calls": [{"name": "slow", "arguments": {"seconds": seconds}, "id": call_id}]}
+
+
+def _expect(answer: Any, field: str, value: str) -> None:
+    if answer[field] != value:
+        raise RuntimeError(f"expected {field} {value!r}, got {answer!r}")
+
+
+@scenario("activity:llm_call", "activity:run_tool", "marker:core_patch", "completed")
+async def tool_round(lab: Lab) -> list[str]:
+    """Two tool rounds (one with two parallel calls), then a final answer."""
+    script = [
+        {"tool_calls": [_calc("17 * 23", "c1"), _calc("2 + 2", "c2")]},
+        {"tool_calls": [_calc("391 + 4", "c3")]},
+        {"content": "It is 395."},
+    ]
+    handle = await lab.start_run("tool-round", "What is 17 * 23 + 2 + 2?", script)
+    await handle.result()
+    return [handle.id]
+
+
+@scenario("update:steer", "signal:inject", "update:context_modify")
+async def steering_and_op(lab: Lab) -> list[str]:
+    """A steer and an inject while a tool runs, and a context op deferred to the run's end."""
+    handle = await lab.start_run(
+        "steering", "Take your time.", [_slow(1.5, "s1"), {"content": "Done, in French."}]
+    )
+    await lab.until_tool_runs(handle.id)
+    _expect(await handle.execute_update("steer", {"content": "Answer in French."}), "status", "queued")
+    await handle.signal("inject", {"content": "FYI: the user is on mobile.", "source": "app"})
+    messages = [{"role": "user", "content": "s"}]
+    op = {"op_id": "op-1", "operation": {"type": "replace", "result_context": {"messages": messages}}}
+    _expect(await handle.execute_update("context_modify", op), "status", "deferred")
+    await handle.result()
+    return [handle.id]
+
+
+@scenario("update:cancel", "activity_cancel_requested")
+async def cancelled(lab: Lab) -> list[str]:
+    """A cancel while a tool runs."""
+    handle = await lab.start_run("cancelled", "Wait.", [_slow(3, "s1")])
+    await lab.until_tool_runs(handle.id)
+    _expect(await handle.execute_update("cancel", {"reason": "user pressed stop"}), "status", "accepted")
+    await handle.result()
+    return [handle.id]
+
+
+@scenario("activity_retried")
+async def retried_and_limited(lab: Lab) -> list[str]:
+    """An LLM call retried after a rate limit, then max_iterations reached."""
+    script = [
+        {"tool_calls": [_calc("1 + 1", "c1")], "error": "rate_limit"},
+        {"tool_calls": [_calc("2 + 2", "c2")]},
+    ]
+    handle = await lab.start_run("limited", "Loop.", script, max_iterations=2)
+    await handle.result()
+    return [handle.id]
+
+
+@scenario("failed", "activity_failed:authentication")
+async def failed_and_invalid(lab: Lab) -> list[str]:
+    """A run that fails (the provider refuses the key) and one whose input is invalid."""
+    from temporalio.client import WorkflowFailureError
+
+    failed = await lab.start_run("failed", "Fail.", [{"content": "never", "error": "auth"}])
+    _expect((await failed.result())["outcome"], "status", "failed")
+    invalid = await lab.start_run("invalid", "Invalid.", [], tools=["no_such_tool"])
+    with contextlib.suppress(WorkflowFailureError):
+        await invalid.result()
+        raise RuntimeError("a run with an unknown tool completed")
+    return [failed.id, invalid.id]
+
+
+@scenario("marker:core_local_activity", "activity:count_tokens")
+async def local_and_exact(lab: Lab) -> list[str]:
+    """A local tool next to a regular one in one round; exact token counts (`count_tokens`)."""
+    script = [
+        {"tool_calls": [{"name": "shout", "arguments": {"text": "hi"}, "id": "l1"}, _calc("6 * 7", "c1")]},
+        {"content": "HI, and 42."},
+    ]
+    policy = {"token_estimator": "exact"}
+    handle = await lab.start_run(
+        "local-exact", "Shout and count.", script, tools=["calculator", "shout"], context_policy=policy
+    )
+    await handle.result()
+    return [handle.id]
+
+
+@scenario("child", "activity:summarize", "update:compact", "continued_as_new", "continued_from")
+async def session(lab: Lab) -> list[str]:
+    """A session: asks with tools, compaction, a lane switch, and continue-as-new."""
+    talk = Session(lab, "session", context_policy={"keep_last_turns": 1})
+    await talk.result(
+        await talk.ask("What is 6 * 7?", {"tool_calls": [_calc("6 * 7", "c1")]}, {"content": "42."})
+    )
+    await talk.result(await talk.ask("And 6 * 8?", {"content": "48."}))
+    _expect(await talk.update("compact", {"op_id": "compact-1"}), "status", "applied")
+    switch = {"op_id": "lane-b", "context_ref": "side", "operation": {"type": "switch"}}
+    _expect(await talk.update("context_modify", switch), "status", "applied")
+    for i in range(12):
+        await talk.result(await talk.ask(f"turn {i}", {"content": f"answer {i}"}))
+    return talk.ids
+
+
+@scenario(
+    *("signal_sent:steer", "signal_sent:inject", "signal_sent:cancel", "signal_sent:control_ack"),
+    *("signal:control_ack", "update:steer", "update:cancel"),
+)
+async def session_controls(lab: Lab) -> list[str]:
+    """Steer, inject and cancel forwarded through a session (the runs answer with `control_ack`)."""
+    talk = Session(lab, "controls")
+    first = await talk.ask("Take your time.", _slow(1.5, "s1"), {"content": "Done."}, {"content": "Done."})
+    await lab.until_tool_runs(talk.children[-1])
+    _expect(await talk.update("steer", {"content": "Answer in French."}), "status", "queued")
+    await talk.handle.signal("inject", {"content": "FYI: the user is on mobile."})
+    await talk.result(first)
+    second = await talk.ask("Wait.", _slow(5, "s2"))
+    await lab.until_tool_runs(talk.children[-1])
+    _expect(await talk.update("cancel", {"reason": "user pressed stop"}), "status", "accepted")
+    _expect((await talk.result(second))["outcome"], "status", "cancelled")
+    _expect(await talk.update("steer", {"content": "Anyone there?"}), "reason", "idle")
+    return talk.ids
+
+
+def _bulk(op: int) -> list[dict[str, str]]:
+    """100 messages of about 1,000 characters: one replace op adds about 100 KB to the thread."""
+    words = "the archived part of a long conversation stays in the payload store " * 14
+    return [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"[{op}.{i}] {words}"} for i in range(100)
+    ]
+
+
+@scenario("activity:archive_segment", "activity:read_segment", "continued_as_new", "claim_checked")
+async def session_archive(lab: Lab) -> list[str]:
+    """A session whose thread outgrows ARCHIVE_CHARS: archived, read back, carried across continue-as-new."""
+    talk = Session(lab, "archive")
+    first = await talk.ask("Remember the number 7.", {"content": "Noted: 7."})
+    await talk.result(first)
+    for op in range(11):  # each op's payload stays under the 128 KiB claim-check threshold
+        replace = {"type": "replace", "reason": "restore", "result_context": {"messages": _bulk(op)}}
+        _expect(
+            await talk.update("context_modify", {"op_id": f"bulk-{op}", "operation": replace}),
+            "status",
+            "applied",
+        )
+    await talk.result(await talk.ask("What was the number?", {"content": "It was 7."}))  # archives
+    _expect(await talk.result(first), "result", "Noted: 7.")  # its answer is archived: read back
+    run_id = (await talk.handle.describe()).run_id
+    for i in range(20):
+        await talk.result(await talk.ask(f"turn {i}", {"content": f"answer {i}"}))
+        if (await talk.handle.describe()).run_id != run_id:
+            break
+    return talk.ids
+
+
+@scenario("activity_failed:message_cache_miss")  # last: it replaces the worker
+async def cache_miss(lab: Lab) -> list[str]:
+    """The next LLM call reaches a worker whose message cache never saw the run: resent inline."""
+    handle = await lab.start_run(
+        "cache-miss", "Miss the cache.", [_slow(1.5, "s1"), {"content": "Resent inline."}]
+    )
+    await lab.until_tool_runs(handle.id)
+    await lab.stop_worker()  # the tool finishes on the old worker first
+    await lab.start_worker()
+    await handle.result()
+    return [handle.id]

@@ -1,0 +1,256 @@
+"""The signal, Update and start payloads of `ReActRun` and `AgentSession`, written out for the fuzz tests.
+
+Each handler has its fields (how to break each one), a valid base payload, what no
+argument means, and payloads that decode but must be refused (`Handler`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from hypothesis import strategies as st
+
+from tests.fuzz_values import (
+    INVALID,
+    KIB,
+    NOT_NUMBER,
+    NOT_OBJECT,
+    NOT_TEXT,
+    Expect,
+    Spec,
+    errors,
+    ident,
+    integer,
+    json_object,
+    model,
+    real,
+    reasons,
+    string_map,
+    text,
+)
+
+Target = Literal["run", "session"]
+Kind = Literal["signal", "update"]
+
+# ---- the payload shapes (README "The control surface", contracts/) --------------------------------
+
+MODEL_SETTINGS = {
+    "temperature": real(0, 2),
+    "max_tokens": integer(1, 10_000_000, optional=True),
+    "top_p": real(0, 1),
+    "extra": json_object(64 * KIB),
+}
+POLICY = {
+    "max_input_tokens": integer(1, 10_000_000),
+    "keep_last_turns": integer(0, 10_000),
+    "max_messages": integer(0, 1_000_000),
+    "summarization": text(None, required=True),
+}
+NOT_LIST = NOT_OBJECT.filter(lambda v: not isinstance(v, list))
+SCRIPT_TURN = {"delay_s": real(0, 3_600), "error_times": integer(0, 1_000), "tool_calls": Spec(NOT_LIST)}
+AGENT_CONFIG: dict[str, Spec] = {
+    "model": text(200, required=True),
+    "model_settings": model(MODEL_SETTINGS, {}),
+    "system_prompt": text(100_000),
+    "tools": Spec(NOT_LIST | st.lists(NOT_TEXT, min_size=1, max_size=2), st.just(["t" * 65])),
+    "max_iterations": integer(1, 1_000),
+    "tool_timeout_s": real(0, 86_400, above_low=True),
+    "tool_max_retries": integer(0, 100),
+    "tool_retry_backoff_s": real(0, 3_600),
+    "tool_concurrency": integer(1, 64),
+    "tool_context": json_object(64 * KIB),
+    "llm_timeout_s": real(0, 86_400, above_low=True),
+    "llm_max_attempts": integer(1, 100),
+    "context_policy": model(POLICY, {}),
+    "script": Spec(NOT_LIST | st.lists(model(SCRIPT_TURN, {}).wrong, min_size=1, max_size=2)),
+}
+CONFIG = {"model": "scripted", "script": [{"content": "never used"}]}
+CONTEXT = Spec(NOT_OBJECT | st.sampled_from([{"messages": 5}, {"zz_unknown": 1}]))
+OPERATION = {
+    "type": text(64, required=True),
+    "reason": text(64, required=True),
+    "result_context": CONTEXT,
+    "base_seq": Spec(NOT_NUMBER | st.floats(0.1, 0.9) | st.just(math.nan)),
+    "meta": json_object(16 * KIB),
+}
+STEER = {
+    "content": text(100_000, required=True),
+    "expected_request_id": ident(),
+    "input_id": ident(),
+    "source": text(200),
+    "refs": string_map(16, 64, 1_000),
+    "reply_to": ident(),
+}
+ASK = {
+    "query": text(100_000, required=True),
+    "request_id": ident(),
+    "overrides": json_object(256 * KIB),
+    "context_policy": model(POLICY, {}),
+}
+RUN_INPUT = {
+    "query": text(100_000, required=True),
+    "request_id": ident(),
+    "config": model(AGENT_CONFIG, CONFIG),
+    "context": CONTEXT,
+    "context_ref": ident(required=True),
+}
+SESSION_INPUT = {
+    "agent_id": ident(required=True),
+    "config": model(AGENT_CONFIG, CONFIG),
+    "context_policy": model(POLICY, {}),
+    "snapshot": text(None),
+    "carry": Spec(NOT_OBJECT | st.just({"conversation": 5})),
+}
+
+
+@dataclass(frozen=True)
+class Handler:
+    """A payload's fields and a valid base, what no argument means, and payloads that decode but are refused.
+
+    `defaults` is None when no argument is a valid, state-changing payload (a cancel, a
+    compaction): the fuzz does not send it. `counted` names the run trace's counter that a
+    refused payload bumps (a payload that does not decode bumps `input_rejected`).
+    """
+
+    fields: dict[str, Spec]
+    base: dict[str, Any]
+    defaults: Expect | None = None
+    refused: tuple[tuple[dict[str, Any], Expect], ...] = ()
+    kinds: tuple[Kind, ...] = ("signal", "update")
+    counted: str | None = "input_rejected"
+
+
+def refused(*payloads: dict[str, Any], expect: Expect) -> tuple[tuple[dict[str, Any], Expect], ...]:
+    return tuple((payload, expect) for payload in payloads)
+
+
+BLANK = reasons("blank_content")
+STEER_HANDLER = Handler(
+    STEER,
+    {"content": "junk"},
+    BLANK,
+    refused({"content": " \n\t"}, expect=BLANK)
+    + refused(
+        {"content": "x", "expected_request_id": "not-the-running-one"}, expect=reasons("request_mismatch")
+    ),
+)
+BAD_OPS = refused(
+    {"op_id": " ", "operation": {"type": "switch"}, "context_ref": "lane"},
+    {"op_id": "o", "operation": {"type": "nope"}},
+    {"op_id": "o", "operation": {"type": "replace"}},
+    {"op_id": "o", "operation": {"type": "switch"}},
+    {"op_id": "o", "operation": {"type": "switch", "reason": "whim"}, "context_ref": "lane"},
+    expect=reasons("invalid_op"),
+)
+CONTEXT_MODIFY = Handler(
+    {
+        "op_id": ident(required=True),
+        "context_ref": ident(),
+        "operation": model(OPERATION, {"type": "switch"}),
+    },
+    {"op_id": "fuzz-op", "context_ref": "fuzz-lane", "operation": {"type": "switch"}},
+    reasons("invalid_op"),
+    BAD_OPS,
+    counted="context_op_rejected",
+)
+RUN_HANDLERS: dict[str, Handler] = {
+    "steer": STEER_HANDLER,
+    "inject": STEER_HANDLER,
+    "cancel": Handler({"reason": text(1_000), "cancel_id": ident(), "reply_to": ident()}, {}),
+    "context_modify": CONTEXT_MODIFY,
+}
+REQUIRED = errors(INVALID)
+TOOL_NAME = {"name": text(64, required=True)}
+SESSION_HANDLERS: dict[str, Handler] = {
+    **RUN_HANDLERS,
+    "compact": Handler({"op_id": ident(), "model": text(200)}, {}),
+    "set_system_prompt": Handler({"system_prompt": text(100_000)}, {"system_prompt": "x"}),
+    "register_tool": Handler(
+        TOOL_NAME,
+        {"name": "echo"},
+        REQUIRED,
+        refused({"name": "no_such_tool"}, expect=reasons("unknown_tool")),
+    ),
+    "unregister_tool": Handler(
+        TOOL_NAME,
+        {"name": "echo"},
+        REQUIRED,
+        refused({"name": "not_registered"}, expect=reasons("unknown_tool")),
+    ),
+    "set_tool_context": Handler({"tool_context": json_object(64 * KIB)}, {"tool_context": {}}),
+    "set_model": Handler(
+        {"model": text(200, required=True), "model_settings": model(MODEL_SETTINGS, {})},
+        {"model": "scripted"},
+        REQUIRED,
+        refused({"model": "  "}, expect=reasons(INVALID)),
+    ),
+    "export": Handler(
+        {"context_ref": ident(), "ttl_s": real(0, 10 * 365 * 86_400, above_low=True)},
+        {},
+        Expect(answer=True),
+        refused({"context_ref": "no-such-lane"}, expect=Expect(answer=True)),
+        kinds=("update",),
+    ),
+    "await_result": Handler(
+        {"request_id": ident(required=True)},
+        {"request_id": "r"},
+        REQUIRED,
+        refused({"request_id": "unknown"}, expect=errors("unknown_request")),
+        kinds=("update",),
+    ),
+    "ask": Handler(
+        ASK,
+        {"query": "q"},
+        REQUIRED,
+        refused(
+            {"query": "q", "overrides": {"llm_timeout_s": 1e308}},
+            {"query": "q", "overrides": {"no_such_field": 1}},
+            {"query": "q", "overrides": {"llm_max_attempts": 2**40}},
+            expect=errors("busy", INVALID),
+        ),
+        kinds=("update",),
+    ),
+    "control_ack": Handler(
+        {
+            "id": text(None, required=True),
+            "ack": model({"status": text(None, required=True)}, {"status": "queued"}),
+        },
+        {"id": "x", "ack": {"status": "queued"}},
+        Expect(),
+        kinds=("signal",),
+    ),
+}
+SESSION_HANDLERS["ask_sync"] = SESSION_HANDLERS["ask"]
+SNAPSHOT_ERRORS = errors(
+    "snapshot_prefix", "snapshot_format", "snapshot_encoding", "snapshot_signature", "snapshot_payload"
+)
+START_HANDLERS: dict[Target, Handler] = {
+    "run": Handler(
+        RUN_INPUT,
+        {"query": "q", "config": CONFIG},
+        REQUIRED,
+        refused(
+            {"query": "  ", "config": CONFIG},
+            {"query": "q", "config": {**CONFIG, "model": " "}},
+            {"query": "q", "config": {**CONFIG, "tools": ["echo", "echo"]}},
+            {"query": "q", "config": {**CONFIG, "model_settings": {"extra": {"api_key": "k"}}}},
+            {"query": "q", "config": {**CONFIG, "tools": ["no_such_tool"]}},
+            {"query": "q", "config": CONFIG, "context_ref": " "},
+            expect=errors(INVALID),
+        ),
+    ),
+    "session": Handler(
+        SESSION_INPUT,
+        {"agent_id": "fuzz", "config": CONFIG},
+        REQUIRED,
+        refused(
+            *(
+                {"agent_id": "fuzz", "config": CONFIG, "snapshot": token}
+                for token in ("", "junk", "rt2.", "rt2.x.y")
+            ),
+            expect=SNAPSHOT_ERRORS,
+        ),
+    ),
+}

@@ -1,0 +1,157 @@
+"""The typed client's sessions (`client.Sessions`) against a real dev server and worker."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from temporalio.client import Client
+
+from client import AgentConfig, ContextPolicy, MessageEntry, ModelSettings, RejectedError, Sessions
+from contracts import ThreadPage, ThreadQuery
+from contracts.limits import MAX_QUERY_CHARS, MAX_SYSTEM_PROMPT_CHARS
+from runtime.blob_store import BlobStore
+from tests.helpers import call, turn, update_names
+from tests.session_helpers import new_session_id, script
+
+SLOW = 1.5
+
+
+def config(*turns: Any, **fields: Any) -> AgentConfig:
+    return AgentConfig.model_validate({"model": "scripted", "script": list(turns), **fields})
+
+
+async def test_a_session_is_asked_configured_read_and_exported(client: Client, task_queue: str) -> None:
+    sessions = Sessions(client, task_queue=task_queue)
+    session = sessions.get(new_session_id())
+    agent = config(
+        turn(tool_calls=[call("calculator", {"expression": "17 * 23"})]),
+        turn("391"),
+        tools=["calculator"],
+    )
+    policy = ContextPolicy(keep_last_turns=1)
+    accepted = await session.ask(
+        "What is 17 * 23?", config=agent, agent_id="client-test", session_policy=policy
+    )
+    first = await session.await_result(accepted.request_id)
+    assert (first.status, first.result, first.request_id) == ("completed", "391", accepted.request_id)
+    description = await client.get_workflow_handle(session.workflow_id).describe()
+    assert await description.static_summary() == "session client-test · scripted: What is 17 * 23?"
+    assert "**agent** client-test" in (await description.static_details() or "")
+
+    status = await session.status()
+    assert (status.agent_id, status.state, status.thread_length) == ("client-test", "idle", 4)
+    [record] = await session.requests()
+    assert (record.query_preview, record.run_workflow_id) == ("What is 17 * 23?", accepted.run_workflow_id)
+    assert (await session.request(accepted.request_id)) == record
+    kinds = [event.kind for event in (await session.trace(accepted.request_id)).events]
+    assert kinds[0] == "request_started" and "tool_started" in kinds and kinds[-1] == "request_completed"
+    run = await session.run(accepted.request_id)
+    assert (await run.state()).outcome.status == "completed"
+
+    assert (await session.compact(op_id="c-0")).reason == "nothing_to_compact"  # one turn: nothing older
+    second = await session.ask_sync("And plus one?", overrides=script(turn("392")))
+    assert second.result == "392" and second.query_preview == "And plus one?"
+    entries = [e async for e in session.thread()]
+    assert [e.seq for e in entries] == list(range(6))
+    assert [e.payload.content for e in entries if isinstance(e, MessageEntry)][-2:] == [
+        "And plus one?",
+        "392",
+    ]
+    compacted = await session.compact(op_id="c-1")
+    assert (compacted.status, compacted.op_id) == ("applied", "c-1")
+    assert (await session.context()).summary  # the older turn is now a summary
+    assert (await session.compact(op_id="c-1")).status == "duplicate"
+
+    # Config for the next run: accepted, or a named rejection that changes nothing.
+    assert (await session.set_system_prompt("Be brief.")).status == "accepted"
+    assert (await session.register_tool("echo")).status == "accepted"
+    unknown = await session.register_tool("no_such_tool")
+    assert (unknown.status, unknown.reason) == ("rejected", "unknown_tool")
+    assert (await session.unregister_tool("calculator")).status == "accepted"
+    assert (await session.set_tool_context({"user": "u-1"})).status == "accepted"
+    assert (await session.set_model("scripted", ModelSettings(temperature=0))).status == "accepted"
+    huge = await session.set_system_prompt("p" * (MAX_SYSTEM_PROMPT_CHARS + 1))
+    assert (huge.status, huge.reason) == ("rejected", "payload_too_large")
+    assert (await session.set_model(" ")).reason == "invalid_input"
+    config_now = (await session.status()).config
+    assert config_now.system_prompt == "Be brief." and config_now.tools == ["echo"]
+    assert config_now.tool_context == {"user": "u-1"} and config_now.model_settings.temperature == 0
+
+    idle = await session.steer("anyone there?")
+    assert (idle.status, idle.reason) == ("rejected", "idle")
+    with pytest.raises(RejectedError) as unknown_request:
+        await session.await_result("no-such-request")
+    assert unknown_request.value.code == "unknown_request"
+    with pytest.raises(RejectedError):
+        await session.trace("no-such-request")
+
+    # Export, then a new session starts from the token with the same context.
+    exported = await session.export(ttl_s=600)
+    assert exported.token.startswith("rt2.") and exported.expires_at is not None
+    restored = sessions.get(new_session_id())
+    answer = await restored.ask_sync("What did we say?", config=config(turn("391")), snapshot=exported.token)
+    assert answer.result == "391"
+    assert (await restored.context()).summary == (await session.context()).summary
+
+
+async def test_a_busy_session_rejects_asks_and_forwards_control_to_its_run(
+    client: Client, task_queue: str
+) -> None:
+    session = Sessions(client, task_queue=task_queue).get(new_session_id())
+    accepted = await session.ask("Slow one", config=config(turn("late", delay_s=SLOW), turn("unused")))
+    with pytest.raises(RejectedError) as busy:
+        await session.ask("Another", config=config(turn("x")))
+    assert busy.value.code == "busy" and accepted.request_id in busy.value.message
+    steered = await session.steer("hurry", expected_request_id=accepted.request_id)
+    assert steered.status == "queued"
+    mismatch = await session.inject("hi", expected_request_id="other-request")
+    assert (mismatch.status, mismatch.reason) == ("rejected", "request_mismatch")
+    oversized = await session.steer("x" * (MAX_QUERY_CHARS + 1))
+    assert (oversized.status, oversized.reason) == ("rejected", "payload_too_large")
+    assert (await session.cancel("stop")).status == "accepted"
+    record = await session.await_result(accepted.request_id)
+    assert record.status == "cancelled"
+    # Only the calls the client let through reached history; the oversized steer did not.
+    names = await update_names(client.get_workflow_handle(session.workflow_id))
+    assert names.count("steer") == 1 and names.count("inject") == 1 and "cancel" in names
+
+
+def text(label: str, size: int) -> str:
+    return (label + " " + f"{label} lorem ipsum " * (size // 10))[:size]
+
+
+async def test_the_thread_pages_across_archived_segments(
+    client: Client, task_queue: str, store: BlobStore
+) -> None:
+    session = Sessions(client, task_queue=task_queue, store=store).get(new_session_id())
+    turns = 5  # 300 KB a turn: the fifth ask's run starts with over 1 MiB in memory and archives it
+    for i in range(turns):
+        answer = await session.ask_sync(
+            text(f"question {i}", 50_000),
+            config=config(),
+            overrides=script(turn(text(f"answer {i}", 250_000))),
+        )
+        assert answer.status == "completed"
+    status = await session.status()
+    assert status.archived_entries > 0 and status.thread_length == 2 * turns
+    raw = await client.get_workflow_handle(session.workflow_id).query(
+        "thread", ThreadQuery(since_seq=0), result_type=ThreadPage
+    )
+    assert raw.segment is not None and not raw.entries  # the session hands out a reference
+
+    page = await session.thread_page(0, limit=3)
+    assert [e.seq for e in page.entries] == [0, 1, 2] and page.next_seq == 3 and page.segment is None
+    entries = [e async for e in session.thread(page_size=3)]
+    assert [e.seq for e in entries] == list(range(2 * turns))
+    expected = [
+        text(f"{kind} {i}", size)
+        for i in range(turns)
+        for kind, size in (("question", 50_000), ("answer", 250_000))
+    ]
+    assert [e.payload.content for e in entries if isinstance(e, MessageEntry)] == expected
+    crossing = [e.seq async for e in session.thread(since_seq=status.archived_entries - 1)]
+    assert crossing == list(range(status.archived_entries - 1, 2 * turns))
+    # The answer of an archived request is still read back (by the session, from the store).
+    first = (await session.requests())[0]
+    assert (await session.await_result(first.request_id)).result == text("answer 0", 250_000)
