@@ -280,7 +280,10 @@ async def main(turns: int, block_size: int) -> int:
         blocks, children, failure = await ask_all(stack, session, turns, block_size)
         found = await read_histories(client, session_id, children, store)
         asked = sum(block.turns for block in blocks)
-        thread = await thread_problem(session, asked)
+        try:
+            thread = await thread_problem(session, asked)
+        except Exception as error:  # e.g. a wedged session whose queries fail
+            thread = f"could not be read: {error!r}"
     finally:
         stack.stop()
     print(f"\n{machine()}; --turns {turns} --block {block_size}, {time.monotonic() - began:.0f} s in all\n")

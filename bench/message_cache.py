@@ -226,6 +226,6 @@ if __name__ == "__main__":
         run_lengths = [int(part) for part in args.iterations.split(",")]
     except ValueError:
         parser.error(f"--iterations takes whole numbers separated by commas, not {args.iterations!r}")
-    if not all(2 <= length <= 999 for length in run_lengths) or not 1 <= args.result_chars <= 100_000:
-        parser.error("each run length must be 2..999 and --result-chars 1..100000")
+    if not all(1 <= length <= 999 for length in run_lengths) or not 1 <= args.result_chars <= 100_000:
+        parser.error("each run length must be 1..999 and --result-chars 1..100000")
     sys.exit(asyncio.run(main(run_lengths, args.result_chars)))

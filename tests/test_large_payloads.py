@@ -208,18 +208,18 @@ async def test_a_1_2_mb_replace_op_then_an_ask(client: Client, task_queue: str, 
 async def test_a_3_mb_update_to_a_run_is_refused_by_name_and_nothing_wedges(
     client: Client, task_queue: str
 ) -> None:
-    handle = await start_run(client, task_queue, [turn("slow answer", delay_s=25)])  # outlives a task retry
+    handle = await start_run(client, task_queue, [turn("slow answer", delay_s=20)])
     huge_steer = {"content": big(3 * MB, seed=5)}
     assert (await rejected(handle, "steer", huge_steer)).type == "payload_too_large"
+    # A 2.5 MB op is under its limit (8 MiB): the claim check carries it and the run defers it.
+    replacement = {"messages": [{"role": "user", "content": big(int(2.5 * MB), seed=6)}]}
+    op = {"op_id": "late-op", "operation": {"type": "replace", "result_context": replacement}}
+    assert (await send(handle, "context_modify", op)).status == "deferred"
     # Without the claim check (a plain client), the Update is refused by the payload limit: the
     # worker's rejection would echo 3 MB, so that one workflow task fails and the run carries on.
     raw = Client(client.service_client, namespace=client.namespace, data_converter=pydantic_data_converter)
     raw_handle = raw.get_workflow_handle(handle.id)
     refused = await server_refusal(plain_send(raw_handle, "steer", huge_steer))
-    # A 2.5 MB op is under its limit (8 MiB): the claim check carries it and the run defers it.
-    replacement = {"messages": [{"role": "user", "content": big(int(2.5 * MB), seed=6)}]}
-    op = {"op_id": "late-op", "operation": {"type": "replace", "result_context": replacement}}
-    assert (await send(handle, "context_modify", op)).status == "deferred"
     result = await handle.result()
     assert result.status == "completed" and result.result == "slow answer"
     last = result.entries[-1]
