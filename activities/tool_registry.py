@@ -53,6 +53,7 @@ class ToolRegistry:
 
     def __init__(self) -> None:
         self._tools: dict[str, ToolDefinition] = {}
+        self._specs: dict[str, ToolSpec] = {}  # built once per tool: names are never re-registered
 
     @overload
     def register(
@@ -154,10 +155,14 @@ class ToolRegistry:
 
     def spec(self, name: str) -> ToolSpec:
         """What the model sees of a tool: name, description, JSON schema of its arguments."""
+        cached = self._specs.get(name)
+        if cached is not None:
+            return cached
         tool = self._get(name)
         raw = tool.parameters if tool.arguments is None else tool.arguments.model_json_schema()
         schema = strip_titles(raw)
-        return ToolSpec(name=tool.name, description=tool.description, parameters=schema)
+        spec = self._specs[name] = ToolSpec(name=tool.name, description=tool.description, parameters=schema)
+        return spec
 
     async def call(
         self,
