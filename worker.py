@@ -65,7 +65,7 @@ def build_worker(
     # The product's own packages are deterministic by design (tests/test_workflow_rules.py checks
     # them statically; the replay tests run them fully sandboxed) and hold no mutable module
     # state, so the sandbox may share them: re-importing them for every run cost about 19 ms of
-    # CPU per run here, against 1 ms shared (see docs/architecture.md, "Performance").
+    # CPU per run here, against 1 ms shared (see docs/architecture.md, "Performance decisions").
     restrictions = SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH_PACKAGES)
     worker_options.setdefault("workflow_runner", SandboxedWorkflowRunner(restrictions=restrictions))
     return Worker(

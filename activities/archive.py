@@ -1,8 +1,9 @@
 """The session's thread archive: segments of old entries in the payload store.
 
-A session keeps only the newest part of its thread in memory. Before it continues as
-new it archives the rest with `archive_segment` (one JSON blob, content-addressed, so
-an identical segment is stored once), and carries only the `SegmentRef`s. Reading
+A session keeps only the newest part of its thread in memory. Once that tail reaches
+`ARCHIVE_CHARS`, it archives it with `archive_segment` while a run works (one JSON blob,
+content-addressed, so an identical segment is stored once), and carries only the
+`SegmentRef`s when it continues as new. Reading
 old entries back (`read_segment`) is rare: an `await_result` for an answer that has
 been archived, or a client paging through the thread (the typed client reads the
 store directly).

@@ -1,8 +1,8 @@
 """The error vocabulary: every `ApplicationError.type`, `Ack.reason`, `RunError.type` and `ToolError.type`.
 
 One casing (snake_case), one meaning per code, used by workflows, activities, the
-client and the CLI alike. The README's error table is generated from `DESCRIPTIONS`
-(`tests/test_errors.py` checks that it is current), so a new code is documented
+client and the CLI alike. docs/errors.md lists every code of `DESCRIPTIONS`
+(`tests/test_docs_errors.py` checks that it is current), so a new code is documented
 where it is defined.
 """
 
