@@ -72,7 +72,12 @@ def generate(strategy: st.SearchStrategy[T], examples: int) -> list[T]:
         deadline=None,
         database=None,
         phases=[Phase.generate],
-        suppress_health_check=[h for h in HealthCheck.__members__.values() if h.name != "not_a_test_method"],
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+            HealthCheck.filter_too_much,
+            HealthCheck.large_base_example,
+        ],
     )
     @given(strategy)
     def collect(value: T) -> None:
