@@ -35,9 +35,6 @@ from runtime.client_errors import RejectedError, invalid_payload
 
 M = TypeVar("M", bound=BaseModel)
 
-SUMMARY_QUERY_CHARS = 80
-DETAILS_QUERY_CHARS = 400
-
 
 def checked(model: type[M], data: Mapping[str, object], what: str) -> M:
     """`data` as a `model`, or the `RejectedError` the workflow's validator would give."""
@@ -260,35 +257,3 @@ def export_input(context_ref: str | None = None, ttl_s: float | None = None) -> 
 
 
 # ---- what the Web UI shows for a started workflow ----------------------------------------------
-
-
-def first_words(text: str, limit: int) -> str:
-    """`text` on one line, cut at a word boundary to at most `limit` characters (with … when cut)."""
-    flat = " ".join(text.split())
-    if len(flat) <= limit:
-        return flat
-    cut = flat[: limit - 1]
-    space = cut.rfind(" ")
-    return (cut[:space] if space > limit // 2 else cut) + "…"
-
-
-def static_summary(config: AgentConfig, query: str, agent_id: str | None = None) -> str:
-    """The line the Web UI lists a run (or a session, with its agent) by: model, first words of the query."""
-    who = f"session {agent_id} · " if agent_id is not None else ""
-    return f"{who}{config.model}: {first_words(query, SUMMARY_QUERY_CHARS)}"
-
-
-def static_details(
-    config: AgentConfig, query: str, request_id: str | None, agent_id: str | None = None
-) -> str:
-    """The Web UI's details of a started run or session (Markdown): model, tools, limits, query."""
-    tools = ", ".join(config.tools) or "none"
-    lines = [
-        f"**model** `{config.model}` · **tools** {tools} · **max iterations** {config.max_iterations}",
-        f"**{'first query' if agent_id is not None else 'query'}** {first_words(query, DETAILS_QUERY_CHARS)}",
-    ]
-    if agent_id is not None:
-        lines.insert(0, f"**agent** {agent_id}")
-    if request_id is not None:
-        lines.append(f"**request** `{request_id}`")
-    return "\n\n".join(lines)

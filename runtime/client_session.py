@@ -26,6 +26,7 @@ from contracts.session import (
     SessionInput,
     SessionStatus,
 )
+from contracts.web_ui import static_details, static_summary
 from conversation import Context, ContextPolicy
 from runtime import client_inputs as inputs
 from runtime.client_base import StoreReader, Timeouts, WorkflowControls
@@ -98,8 +99,8 @@ class SessionHandle(WorkflowControls):
                 ask,
                 start,
                 task_queue=self._task_queue,
-                summary=inputs.static_summary(start.config, ask.query, agent_id),
-                details=inputs.static_details(start.config, ask.query, None, agent_id),
+                summary=static_summary(start.config, ask.query, agent_id),
+                details=static_details(start.config, ask.query, None, agent_id),
                 wait=self._timeouts.control,
             )
         except WorkflowUpdateFailedError as error:

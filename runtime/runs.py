@@ -14,6 +14,7 @@ from __future__ import annotations
 from temporalio.client import Client, WorkflowFailureError
 
 from contracts import TASK_QUEUE, WORKFLOW_TYPE, AgentConfig, RunResult, RunState, Trace
+from contracts.web_ui import static_details, static_summary
 from conversation import DEFAULT_CONTEXT_REF, Context
 from runtime import client_inputs as inputs
 from runtime.blob_store import BlobStore
@@ -116,8 +117,8 @@ class Runs:
             id=workflow_id or f"react-{inputs.new_id()[:8]}",
             task_queue=self._task_queue,
             result_type=RunResult,
-            static_summary=inputs.static_summary(run.config, run.query),
-            static_details=inputs.static_details(run.config, run.query, run.request_id),
+            static_summary=static_summary(run.config, run.query),
+            static_details=static_details(run.config, run.query, run.request_id),
         )
         return self.get(handle.id)
 

@@ -16,6 +16,7 @@ with workflow.unsafe.imports_passed_through():
     from contracts.decoding import PayloadProblem
     from contracts.errors import BUSY, UNKNOWN_REQUEST
     from contracts.session import AskAccepted, AskInput, RequestResult
+    from contracts.web_ui import static_details, static_summary
     from workflows.compactor import Compactor
     from workflows.failures import run_error
     from workflows.op_slot import OpSlot
@@ -109,8 +110,8 @@ class SessionRequests:
                 id=record.run_workflow_id,
                 task_queue=workflow.info().task_queue,
                 result_type=RunResult,
-                static_summary=run_summary(run_input.config.model, record.query_preview),
-                static_details=f"request {record.request_id} of session {workflow.info().workflow_id}",
+                static_summary=static_summary(run_input.config, record.query_preview),
+                static_details=static_details(run_input.config, record.query_preview, record.request_id),
             )
             self._forwarder.started(handle)
             if self._thread.tail_chars >= ARCHIVE_CHARS and workflow.patched(PATCH_ARCHIVE):
@@ -130,11 +131,6 @@ class SessionRequests:
             pending = self._ops.take()
             if pending is not None:
                 self._thread.apply(pending, {"request_id": record.request_id})
-
-
-def run_summary(model: str, query: str) -> str:
-    """A child run's static summary in the Web UI: model and the query's first words."""
-    return f"{model}: {query if len(query) <= 80 else query[:80] + '…'}"
 
 
 def set_idle_details(runs: int, last_query: str | None = None, last_status: str | None = None) -> None:
