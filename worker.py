@@ -10,6 +10,9 @@ Session snapshot tokens are signed with REACT_SNAPSHOT_SECRET (export/restore re
 work without a strong one). Large payloads go to the payload store, payloads may be
 encrypted, and TLS/API-key settings apply: see `runtime.settings` (REACT_PAYLOAD_STORE,
 REACT_ENCRYPTION_KEYS, TEMPORAL_TLS_*, TEMPORAL_API_KEY, ...).
+
+Workflows run outside Temporal's sandbox unless `--sandbox` (or REACT_WORKFLOW_SANDBOX=on)
+asks for it: see `workflow_runner`.
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio.client import Client
-from temporalio.worker import Worker
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+from temporalio.worker import UnsandboxedWorkflowRunner, Worker, WorkflowRunner
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from activities.archive import ArchiveActivities
 from activities.llm import LLMActivities
@@ -35,8 +38,25 @@ from runtime.blob_store import BlobStore, blob_store_from_env
 from workflows.agent_session import AgentSession
 from workflows.react_run import ReActRun
 
-PASSTHROUGH_PACKAGES = ("workflows", "contracts", "conversation")
-"""The product's deterministic packages, shared by all workflow runs instead of re-imported per run."""
+WORKFLOW_PACKAGES = ("workflows", "contracts", "conversation")
+"""The packages workflow code runs: deterministic by rule (`tests/test_workflow_rules.py`)."""
+
+
+def workflow_runner(*, sandboxed: bool = False) -> WorkflowRunner:
+    """How the worker runs workflow code: directly (the default), or in Temporal's full sandbox.
+
+    Users do not write workflow code here: the product's workflows are the only ones,
+    and what keeps them deterministic is checked on every test run, not at run time:
+    `tests/test_workflow_rules.py` (no I/O, clocks, randomness, threads or environment in
+    `WORKFLOW_PACKAGES`), the replay tests (recorded histories replay, in the sandbox and
+    out of it), and a worker that caches no workflows in every other test (each task
+    replays the run from its start). The sandbox's run-time checks therefore buy nothing
+    in production, while it costs about 4 ms of worker CPU per iteration (it re-enters
+    the sandbox for every payload of every workflow task; bench/README.md). `sandboxed=True`
+    turns Temporal's full sandbox on, every module re-imported per run and every call
+    policed: the setting to use while changing workflow code.
+    """
+    return SandboxedWorkflowRunner() if sandboxed else UnsandboxedWorkflowRunner()
 
 
 def build_worker(
@@ -45,6 +65,7 @@ def build_worker(
     task_queue: str = TASK_QUEUE,
     registry: ToolRegistry | None = None,
     store: BlobStore | None = None,
+    sandboxed: bool = False,
     **worker_options: Any,
 ) -> Worker:
     """A worker with every workflow, activity and tool of the product registered.
@@ -55,6 +76,7 @@ def build_worker(
         registry: the tools this worker offers (default: the built-in ones, e.g. `calculator`).
         store: the payload store of the message cache and the thread archive (default: the one
             `REACT_PAYLOAD_STORE` names; it must be the store the client's claim check uses).
+        sandboxed: run the workflows in Temporal's full sandbox (see `workflow_runner`).
         worker_options: passed to `temporalio.worker.Worker` (tests pass `max_cached_workflows=0`).
     """
     registry = registry or default_registry()
@@ -62,12 +84,7 @@ def build_worker(
     tools = ToolActivities(registry)
     llm = LLMActivities(registry, MessageCache(store))
     archive = ArchiveActivities(store)
-    # The product's own packages are deterministic by design (tests/test_workflow_rules.py checks
-    # them statically; the replay tests run them fully sandboxed) and hold no mutable module
-    # state, so the sandbox may share them: re-importing them for every run cost about 19 ms of
-    # CPU per run here, against 1 ms shared (see docs/architecture.md, "Performance decisions").
-    restrictions = SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH_PACKAGES)
-    worker_options.setdefault("workflow_runner", SandboxedWorkflowRunner(restrictions=restrictions))
+    worker_options.setdefault("workflow_runner", workflow_runner(sandboxed=sandboxed))
     return Worker(
         client,
         task_queue=task_queue,

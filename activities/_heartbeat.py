@@ -17,15 +17,18 @@ T = TypeVar("T")
 
 
 async def _beat(interval_s: float) -> None:
+    # The first beat waits one interval: a call that ends sooner costs the server no heartbeat
+    # RPC (most tool calls and fast model answers; under load those RPCs cost throughput).
     while True:
-        activity.heartbeat()
         await asyncio.sleep(interval_s)
+        activity.heartbeat()
 
 
 async def with_heartbeat(awaitable: Awaitable[T], interval_s: float = 1.0) -> T:
     """Await `awaitable` while heartbeating every `interval_s` seconds.
 
-    Must run inside an activity. The heartbeat task is always stopped before
+    Must run inside an activity. The first heartbeat comes after `interval_s`, so a
+    call that ends sooner sends none. The heartbeat task is always stopped before
     returning, whether the awaitable succeeds, raises or is cancelled.
 
     Args:

@@ -21,7 +21,10 @@ from conversation.digest import list_bytes, list_digest, message_bytes, message_
 from runtime.blob_store import BlobMissingError, BlobStore
 
 MEMORY_BYTES = 64 * 1024 * 1024
-"""Bytes of messages and lists kept in memory (least recently used are forgotten first)."""
+"""Bytes of messages and lists kept in memory (least recently used are forgotten first).
+
+A message in memory is also kept parsed (a referenced message is not parsed again for
+every call that names it), so the process holds about twice this much at most."""
 
 
 class MessageCache:
@@ -31,6 +34,7 @@ class MessageCache:
         """Cache into `store`."""
         self._store = store
         self._memory: OrderedDict[str, bytes] = OrderedDict()
+        self._parsed: dict[str, Message] = {}
         self._memory_bytes = 0
         self._limit = memory_bytes
 
@@ -69,10 +73,17 @@ class MessageCache:
         """Cache one message (idempotent); return its digest."""
         digest = message_digest(message)
         await self._put(digest, message_bytes(message))
+        self._parsed[digest] = message  # messages are immutable: the caller's object can be shared
         return digest
 
     async def _message(self, digest: str) -> Message:
-        return Message.model_validate_json(await self._get(digest, "message"))
+        parsed = self._parsed.get(digest)
+        if parsed is not None:
+            self._memory.move_to_end(digest)
+            return parsed
+        message = Message.model_validate_json(await self._get(digest, "message"))
+        self._parsed[digest] = message
+        return message
 
     async def _get(self, digest: str, what: str) -> bytes:
         data = self._memory.get(digest)
@@ -97,8 +108,9 @@ class MessageCache:
         self._memory[digest] = data
         self._memory_bytes += len(data)
         while self._memory_bytes > self._limit and len(self._memory) > 1:
-            _, dropped = self._memory.popitem(last=False)
+            forgotten, dropped = self._memory.popitem(last=False)
             self._memory_bytes -= len(dropped)
+            self._parsed.pop(forgotten, None)
 
 
 def _miss(message: str) -> ApplicationError:

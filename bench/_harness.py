@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import shutil
 import socket
 import statistics
@@ -102,6 +103,7 @@ class Figures:
     like_for_like: bool
     walls: list[float] = field(default_factory=list[float])
     cpus: list[float] = field(default_factory=list[float])
+    server_cpus: list[float] = field(default_factory=list[float])
     throughputs: list[float] = field(default_factory=list[float])
     history_events: int = 0
     history_bytes: int = 0
@@ -171,11 +173,29 @@ async def dev_server(binary: str) -> AsyncIterator[str]:
             process = subprocess.Popen(  # noqa: ASYNC220
                 _die_with_parent(command), stdout=log, stderr=subprocess.STDOUT
             )
+            SERVER_PIDS[address] = process.pid  # setpriv execs the server: the same process
             try:
                 await wait_for_server(address, process=process)
                 yield address
             finally:
+                SERVER_PIDS.pop(address, None)
                 await asyncio.to_thread(_stop, process)
+
+
+SERVER_PIDS: dict[str, int] = {}
+"""The process id of each dev server this benchmark started, by address (for its CPU time)."""
+
+
+def server_cpu_s(address: str) -> float | None:
+    """User + system CPU seconds the dev server at `address` has used (None: not ours, or not Linux)."""
+    pid = SERVER_PIDS.get(address)
+    if pid is None:
+        return None
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
 
 
 def _die_with_parent(command: list[str]) -> list[str]:
@@ -209,16 +229,28 @@ behind (e.g. litellm's success callbacks, finishing the workflow task) is charge
 not to the next scenario's."""
 
 
-async def timed_run(
-    prepared: Prepared, key: str, settle_s: float = SETTLE_S
-) -> tuple[float, float, WorkflowHandle[Any, Any]]:
-    """Start one run, wait for its result and check it; returns (wall s, process CPU s, handle)."""
+@dataclass(frozen=True)
+class TimedRun:
+    """One sequential run: wall and process CPU seconds, the server's CPU seconds (if known)."""
+
+    wall: float
+    cpu: float
+    server_cpu: float | None
+    handle: WorkflowHandle[Any, Any]
+
+
+async def timed_run(prepared: Prepared, key: str, address: str = "", settle_s: float = SETTLE_S) -> TimedRun:
+    """Start one run, wait for its result and check it."""
+    server_start = server_cpu_s(address)
     cpu_start, wall_start = time.process_time(), time.perf_counter()
     handle = await prepared.start(_workflow_id(key))
     await _finish(prepared, key, handle)
     wall = time.perf_counter() - wall_start
     await asyncio.sleep(settle_s)
-    return wall, time.process_time() - cpu_start, handle
+    cpu = time.process_time() - cpu_start
+    server_end = server_cpu_s(address)
+    server = None if server_start is None or server_end is None else server_end - server_start
+    return TimedRun(wall, cpu, server, handle)
 
 
 async def concurrent_runs(prepared: Prepared, key: str, count: int) -> float:

@@ -63,15 +63,27 @@ class BenchFloor:
 
 async def floor(bench: Bench) -> Prepared:
     """The floor's scenario: its own client (default data converter) and a default worker."""
+    return await _floor(bench, "floor", sandboxed=True)
+
+
+async def floor_unsandboxed(bench: Bench) -> Prepared:
+    """The floor with its workflow outside Temporal's sandbox, as the product's worker runs its own."""
+    return await _floor(bench, "floor-unsandboxed", sandboxed=False)
+
+
+async def _floor(bench: Bench, key: str, *, sandboxed: bool) -> Prepared:
     from temporalio.client import Client
-    from temporalio.worker import Worker
+    from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
     from bench._harness import Prepared
 
     client = await Client.connect(bench.address)
-    queue = bench.task_queue("floor")
+    queue = bench.task_queue(key)
+    options: dict[str, Any] = {} if sandboxed else {"workflow_runner": UnsandboxedWorkflowRunner()}
     await bench.run_worker(
-        Worker(client, task_queue=queue, workflows=[BenchFloor], activities=[floor_llm, floor_tool])
+        Worker(
+            client, task_queue=queue, workflows=[BenchFloor], activities=[floor_llm, floor_tool], **options
+        )
     )
 
     async def start(workflow_id: str) -> Any:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from bench._harness import Bench, Prepared, Scenario
-from bench.floor import floor
+from bench.floor import floor, floor_unsandboxed
 
 TOOL_ROUNDS = 10
 FINAL_ANSWER = "The answer is 70."
@@ -70,7 +70,12 @@ async def ours_local_tools(bench: Bench) -> Prepared:
     return await _ours(bench, "ours-local", local_tools=True)
 
 
-async def _ours(bench: Bench, key: str, *, local_tools: bool) -> Prepared:
+async def ours_sandboxed(bench: Bench) -> Prepared:
+    """The same run with the worker's workflows in Temporal's full sandbox (`worker.py --sandbox`)."""
+    return await _ours(bench, "ours-sandboxed", local_tools=False, sandboxed=True)
+
+
+async def _ours(bench: Bench, key: str, *, local_tools: bool, sandboxed: bool = False) -> Prepared:
     from activities.calculator import calculator
     from activities.tool_registry import ToolRegistry
     from runtime.connection import connect
@@ -80,7 +85,7 @@ async def _ours(bench: Bench, key: str, *, local_tools: bool) -> Prepared:
     queue = bench.task_queue(key)
     registry = ToolRegistry()
     registry.register(calculator, local=local_tools)
-    await bench.run_worker(build_worker(client, task_queue=queue, registry=registry))
+    await bench.run_worker(build_worker(client, task_queue=queue, registry=registry, sandboxed=sandboxed))
     run_input = react_run_input(["calculator"])
 
     async def start(workflow_id: str) -> Any:
@@ -122,6 +127,18 @@ SCENARIOS: dict[str, Scenario] = {
             ours_local_tools,
             like_for_like=False,
         ),
+        Scenario(
+            "ours-sandboxed",
+            "ours, workflows in Temporal's full sandbox (`worker.py --sandbox`)",
+            ours_sandboxed,
+            like_for_like=False,
+        ),
+        Scenario(
+            "floor-unsandboxed",
+            "floor, workflow outside the sandbox (what the sandbox costs)",
+            floor_unsandboxed,
+            like_for_like=False,
+        ),
         Scenario("pydantic-ai", "pydantic-ai TemporalDurability", pydantic_ai_durability),
         Scenario("pydantic-ai-agent", "pydantic-ai TemporalAgent", pydantic_ai_temporal_agent),
         Scenario("openai-agents", "OpenAI Agents SDK + Temporal plugin", openai_agents),
@@ -129,6 +146,6 @@ SCENARIOS: dict[str, Scenario] = {
 }
 """Every scenario by key; `floor` is always measured, first."""
 
-DEFAULT_SCENARIOS = ("floor", "ours", "ours-local")
+DEFAULT_SCENARIOS = ("floor", "ours", "ours-local", "ours-sandboxed", "floor-unsandboxed")
 PEERS_HERE = ("pydantic-ai", "pydantic-ai-agent")
 PEERS_SECOND_ENV = ("openai-agents",)

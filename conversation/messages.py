@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
@@ -34,14 +35,22 @@ class OmitDefaults(BaseModel):
     @model_serializer(mode="wrap")
     def _omit_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        fields = type(self).model_fields
+        defaults = _defaults_of(type(self))
         return {
             key: value
             for key, value in data.items()
-            if key not in fields
-            or fields[key].is_required()
-            or getattr(self, key) != fields[key].get_default(call_default_factory=True)
+            if key not in defaults or getattr(self, key) != defaults[key]
         }
+
+
+@functools.cache
+def _defaults_of(model: type[BaseModel]) -> dict[str, Any]:
+    """Each optional field's default, computed once per class (pydantic deep-copies it on every ask)."""
+    return {
+        name: field.get_default(call_default_factory=True)
+        for name, field in model.model_fields.items()
+        if not field.is_required()
+    }
 
 
 class ToolCall(BaseModel):

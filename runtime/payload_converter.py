@@ -1,8 +1,8 @@
 """The product's payload converter: pydantic JSON, with one type-adapter cache for the whole process.
 
 temporalio's `PydanticPayloadConverter` keeps its `TypeAdapter` cache per converter
-instance, and the worker builds a new converter for every workflow run (inside the
-sandbox), so every run built the adapters of every payload type again: a pydantic
+instance, and the worker builds new converters for every workflow run (and for every
+payload's serialization context), so every run built the adapters of every payload type again: a pydantic
 schema build per type per run, most of the converter's cost in a short run. Payload
 types are module-level classes, so one cache shared by all instances is correct and
 makes a converter free to create.
@@ -48,15 +48,16 @@ class SharedCachePydanticJSONConverter(PydanticJSONPlainPayloadConverter):
             return Undecodable(error.errors(include_url=False)[0]["msg"][:200])
 
 
+_CONVERTERS = tuple(
+    SharedCachePydanticJSONConverter() if isinstance(c, JSONPlainPayloadConverter) else c
+    for c in DefaultPayloadConverter.default_encoding_payload_converters
+)
+"""Stateless, so shared like Temporal's own defaults: the SDK builds a converter per payload context."""
+
+
 class ProductPayloadConverter(CompositePayloadConverter):
     """Temporal's default converters, with JSON handled by `SharedCachePydanticJSONConverter`."""
 
     def __init__(self) -> None:
         """Compose the default converters."""
-        json_converter = SharedCachePydanticJSONConverter()
-        super().__init__(
-            *(
-                json_converter if isinstance(c, JSONPlainPayloadConverter) else c
-                for c in DefaultPayloadConverter.default_encoding_payload_converters
-            )
-        )
+        super().__init__(*_CONVERTERS)

@@ -17,6 +17,8 @@ on where large payloads live and how payloads are encrypted.
   (the `temporal` CLI's `TEMPORAL_TLS_CLIENT_CERT_PATH`... names work too);
   `TEMPORAL_TLS` forces TLS on or off, `TEMPORAL_TLS_SERVER_NAME` the name to verify.
 - `TEMPORAL_API_KEY`: an API key (Temporal Cloud); turns TLS on unless `TEMPORAL_TLS=false`.
+- `REACT_WORKFLOW_SANDBOX`: `on` runs the worker's workflows in Temporal's sandbox (default
+  off; see `worker.workflow_runner`).
 """
 
 from __future__ import annotations
@@ -95,6 +97,7 @@ class Settings:
     codec_endpoint: str | None = None
     tls: TLSConfig | bool = False
     api_key: str | None = field(default=None, repr=False)
+    workflow_sandbox: bool = False
 
     @property
     def encryption_on(self) -> bool:
@@ -121,6 +124,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         codec_endpoint=codec_endpoint,
         tls=_tls(env, api_key is not None),
         api_key=api_key,
+        workflow_sandbox=bool(_flag(env, "REACT_WORKFLOW_SANDBOX")),
     )
 
 

@@ -81,6 +81,12 @@ def _parser(description: str) -> argparse.ArgumentParser:
         metavar="FILE",
         help=f"a JSON file of MCP servers to use as tools (repeatable; default ${MCP_CONFIG_ENV})",
     )
+    parser.add_argument(
+        "--sandbox",
+        action="store_true",
+        help="run workflows in Temporal's sandbox: slower, polices workflow code at run time "
+        "(default $REACT_WORKFLOW_SANDBOX, off)",
+    )
     return parser
 
 
@@ -127,8 +133,13 @@ async def serve(args: argparse.Namespace) -> None:
                 f"worker: cannot reach Temporal at {args.address} ({err}); "
                 "start a server, or run `python worker.py --dev` for the embedded one"
             ) from err
+        sandboxed = args.sandbox or settings.workflow_sandbox
         worker = build_worker(
-            client, task_queue=args.task_queue, registry=registry, store=blob_store_from_env()
+            client,
+            task_queue=args.task_queue,
+            registry=registry,
+            store=blob_store_from_env(),
+            sandboxed=sandboxed,
         )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -142,7 +153,12 @@ async def serve(args: argparse.Namespace) -> None:
         )
         # MCP servers connect (and register their tools) before polling starts, and close after it stops.
         async with _mcp(mcp_servers, registry), worker:
-            logging.info("worker polling task queue %r on %s", args.task_queue, args.address)
+            logging.info(
+                "worker polling task queue %r on %s (workflows %s)",
+                args.task_queue,
+                args.address,
+                "in Temporal's sandbox" if sandboxed else "outside the sandbox",
+            )
             # litellm takes seconds to import: load it now that polling has started, so
             # neither start-up nor the first LLM call waits for it.
             threading.Thread(target=warm_litellm, name="litellm-warm-up", daemon=True).start()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import types
 from datetime import timedelta
+from typing import Literal, Union, get_args, get_origin
 
 import pytest
 from pydantic import ValidationError
@@ -22,7 +24,7 @@ from conversation import (
     ToolCall,
     validate_operation,
 )
-from conversation.thread import append
+from conversation.thread import MUTABLE_PAYLOAD_FIELDS, append
 from tests.conversation_helpers import BASE, T0, assert_invariant, payload, replace, switch, user
 
 # --- thread ----------------------------------------------------------------------------------
@@ -162,3 +164,22 @@ def test_mutating_tool_calls_in_the_context_does_not_rewrite_a_replace_entry() -
     calls.append(ToolCall(id="c2", name="g"))
 
     assert state.thread[0].model_dump() == recorded
+
+
+def _leaf_types(annotation: object) -> set[object]:
+    origin = get_origin(annotation)
+    if origin is Literal:
+        return {Literal}
+    if origin in (Union, types.UnionType):
+        return {leaf for arg in get_args(annotation) for leaf in _leaf_types(arg)}
+    return {annotation}
+
+
+def test_append_copies_every_mutable_field_of_a_message_payload() -> None:
+    # `append` copies only these fields of a message (the rest are immutable): a new field
+    # holding a list, dict or model must be added to MUTABLE_PAYLOAD_FIELDS, and copied.
+    immutable: set[object] = {str, int, type(None), Literal}
+    for name, field in MessagePayload.model_fields.items():
+        if name not in MUTABLE_PAYLOAD_FIELDS:
+            assert _leaf_types(field.annotation) <= immutable, (name, field.annotation)
+    assert all(name in MessagePayload.model_fields for name in MUTABLE_PAYLOAD_FIELDS)

@@ -127,6 +127,15 @@ async def test_with_heartbeat_beats_while_waiting() -> None:
     assert len(beats) == count  # stopped with the call
 
 
+async def test_with_heartbeat_sends_nothing_for_a_call_shorter_than_the_interval() -> None:
+    env = environment()
+    beats: list[tuple[Any, ...]] = []
+    env.on_heartbeat = lambda *details: beats.append(details)
+    assert await env.run(with_heartbeat, asyncio.sleep(0.05, "quick"), 0.5) == "quick"
+    await asyncio.sleep(0.6)
+    assert beats == []
+
+
 # --- request building ---------------------------------------------------------------------
 
 

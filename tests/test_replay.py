@@ -35,6 +35,7 @@ from runtime.blob_store import LocalDiskBlobStore
 from runtime.connection import build_data_converter
 from runtime.settings import FileStoreSetting, Settings
 from scripts.record_histories import REQUIRED
+from worker import workflow_runner
 from workflows.agent_session import AgentSession
 from workflows.react_run import ReActRun
 
@@ -152,11 +153,12 @@ def test_there_are_histories_of_every_version() -> None:
     assert {"v1", LATEST} <= set(versions), f"history folders found: {sorted(set(versions))}"
 
 
+@pytest.mark.parametrize("sandboxed", [True, False], ids=["sandboxed", "production-runner"])
 @pytest.mark.parametrize("path", _history_files(), ids=lambda path: f"{path.parent.name}/{path.name}")
-async def test_history_replays(path: Path, tmp_path: Path) -> None:
-    result = await _replayer(path.parent, tmp_path).replay_workflow(
-        read_history(path), raise_on_replay_failure=False
-    )
+async def test_history_replays(path: Path, sandboxed: bool, tmp_path: Path) -> None:
+    # Both runners a worker can use (`worker.workflow_runner`): the full sandbox and the default.
+    replayer = _replayer(path.parent, tmp_path, workflow_runner=workflow_runner(sandboxed=sandboxed))
+    result = await replayer.replay_workflow(read_history(path), raise_on_replay_failure=False)
     if result.replay_failure is not None:
         pytest.fail(
             f"{path.relative_to(HISTORIES.parent.parent)} no longer replays with today's workflows:\n"

@@ -1,10 +1,11 @@
-"""Static rules for the packages workflow code runs: no I/O, clocks, randomness or threads.
+"""Static rules for the packages workflow code runs: no I/O, clocks, randomness, threads or globals.
 
-The worker lets the sandbox share `workflows`, `contracts` and `conversation` between
-runs instead of re-importing them (see `worker.PASSTHROUGH_PACKAGES`), so the sandbox
-no longer polices their calls at run time. These rules do, on every test run: a
-banned import or call in those packages fails here with the file and line. (The replay
-tests additionally run the workflows fully sandboxed.)
+The worker runs workflows outside Temporal's sandbox by default (see
+`worker.workflow_runner`), so nothing polices `workflows`, `contracts` and
+`conversation` (`worker.WORKFLOW_PACKAGES`) at run time. These rules do, on every test
+run: a banned import, call or `global` statement in those packages fails here with the
+file and line. (The replay tests additionally run the workflows fully sandboxed, and
+every other test runs them with a worker that caches no workflows.)
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from worker import PASSTHROUGH_PACKAGES
+from worker import WORKFLOW_PACKAGES
 
 ROOT = Path(__file__).resolve().parent.parent
 BANNED_MODULES = {
@@ -31,6 +32,10 @@ BANNED_MODULES = {
     "activities": "activities run in the worker, not in workflow code",
     "runtime": "runtime/ does I/O",
     "temporalio.client": "workflow code does not use the client",
+    "secrets": "use workflow.random()",
+    "pathlib": "no I/O in workflow code",
+    "shutil": "no I/O in workflow code",
+    "tempfile": "no I/O in workflow code",
 }
 BANNED_CALLS = {
     "datetime.now": "use workflow.now()",
@@ -38,6 +43,7 @@ BANNED_CALLS = {
     "date.today": "use workflow.now()",
     "os.getenv": "no environment in workflow code",
     "os.environ.get": "no environment in workflow code",
+    "os.urandom": "use workflow.random()",
     "open": "no I/O in workflow code",
     "print": "use workflow.logger",
     "input": "no I/O in workflow code",
@@ -45,7 +51,7 @@ BANNED_CALLS = {
 
 
 def _python_files() -> list[Path]:
-    return sorted(p for package in PASSTHROUGH_PACKAGES for p in (ROOT / package).rglob("*.py"))
+    return sorted(p for package in WORKFLOW_PACKAGES for p in (ROOT / package).rglob("*.py"))
 
 
 def _dotted(node: ast.expr) -> str:
@@ -70,6 +76,9 @@ def _violations(path: Path, relative: str) -> list[str]:
             for banned, why in BANNED_MODULES.items():
                 if module == banned or module.startswith(banned + "."):
                     found.append(f"{relative}:{line}: imports {module} ({why})")
+        if isinstance(node, ast.Global):
+            names = ", ".join(node.names)
+            found.append(f"{relative}:{line}: global {names} (runs share modules: no mutable module state)")
         if isinstance(node, ast.Call):
             name = _dotted(node.func)
             for banned, why in BANNED_CALLS.items():
@@ -81,7 +90,7 @@ def _violations(path: Path, relative: str) -> list[str]:
 
 def test_the_rules_see_every_shared_package() -> None:
     files = {p.relative_to(ROOT).parts[0] for p in _python_files()}
-    assert files == set(PASSTHROUGH_PACKAGES)
+    assert files == set(WORKFLOW_PACKAGES)
 
 
 @pytest.mark.parametrize("path", _python_files(), ids=lambda p: p.relative_to(ROOT).as_posix())
@@ -91,9 +100,13 @@ def test_workflow_packages_do_no_io_clocks_or_randomness(path: Path) -> None:
 
 def test_a_violation_is_reported_with_its_line(tmp_path: Path) -> None:
     bad = tmp_path / "probe.py"
-    bad.write_text("import time\nfrom datetime import datetime\n\nx = datetime.now()\nbook.open()\nprint(x)")
+    bad.write_text(
+        "import time\nfrom datetime import datetime\n\nx = datetime.now()\nbook.open()\nprint(x)\n"
+        "def f():\n    global x\n"
+    )
     assert _violations(bad, "workflows/probe.py") == [
         "workflows/probe.py:1: imports time (use workflow.now() / workflow.sleep())",
         "workflows/probe.py:4: calls datetime.now (use workflow.now())",
         "workflows/probe.py:6: calls print (use workflow.logger)",
+        "workflows/probe.py:8: global x (runs share modules: no mutable module state)",
     ]
