@@ -50,7 +50,7 @@ def workflow_runner(*, sandboxed: bool = False) -> WorkflowRunner:
     `tests/test_workflow_rules.py` (no I/O, clocks, randomness, threads or environment in
     `WORKFLOW_PACKAGES`), the replay tests (recorded histories replay, in the sandbox and
     out of it), and a worker that caches no workflows in every other test (each task
-    replays the run from its start). The sandbox's run-time checks therefore buy nothing
+    replays the run from its start). The sandbox's run-time checks add little to these
     in production, while it costs about 4 ms of worker CPU per iteration (it re-enters
     the sandbox for every payload of every workflow task; bench/README.md). `sandboxed=True`
     turns Temporal's full sandbox on, every module re-imported per run and every call

@@ -105,6 +105,7 @@ class Figures:
     cpus: list[float] = field(default_factory=list[float])
     server_cpus: list[float] = field(default_factory=list[float])
     throughputs: list[float] = field(default_factory=list[float])
+    throughput_ratios: list[float] = field(default_factory=list[float])
     history_events: int = 0
     history_bytes: int = 0
     history_json_bytes: int = 0

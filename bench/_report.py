@@ -68,7 +68,10 @@ def compare(figures: Figures, floor: Figures) -> Comparison:
         extra_cpu_ms_per_iteration=ours_cpu - floor_cpu,
         history_bytes_ratio=ratio(figures.history_bytes, floor.history_bytes),
         history_json_ratio=ratio(figures.history_json_bytes, floor.history_json_bytes),
-        throughput_ratio=ratio(median(figures.throughputs), median(floor.throughputs)),
+        # Paired with the floor batch next to it when measured so (see overhead._throughput).
+        throughput_ratio=median(figures.throughput_ratios)
+        if figures.throughput_ratios and floor.key == "floor"
+        else ratio(median(figures.throughputs), median(floor.throughputs)),
     )
 
 

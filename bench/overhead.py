@@ -118,21 +118,35 @@ async def measure(
             _log(f"{phase}: {', '.join(done)}")
         for key in keys:
             await read_history(last[key], figures[key])
-        for index in range(args.concurrent_rounds):
-            done = []
-            for key in _order(keys, index):
-                runs_per_s = await concurrent_runs(prepared[key], key, args.concurrent)
-                figures[key].throughputs.append(runs_per_s)
-                done.append(f"{key} {runs_per_s:.2f} runs/s")
-            _log(
-                f"{args.concurrent} concurrent, round {index + 1}/{args.concurrent_rounds}: {', '.join(done)}"
-            )
+        await _throughput(prepared, keys, figures, args)
         profiled = ""
         if args.profile:
             from bench._profile import profile
 
             profiled = await profile(prepared, [k for k in keys if k != "floor"], args.profile_runs, last)
         return [figures[key] for key in keys], profiled
+
+
+async def _throughput(
+    prepared: dict[str, Prepared], keys: list[str], figures: dict[str, Figures], args: argparse.Namespace
+) -> None:
+    """Concurrent batches, each scenario paired with a floor batch right before or after it.
+
+    The server slows down as its database fills (runs/s drifts down over the benchmark), so a
+    scenario is compared with the floor batch next to it, and the pair's order alternates
+    (floor first, then the scenario first): the ratio of a round is taken within its pair.
+    """
+    for index in range(args.concurrent_rounds):
+        done: list[str] = []
+        for position, key in enumerate(k for k in _order(keys, index) if k != "floor"):
+            pair = ["floor", key] if (index + position) % 2 == 0 else [key, "floor"]
+            rates: dict[str, float] = {}
+            for member in pair:
+                rates[member] = await concurrent_runs(prepared[member], member, args.concurrent)
+                figures[member].throughputs.append(rates[member])
+            figures[key].throughput_ratios.append(rates[key] / rates["floor"])
+            done.append(f"{key} {rates[key]:.2f} runs/s (floor {rates['floor']:.2f})")
+        _log(f"{args.concurrent} concurrent, round {index + 1}/{args.concurrent_rounds}: {', '.join(done)}")
 
 
 def report(figures: list[Figures], skipped: dict[str, str], heading: str) -> None:
