@@ -68,11 +68,22 @@ def compare(figures: Figures, floor: Figures) -> Comparison:
         extra_cpu_ms_per_iteration=ours_cpu - floor_cpu,
         history_bytes_ratio=ratio(figures.history_bytes, floor.history_bytes),
         history_json_ratio=ratio(figures.history_json_bytes, floor.history_json_bytes),
-        # Paired with the floor batch next to it when measured so (see overhead._throughput).
-        throughput_ratio=median(figures.throughput_ratios)
-        if figures.throughput_ratios and floor.key == "floor"
-        else ratio(median(figures.throughputs), median(floor.throughputs)),
+        throughput_ratio=_throughput_ratio(figures, floor),
     )
+
+
+def _throughput_ratio(figures: Figures, base: Figures) -> float:
+    """Runs/s against `base`, from the per-round ratios to the floor batch each was paired with.
+
+    Two scenarios that were each paired with the floor compare through their ratios to it;
+    without pairs (an older JSON, a single scenario), the medians are divided.
+    """
+    if figures.throughput_ratios and base.key == "floor":
+        return median(figures.throughput_ratios)
+    if figures.throughput_ratios and base.throughput_ratios:
+        return median(figures.throughput_ratios) / median(base.throughput_ratios)
+    base_rate = median(base.throughputs)
+    return median(figures.throughputs) / base_rate if base_rate else float("nan")
 
 
 def _row(figures: Figures, floor: Figures) -> list[str]:
