@@ -157,6 +157,10 @@ async def wait_for_server(
     raise BenchError(f"no Temporal server answered on {address} within {timeout_s:g}s")
 
 
+SERVER_PIDS: dict[str, int] = {}
+"""The process id of each dev server this benchmark started, by address (for its CPU time)."""
+
+
 @contextlib.asynccontextmanager
 async def dev_server(binary: str) -> AsyncIterator[str]:
     """`temporal server start-dev` on free loopback ports with a fresh SQLite file; yields its address."""
@@ -181,10 +185,6 @@ async def dev_server(binary: str) -> AsyncIterator[str]:
             finally:
                 SERVER_PIDS.pop(address, None)
                 await asyncio.to_thread(_stop, process)
-
-
-SERVER_PIDS: dict[str, int] = {}
-"""The process id of each dev server this benchmark started, by address (for its CPU time)."""
 
 
 def server_cpu_s(address: str) -> float | None:

@@ -2,10 +2,10 @@
 
 temporalio's `PydanticPayloadConverter` keeps its `TypeAdapter` cache per converter
 instance, and the worker builds new converters for every workflow run (and for every
-payload's serialization context), so every run built the adapters of every payload type again: a pydantic
-schema build per type per run, most of the converter's cost in a short run. Payload
-types are module-level classes, so one cache shared by all instances is correct and
-makes a converter free to create.
+payload's serialization context), so every run built the adapters of every payload
+type again: a pydantic schema build per type per run, most of the converter's cost in
+a short run. Payload types are module-level classes, so one cache shared by all
+instances is correct and makes a converter free to create.
 """
 
 from __future__ import annotations

@@ -144,8 +144,10 @@ async def test_an_accepted_cancel_always_ends_the_run_cancelled(client: Client, 
 async def test_a_session_never_acks_queued_for_input_the_run_rejects(client: Client, task_queue: str) -> None:
     session_id = new_session_id()
     handle = client.get_workflow_handle(session_id)
+    # The draft call's delay is the window for the steers below; it must outlast them on a loaded
+    # worker (the earlier tests' runs may still be finishing), so it is generous.
     accepted = await ask(
-        client, task_queue, session_id, "fill the queue", turn("draft", delay_s=30), *[turn("final")] * 4
+        client, task_queue, session_id, "fill the queue", turn("draft", delay_s=45), *[turn("final")] * 4
     )
     run = client.get_workflow_handle(accepted.run_workflow_id, result_type=RunResult)
     await wait_until(run, lambda _s, trace: started_llm_calls(trace) == 1)
@@ -165,8 +167,8 @@ async def test_a_session_never_acks_queued_for_input_the_run_rejects(client: Cli
     reasons = Counter(ack.reason for ack in acks if ack.status != "queued")
     assert len(queued) == 2 and reasons == {"queue_full": 3}, acks
     queued |= {steer.input_id for steer in run_steers if steer.input_id}
-    record = await asyncio.wait_for(
-        sessions.await_result(client, session_id, accepted.request_id), timeout=30
+    record = await asyncio.wait_for(  # the rest of the draft's delay, and litellm's first import
+        sessions.await_result(client, session_id, accepted.request_id), timeout=75
     )
     assert record.status == "completed"
     assert input_ids(await session_thread(handle)) == queued
