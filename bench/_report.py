@@ -1,4 +1,4 @@
-"""The table, the one-line summary and the targets of `bench/overhead.py`."""
+"""The tables, the one-line summaries and the targets of `bench/overhead.py`, and printing them."""
 
 from __future__ import annotations
 
@@ -160,3 +160,28 @@ def targets(figures: Figures, floor: Figures) -> list[tuple[str, bool]]:
             bool(figures.throughputs) and versus.throughput_ratio >= TARGET_THROUGHPUT_RATIO,
         ),
     ]
+
+
+def report(figures: list[Figures], skipped: dict[str, str], heading: str) -> None:
+    """Print the tables, the summary line and the targets for one environment's figures."""
+    floor = next(f for f in figures if f.key == "floor")
+    compared = [f for f in figures if f.like_for_like]
+    separate = [f for f in figures if not f.like_for_like]
+    print(f"\n### {heading}\n")
+    print(table(compared, floor))
+    if separate:
+        print("\nReported separately (not like-for-like with the floor):\n")
+        print(table(separate, floor))
+    for key, reason in skipped.items():
+        print(f"\n{key}: not measured: {reason}")
+    print()
+    for row in [f for f in figures if f is not floor]:
+        print(f"{row.key} vs floor: {summary(row, floor)}")
+        if row.key == "ours":
+            for text, met in targets(row, floor):
+                print(f"  [{'met' if met else 'NOT met'}] {text}")
+    # Our worker runs workflows outside the sandbox: against a floor that does the same, the
+    # extra CPU is what the product's own code costs.
+    by_key = {f.key: f for f in figures}
+    if "ours" in by_key and "floor-unsandboxed" in by_key:
+        print(f"ours vs floor-unsandboxed: {summary(by_key['ours'], by_key['floor-unsandboxed'])}")

@@ -41,7 +41,7 @@ from bench._harness import (
     read_history,
     timed_run,
 )
-from bench._report import summary, table, targets
+from bench._report import report
 from bench.scenarios import DEFAULT_SCENARIOS, PEERS_HERE, PEERS_SECOND_ENV, SCENARIOS
 
 
@@ -147,31 +147,6 @@ async def _throughput(
             figures[key].throughput_ratios.append(rates[key] / rates["floor"])
             done.append(f"{key} {rates[key]:.2f} runs/s (floor {rates['floor']:.2f})")
         _log(f"{args.concurrent} concurrent, round {index + 1}/{args.concurrent_rounds}: {', '.join(done)}")
-
-
-def report(figures: list[Figures], skipped: dict[str, str], heading: str) -> None:
-    """Print the tables, the summary line and the targets for one environment's figures."""
-    floor = next(f for f in figures if f.key == "floor")
-    compared = [f for f in figures if f.like_for_like]
-    separate = [f for f in figures if not f.like_for_like]
-    print(f"\n### {heading}\n")
-    print(table(compared, floor))
-    if separate:
-        print("\nReported separately (not like-for-like with the floor):\n")
-        print(table(separate, floor))
-    for key, reason in skipped.items():
-        print(f"\n{key}: not measured: {reason}")
-    print()
-    for row in [f for f in figures if f is not floor]:
-        print(f"{row.key} vs floor: {summary(row, floor)}")
-        if row.key == "ours":
-            for text, met in targets(row, floor):
-                print(f"  [{'met' if met else 'NOT met'}] {text}")
-    # Our worker runs workflows outside the sandbox: against a floor that does the same, the
-    # extra CPU is what the product's own code costs.
-    by_key = {f.key: f for f in figures}
-    if "ours" in by_key and "floor-unsandboxed" in by_key:
-        print(f"ours vs floor-unsandboxed: {summary(by_key['ours'], by_key['floor-unsandboxed'])}")
 
 
 def _child_options(args: argparse.Namespace) -> list[str]:
