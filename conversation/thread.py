@@ -89,6 +89,10 @@ class ContextOpEntry(BaseModel):
 Entry = Annotated[MessageEntry | ContextOpEntry, Field(discriminator="kind")]
 
 
+MUTABLE_PAYLOAD_FIELDS = ("tool_calls",)
+"""The fields of `MessagePayload` that hold a list (`append` copies them; the rest are immutable)."""
+
+
 def append(entries: list[Entry], entry: Entry, first_seq: int = 0) -> Entry:
     """Append `entry` to `entries` (whose first entry has seq `first_seq`) with the next seq.
 
@@ -98,18 +102,18 @@ def append(entries: list[Entry], entry: Entry, first_seq: int = 0) -> Entry:
     seq = first_seq + len(entries)
     if isinstance(entry, MessageEntry):
         # A message payload's fields are immutable (strings, frozen tool calls) except the
-        # `tool_calls` list: copying it and the refs isolates the log as a deep copy would,
-        # at a fraction of the cost (this runs for every message; `MUTABLE_PAYLOAD_FIELDS`).
+        # lists in `MUTABLE_PAYLOAD_FIELDS`: copying them and the refs isolates the log as a
+        # deep copy would, at a fraction of the cost (this runs for every message).
         payload = entry.payload
-        calls = {"tool_calls": list(payload.tool_calls)} if payload.tool_calls is not None else None
+        lists = {
+            name: list(value)
+            for name in MUTABLE_PAYLOAD_FIELDS
+            if (value := getattr(payload, name)) is not None
+        }
         stored: Entry = entry.model_copy(
-            update={"seq": seq, "refs": dict(entry.refs), "payload": payload.model_copy(update=calls)}
+            update={"seq": seq, "refs": dict(entry.refs), "payload": payload.model_copy(update=lists)}
         )
     else:
         stored = entry.model_copy(update={"seq": seq}, deep=True)
     entries.append(stored)
     return stored
-
-
-MUTABLE_PAYLOAD_FIELDS = ("tool_calls",)
-"""The fields of `MessagePayload` that hold a mutable object (`append` copies them)."""
