@@ -12,6 +12,10 @@ module loads neither the CLI (typer, rich) nor litellm. `python client.py --help
 runs the command line (`cli/`). See docs/client.md.
 """
 
+from clients.base import Timeouts
+from clients.errors import RejectedError
+from clients.runs import RunHandle, Runs
+from clients.sessions import SessionHandle, Sessions, session_workflow_id
 from contracts import (
     Ack,
     AgentConfig,
@@ -38,11 +42,7 @@ from conversation import (
     MessageEntry,
     ToolCall,
 )
-from runtime.client_base import Timeouts
-from runtime.client_errors import RejectedError
-from runtime.connection import connect
-from runtime.runs import RunHandle, Runs
-from runtime.sessions import SessionHandle, Sessions, session_workflow_id
+from hosting.connection import connect
 
 __all__ = [
     "Ack",

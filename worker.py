@@ -8,11 +8,11 @@ API keys are read from this process's environment by the LLM activity (litellm's
 variables: OPENAI_API_KEY, ANTHROPIC_API_KEY, ...); they never enter workflow history.
 Session snapshot tokens are signed with REACT_SNAPSHOT_SECRET (export/restore refuse to
 work without a strong one). Large payloads go to the payload store, payloads may be
-encrypted, and TLS/API-key settings apply: see `runtime.settings` (REACT_PAYLOAD_STORE,
+encrypted, and TLS/API-key settings apply: see `payloads.settings` (REACT_PAYLOAD_STORE,
 REACT_ENCRYPTION_KEYS, TEMPORAL_TLS_*, TEMPORAL_API_KEY, ...).
 
 Workflows run outside Temporal's sandbox unless `--sandbox` (or REACT_WORKFLOW_SANDBOX=on)
-asks for it: see `workflow_runner`.
+asks for it: see `hosting.sandbox.workflow_runner`.
 """
 
 from __future__ import annotations
@@ -22,8 +22,7 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio.client import Client
-from temporalio.worker import UnsandboxedWorkflowRunner, Worker, WorkflowRunner
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
+from temporalio.worker import Worker
 
 from activities.archive import ArchiveActivities
 from activities.llm import LLMActivities
@@ -34,29 +33,10 @@ from activities.token_count import count_tokens
 from activities.tool_registry import ToolRegistry, default_registry
 from activities.tools import ToolActivities
 from contracts import TASK_QUEUE
-from runtime.blob_store import BlobStore, blob_store_from_env
+from hosting.sandbox import workflow_runner
+from payloads.blob_store import BlobStore, blob_store_from_env
 from workflows.agent_session import AgentSession
 from workflows.react_run import ReActRun
-
-WORKFLOW_PACKAGES = ("workflows", "contracts", "conversation")
-"""The packages workflow code runs: deterministic by rule (`tests/test_workflow_rules.py`)."""
-
-
-def workflow_runner(*, sandboxed: bool = False) -> WorkflowRunner:
-    """How the worker runs workflow code: directly (the default), or in Temporal's full sandbox.
-
-    Users do not write workflow code here: the product's workflows are the only ones,
-    and what keeps them deterministic is checked on every test run, not at run time:
-    `tests/test_workflow_rules.py` (no I/O, clocks, randomness, threads or environment in
-    `WORKFLOW_PACKAGES`), the replay tests (recorded histories replay, in the sandbox and
-    out of it), and a worker that caches no workflows in every other test (each task
-    replays the run from its start). The sandbox's run-time checks add little to these
-    in production, while it costs about 4 ms of worker CPU per iteration (it re-enters
-    the sandbox for every payload of every workflow task; bench/README.md). `sandboxed=True`
-    turns Temporal's full sandbox on, every module re-imported per run and every call
-    policed: the setting to use while changing workflow code.
-    """
-    return SandboxedWorkflowRunner() if sandboxed else UnsandboxedWorkflowRunner()
 
 
 def build_worker(
@@ -71,7 +51,7 @@ def build_worker(
     """A worker with every workflow, activity and tool of the product registered.
 
     Args:
-        client: a client built with the pydantic data converter (`runtime.connection.connect`).
+        client: a client built with the pydantic data converter (`hosting.connection.connect`).
         task_queue: the queue to poll.
         registry: the tools this worker offers (default: the built-in ones, e.g. `calculator`).
         store: the payload store of the message cache and the thread archive (default: the one
@@ -110,6 +90,6 @@ def build_worker(
 
 
 if __name__ == "__main__":
-    from runtime.worker_process import main
+    from hosting.worker_process import main
 
     main(__doc__ or "")

@@ -56,12 +56,12 @@ from temporalio.exceptions import ApplicationError
 
 from activities._openai_format import openai_message, parse_response, to_openai_messages, to_openai_tools
 from activities.llm_errors import classify
+from activities.local_model import prepare_completion
 from contracts.agent import ScriptTurn
 from contracts.errors import CONTENT_POLICY, CONTEXT_WINDOW_EXCEEDED
 from contracts.llm import SCRIPTED_MODEL, LLMRequest, LLMResponse, ScriptedCall, ToolSpec
 from conversation import ContextPolicy, Message
 from conversation.budget import estimate_tokens
-from runtime.local_model import prepare_completion
 
 __all__ = [
     "AuthenticationError",

@@ -17,7 +17,7 @@ from temporalio.exceptions import ApplicationError
 from contracts import Segment, SegmentRef
 from contracts.activities import ARCHIVE_SEGMENT_ACTIVITY, READ_SEGMENT_ACTIVITY
 from contracts.errors import BLOB_MISSING
-from runtime.blob_store import BlobMissingError, BlobStore
+from payloads.blob_store import BlobMissingError, BlobStore
 
 
 class ArchiveActivities:

@@ -12,7 +12,7 @@ import math
 import operator
 from collections.abc import Callable
 
-from activities.tool_registry import ToolFailure
+from activities.tool_errors import ToolFailure
 
 Number = int | float
 

@@ -17,7 +17,7 @@ are retryable, as in Temporal's default. A run's LLM retry policy bounds the att
 The error's `type` is a code of `contracts.errors` (it becomes the run's `RunError.type`).
 The HTTP status decides it before the exception's class does: litellm labels some 401s
 `BadRequestError` (any body whose type is `invalid_request_error`), which is still an
-authentication failure. The message is the provider's, redacted (`runtime.redaction`)
+authentication failure. The message is the provider's, redacted (`payloads.redaction`)
 and bounded; `details` carries `{"exception": <class name>, "status_code": <int|None>}`.
 This module does not import litellm: `activities._litellm` passes the litellm classes
 that need a code of their own.
@@ -51,7 +51,7 @@ from contracts.errors import (
     SERVER_ERROR,
     TIMEOUT,
 )
-from runtime.redaction import redact
+from payloads.redaction import redact
 
 MAX_RETRY_AFTER = timedelta(days=1)
 """A longer (or non-finite) `retry-after` is ignored, as a garbled one is: Temporal's backoff applies."""

@@ -1,6 +1,6 @@
 """The LLM activity's message cache: every message it is sent or produces, by content digest.
 
-Messages live in the payload store (`runtime.blob_store`), so every worker that
+Messages live in the payload store (`payloads.blob_store`), so every worker that
 shares the store shares the cache; a bounded in-process map saves re-reading them.
 `resolve` turns an `LLMRequest`'s prefix and references back into messages, stores
 the inline ones and the call's message list (so the next call can name it), and
@@ -18,7 +18,7 @@ from contracts import LLMRequest, MessageRef
 from contracts.errors import MESSAGE_CACHE_MISS
 from conversation import Message
 from conversation.digest import list_bytes, list_digest, message_bytes, message_digest
-from runtime.blob_store import BlobMissingError, BlobStore
+from payloads.blob_store import BlobMissingError, BlobStore
 
 MEMORY_BYTES = 64 * 1024 * 1024
 """Bytes of messages and lists kept in memory (least recently used are forgotten first).

@@ -25,10 +25,11 @@ import hmac
 import json
 import re
 from datetime import datetime
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 from pydantic import ValidationError
 
+from contracts.errors import SnapshotErrorCode
 from contracts.snapshot import SNAPSHOT_PREFIX, SNAPSHOT_VERSION, SnapshotPayload
 
 SECRET_ENV = "REACT_SNAPSHOT_SECRET"
@@ -55,19 +56,6 @@ INSECURE_SECRETS = frozenset(
     }
 )
 """Placeholders copied from docs and examples (compared case-insensitively): never a real secret."""
-
-SnapshotErrorCode = Literal[
-    "snapshot_prefix",
-    "snapshot_format",
-    "snapshot_encoding",
-    "snapshot_signature",
-    "snapshot_payload",
-    "snapshot_version",
-    "snapshot_expired",
-    "snapshot_legacy_thread",
-    "snapshot_secret_missing",
-    "snapshot_secret_insecure",
-]
 
 _SECRET_HOWTO = (
     f"set {SECRET_ENV} in the worker's environment to a random value of at least "

@@ -31,6 +31,7 @@ from activities._tool_definition import (
     strip_titles,
     wants_idempotency_key,
 )
+from activities.calculator import calculator
 from activities.tool_errors import InvalidArgumentsError, ToolFailure, UnknownToolError
 from contracts.llm import ToolSpec
 
@@ -212,9 +213,6 @@ class ToolRegistry:
 
 def default_registry() -> ToolRegistry:
     """A new registry with the built-in tools (the calculator)."""
-    # Imported here: the calculator imports ToolFailure from this module.
-    from activities.calculator import calculator
-
     registry = ToolRegistry()
     registry.register(calculator)
     return registry

@@ -8,7 +8,7 @@ retries them; the workflow turns exhausted retries into an error outcome.
 
 Error types are codes of `contracts.errors` (`unknown_tool`, `invalid_arguments`,
 `invalid_result`, `tool_error`, or a `ToolFailure`'s own type). Messages and details
-are redacted (`runtime.redaction`) before they leave the worker, and a tool's exception
+are redacted (`payloads.redaction`) before they leave the worker, and a tool's exception
 is never chained to the raised error (Temporal would write its text into history).
 """
 
@@ -29,7 +29,7 @@ from contracts.activities import RESOLVE_TOOLS_ACTIVITY, TOOL_ACTIVITY
 from contracts.errors import INVALID_ARGUMENTS, INVALID_RESULT, TOOL_ERROR, UNKNOWN_TOOL
 from contracts.llm import ToolSpec
 from contracts.tools import ResolveToolsRequest, ToolCallRequest, ToolError, ToolOutcome
-from runtime.redaction import redact, redact_json
+from payloads.redaction import redact, redact_json
 
 MAX_RESULT_CHARS = 64 * 1024
 """Longest JSON text of a result sent back to the model; longer results are truncated, never refused."""

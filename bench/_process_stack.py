@@ -45,7 +45,7 @@ class Stack:
 
     async def start_server(self) -> None:
         """Start the dev server on the stack's port and SQLite file (the same every time)."""
-        from runtime.dev_server import ensure_dev_server
+        from hosting.dev_server import ensure_dev_server
 
         self.server = await ensure_dev_server(self.address, self.work / "dev.db", self.ui_port)
         if self.server is None:

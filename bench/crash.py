@@ -4,7 +4,7 @@
     .venv/bin/python -m bench.crash --rounds 3 --timeout 300
 
 Everything is real and on 127.0.0.1: a `temporal server start-dev` with a SQLite file
-(`runtime.dev_server.ensure_dev_server`), the product's `worker.py` as a separate process
+(`hosting.dev_server.ensure_dev_server`), the product's `worker.py` as a separate process
 (workflow cache on; tools from `tests.agent_tools`), the scripted model. Each round starts
 two runs and one session ask and waits until all three reach the round's point: mid LLM
 call, mid tool (after its side effect), or right after the first tool round. There it
@@ -192,7 +192,7 @@ async def main(rounds: int, per_round: int, timeout_s: float) -> int:
     work = Path(tempfile.mkdtemp(prefix="bench-crash-"))
     stack = Stack(work)
     os.environ["REACT_PAYLOAD_STORE"] = stack.env["REACT_PAYLOAD_STORE"]
-    from runtime.connection import connect
+    from hosting.connection import connect
 
     subjects: list[Subject] = []
     began = time.monotonic()

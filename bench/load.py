@@ -128,7 +128,7 @@ async def main(sessions: int, tool_s: float, timeout_s: float) -> int:
     work = Path(tempfile.mkdtemp(prefix="bench-load-"))
     stack = Stack(work)
     os.environ["REACT_PAYLOAD_STORE"] = stack.env["REACT_PAYLOAD_STORE"]
-    from runtime.connection import connect
+    from hosting.connection import connect
 
     samples: list[float] = []
     stop = asyncio.Event()

@@ -42,10 +42,10 @@ from temporalio.client import Client
 
 from bench._process_stack import Stack, machine
 from bench.load import rss_mib, sample_rss
-from runtime.blob_store import BlobStore
+from payloads.blob_store import BlobStore
 
 if TYPE_CHECKING:
-    from runtime.client_session import SessionHandle
+    from clients.session_handle import SessionHandle
 
 QUESTION_CHARS = 10_000
 ANSWER_CHARS = 30_000
@@ -73,7 +73,7 @@ def answer(turn: int) -> str:
 
 async def payload_data(payload: Payload, store: BlobStore) -> bytes:
     """A payload's data, read from the payload store when history holds only its claim-check reference."""
-    from runtime.payload_storage import CLAIM_KEY, BlobStoreDriver
+    from payloads.claim_check import CLAIM_KEY, BlobStoreDriver
 
     if payload.metadata.get("messageType") != CLAIM_REFERENCE_TYPE:
         return payload.data
@@ -265,9 +265,9 @@ async def main(turns: int, block_size: int) -> int:
     stack = Stack(work)
     stack.queue = f"long-session-{uuid.uuid4().hex[:8]}"
     os.environ["REACT_PAYLOAD_STORE"] = stack.env["REACT_PAYLOAD_STORE"]
-    from runtime.blob_store import blob_store_from_env
-    from runtime.connection import connect
-    from runtime.sessions import Sessions
+    from clients.sessions import Sessions
+    from hosting.connection import connect
+    from payloads.blob_store import blob_store_from_env
 
     session_id = f"bench-long-session-{uuid.uuid4().hex[:8]}"
     began = time.monotonic()

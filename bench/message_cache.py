@@ -40,7 +40,7 @@ from bench._process_stack import Stack, machine
 from bench.long_session import payload_data
 
 if TYPE_CHECKING:
-    from runtime.blob_store import BlobStore
+    from payloads.blob_store import BlobStore
 
 LLM_ACTIVITY = "llm_call"
 
@@ -82,7 +82,7 @@ async def measure(events: list[HistoryEvent], iterations: int, store: BlobStore)
     """Read the LLM inputs out of a run's history and rebuild each with every message inline."""
     from activities.message_cache import MessageCache
     from contracts import LLMRequest
-    from runtime.payload_converter import ProductPayloadConverter
+    from payloads.converter import ProductPayloadConverter
 
     converter, cache = ProductPayloadConverter(), MessageCache(store)
     calls: list[Call] = []
@@ -119,8 +119,8 @@ async def one_run(
     client: Client, queue: str, iterations: int, result_chars: int
 ) -> tuple[str, list[HistoryEvent]]:
     """Run `iterations` tool rounds; what is wrong with the result ("" if nothing) and the history."""
+    from clients.runs import Runs
     from contracts import AgentConfig
-    from runtime.runs import Runs
 
     config = AgentConfig.model_validate(
         {
@@ -172,8 +172,8 @@ async def main(lengths: list[int], result_chars: int) -> int:
     stack = Stack(work)
     stack.queue = f"message-cache-{uuid.uuid4().hex[:8]}"
     os.environ["REACT_PAYLOAD_STORE"] = stack.env["REACT_PAYLOAD_STORE"]
-    from runtime.blob_store import blob_store_from_env
-    from runtime.connection import connect
+    from hosting.connection import connect
+    from payloads.blob_store import blob_store_from_env
 
     began = time.monotonic()
     problems: list[str] = []

@@ -189,7 +189,7 @@ async def run(args: argparse.Namespace) -> int:
         figures, profiled = await measure(args.address, scenarios, args, skipped)
     else:
         from bench._harness import dev_server
-        from runtime.dev_server import temporal_binary
+        from hosting.dev_server import temporal_binary
 
         async with dev_server(temporal_binary()) as address:
             _log(f"dev server on {address}")

@@ -78,7 +78,7 @@ async def ours_sandboxed(bench: Bench) -> Prepared:
 async def _ours(bench: Bench, key: str, *, local_tools: bool, sandboxed: bool = False) -> Prepared:
     from activities.calculator import calculator
     from activities.tool_registry import ToolRegistry
-    from runtime.connection import connect
+    from hosting.connection import connect
     from worker import build_worker
 
     client = await connect(bench.address)

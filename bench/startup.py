@@ -32,7 +32,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from runtime.dev_server import temporal_binary
+from hosting.dev_server import temporal_binary
 
 ROOT = Path(__file__).resolve().parent.parent
 READY_LINE = "worker polling"
@@ -41,7 +41,7 @@ READY_TIMEOUT_S = 120.0
 # Each runs in a fresh interpreter and prints one number.
 IMPORT_PROBE = """
 import time
-import activities, contracts, conversation, runtime.redaction  # a worker has these already
+import activities, contracts, conversation, payloads.redaction  # a worker has these already
 started = time.perf_counter()
 from activities import _litellm
 print(time.perf_counter() - started)

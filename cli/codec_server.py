@@ -32,10 +32,10 @@ from temporalio.api.sdk.v1 import ExternalStorageReference
 from cli.common import say
 from cli.errors import CliError, err_console, reported
 from cli.params import argument, option
-from runtime.blob_store import BlobMissingError, BlobStoreError, check_digest, shared_blob_store
-from runtime.codec import AesGcmCodec
-from runtime.payload_storage import DRIVER_NAME, BlobStoreDriver, PayloadClaimError
-from runtime.settings import SettingsError, load_settings
+from payloads.blob_store import BlobMissingError, BlobStoreError, check_digest, shared_blob_store
+from payloads.claim_check import DRIVER_NAME, BlobStoreDriver, PayloadClaimError
+from payloads.codec import AesGcmCodec
+from payloads.settings import SettingsError, load_settings
 
 DEFAULT_PORT = 8081
 DEFAULT_ORIGINS = ("http://localhost:8233", "http://127.0.0.1:8233", "http://localhost:8080")

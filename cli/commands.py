@@ -19,7 +19,7 @@ from cli.common import Target
 from cli.control_commands import cancel, compact, context_replace, context_switch, inject, steer
 from cli.params import option
 from cli.run_commands import run, show
-from runtime.connection import DEFAULT_ADDRESS, DEFAULT_NAMESPACE
+from hosting.connection import DEFAULT_ADDRESS, DEFAULT_NAMESPACE
 
 app = CliApp(
     help="Run, follow, steer and inspect durable ReAct agents on Temporal.",

@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 
 from cli import render
-from runtime.connection import temporal_address, temporal_namespace
+from hosting.connection import temporal_address, temporal_namespace
 
 DEFAULT_UI_URL = "http://localhost:8233"
 

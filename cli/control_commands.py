@@ -17,9 +17,9 @@ from cli import inputs, ops, render
 from cli.common import Target, say, target_of
 from cli.errors import reported
 from cli.params import AddressOpt, ControlId, NamespaceOpt, OpIdOpt, Reason, ReasonOpt, argument, option
+from clients import inputs as client_inputs
+from clients.sessions import SessionHandle
 from contracts import Ack
-from runtime import client_inputs
-from runtime.sessions import SessionHandle
 
 
 def send_control(

@@ -19,9 +19,9 @@ from collections.abc import Sequence
 
 from pydantic import JsonValue
 
+from activities.local_model import BUNDLED_MODEL, DEFAULT_API_BASE, configured_model_problem, missing_install
 from cli.errors import CliError
 from contracts import SCRIPTED_MODEL, AgentConfig, ScriptToolCall, ScriptTurn
-from runtime.local_model import BUNDLED_MODEL, DEFAULT_API_BASE, configured_model_problem, missing_install
 
 DEMO_TOOL = "calculator"
 DEMO_QUERY = "What is 17 * 23?"

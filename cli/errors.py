@@ -23,11 +23,11 @@ from temporalio.client import (
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from clients.errors import RejectedError
 from contracts import TASK_QUEUE
-from runtime.blob_store import BlobMissingError, BlobStoreError
-from runtime.client_errors import RejectedError
-from runtime.codec import PayloadDecryptionError
-from runtime.payload_storage import PayloadClaimError
+from payloads.blob_store import BlobMissingError, BlobStoreError
+from payloads.claim_check import PayloadClaimError
+from payloads.codec import PayloadDecryptionError
 
 err_console = Console(stderr=True, highlight=False)
 

@@ -24,13 +24,13 @@ from temporalio.service import RPCError
 
 from cli import render
 from cli.errors import CliError, describe, unreachable_message
+from clients.base import Timeouts
+from clients.runs import RunHandle, Runs
+from clients.sessions import Sessions
 from contracts import RunResult, Trace
 from conversation import Entry
-from runtime.client_base import Timeouts
-from runtime.connection import connect
-from runtime.runs import RunHandle, Runs
-from runtime.sessions import Sessions
-from runtime.settings import SettingsError
+from hosting.connection import connect
+from payloads.settings import SettingsError
 
 CONNECT_TIMEOUT_S = 10.0
 POLL_INTERVAL_S = 0.25

@@ -17,8 +17,8 @@ from cli.common import Target, announce, out, say_lines, target_of
 from cli.demo import DEMO_QUERY, demo_notice
 from cli.errors import CliError, err_console, reported
 from cli.params import AddressOpt, ApiBaseOpt, ModelOpt, NamespaceOpt, View, WorkflowId, argument, option
+from clients import inputs as client_inputs
 from contracts import AgentConfig
-from runtime import client_inputs
 
 
 def run(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cli.errors import CliError
-from runtime.sessions import session_workflow_id
+from clients.sessions import session_workflow_id
 
 
 def session_id_of(session: str | None, conversation: str | None, first: str | None) -> str | None:

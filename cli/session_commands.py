@@ -41,8 +41,8 @@ from cli.params import (
 )
 from cli.session_args import resume_hint, session_and_argument, session_id_of
 from cli.session_inspect_commands import export, history, status
-from runtime import client_inputs
-from runtime.sessions import session_workflow_id
+from clients import inputs as client_inputs
+from clients.sessions import session_workflow_id
 
 DEFAULT_AGENT_ID = "default"
 

@@ -1,6 +1,6 @@
 """The Temporal side of the session commands: prepare the asks of a session, follow a request.
 
-Everything else goes through the typed client (`runtime.sessions.SessionHandle`); the
+Everything else goes through the typed client (`clients.sessions.SessionHandle`); the
 CLI never imports workflow code.
 """
 
@@ -18,9 +18,9 @@ from temporalio.service import RPCError, RPCStatusCode
 from cli import inputs, ops
 from cli.demo import demo_notice
 from cli.errors import err_console
+from clients.sessions import SessionHandle
 from contracts import AgentConfig
 from contracts.session import AskAccepted, RequestRecord, RequestResult
-from runtime.sessions import SessionHandle
 
 DESCRIBE_TIMEOUT = timedelta(seconds=10)
 RECORDS = TypeAdapter(list[RequestRecord])

@@ -1,14 +1,40 @@
-"""Activity names and their Web UI summaries: the contract between workflows and the worker.
+"""The activity table: every activity declared once, the contract between workflows and the worker.
+
+Each `ActivitySpec` names an activity, its input and result types, its default options
+(timeouts, retry policy, cancellation type) and its Web UI summary. Workflows call every
+activity through `workflows.activity_calls.call_activity`, and the worker registers exactly
+the activities of `ACTIVITIES` (`tests/test_activity_table.py` checks both directions).
+
+Options resolve in one order, each layer winning over the one before it
+(`workflows.activity_options.options_for`):
+
+1. the table default (`ActivitySpec.defaults`);
+2. the deployment override (`ActivityOverride`, from the plugin's arguments or the
+   environment, installed by `workflows.activity_options.ActivityOptionsInterceptor`);
+3. the agent's own settings (`ActivitySpec.per_agent`: `llm_timeout_s`, `llm_max_attempts`,
+   `tool_timeout_s`, `tool_max_retries`, `tool_retry_backoff_s`), when the run's `AgentConfig`
+   sets them to something other than their defaults (a session's ask overrides are already
+   merged into the run's config).
 
 Workflow code imports this module, so it stays pure and light: no litellm, no I/O.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Annotated, Any, Final, Generic, Literal, TypeVar
 
-from contracts.llm import LLMRequest
-from contracts.tools import ToolCallRequest
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from contracts.agent import AgentConfig
+from contracts.compaction import SummarizeRequest, SummarizeResult
+from contracts.llm import CountTokensRequest, LLMRequest, LLMResponse, ToolSpec
+from contracts.session import ExportResult
+from contracts.snapshot import ExportSnapshotRequest, RestoreSnapshotRequest, SnapshotPayload
+from contracts.thread import Segment, SegmentRef
+from contracts.tools import ResolveToolsRequest, ToolCallRequest, ToolOutcome
 
 LLM_ACTIVITY: Final = "llm_call"
 TOOL_ACTIVITY: Final = "run_tool"
@@ -19,6 +45,115 @@ SUMMARIZE_ACTIVITY: Final = "summarize"
 COUNT_TOKENS_ACTIVITY: Final = "count_tokens"
 ARCHIVE_SEGMENT_ACTIVITY: Final = "archive_segment"
 READ_SEGMENT_ACTIVITY: Final = "read_segment"
+
+LLM_TIMEOUT_SLACK_S: Final = 30.0
+"""An LLM activity's start-to-close timeout is the provider timeout (`llm_timeout_s`) plus this."""
+
+_Timeout = Annotated[float, Field(gt=0, le=7 * 86_400)]
+_Interval = Annotated[float, Field(gt=0, le=86_400)]
+
+
+class ActivityOverride(BaseModel):
+    """Options that replace an activity's table defaults; a field left out (None) keeps the default.
+
+    `maximum_attempts` 0 means unlimited (Temporal's convention). Whatever the layers
+    give, the maximum retry interval is never below the initial one.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    start_to_close_timeout_s: _Timeout | None = None
+    heartbeat_timeout_s: _Timeout | None = None
+    maximum_attempts: Annotated[int, Field(ge=0, le=10_000)] | None = None
+    initial_interval_s: _Interval | None = None
+    backoff_coefficient: Annotated[float, Field(ge=1, le=100)] | None = None
+    maximum_interval_s: _Interval | None = None
+
+    @model_validator(mode="after")
+    def _intervals_in_order(self) -> ActivityOverride:
+        initial, maximum = self.initial_interval_s, self.maximum_interval_s
+        if initial is not None and maximum is not None and maximum < initial:
+            raise ValueError("maximum_interval_s must be at least initial_interval_s")
+        return self
+
+    def set_fields(self) -> dict[str, float | int]:
+        """The fields this override sets (what it changes in the layer below)."""
+        return self.model_dump(exclude_none=True)
+
+
+class ActivityOptions(BaseModel):
+    """An activity's resolved options (`maximum_interval_s` None: Temporal's default, 100 x initial)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    start_to_close_timeout_s: float
+    heartbeat_timeout_s: float | None = None
+    maximum_attempts: int = 0
+    initial_interval_s: float = 1.0
+    backoff_coefficient: float = 2.0
+    maximum_interval_s: float | None = None
+
+    def layered(self, fields: Mapping[str, Any]) -> ActivityOptions:
+        """These options with `fields` (an override's set fields) replacing theirs."""
+        options = self.model_copy(update=dict(fields))
+        maximum = options.maximum_interval_s
+        if maximum is not None and maximum < options.initial_interval_s:
+            options = options.model_copy(update={"maximum_interval_s": options.initial_interval_s})
+        return options
+
+
+class UnknownActivityError(ValueError):
+    """An override names an activity that is not in the table."""
+
+
+Cancellation = Literal["try_cancel", "wait_cancellation_completed", "abandon"]
+In = TypeVar("In")
+Out = TypeVar("Out")
+
+
+def _no_agent_settings(config: AgentConfig) -> ActivityOverride:
+    return ActivityOverride()
+
+
+@dataclass(frozen=True)
+class ActivitySpec(Generic[In, Out]):
+    """One activity: name, payload types, default options, Web UI summary and per-agent layer."""
+
+    name: str
+    input_type: type[In]
+    result_type: type[Out]
+    defaults: ActivityOptions
+    summary: Callable[[In], str]
+    per_agent: Callable[[AgentConfig], ActivityOverride] = _no_agent_settings
+    cancellation: Cancellation = "try_cancel"
+
+
+def _agent_default(field: str) -> Any:
+    return AgentConfig.model_fields[field].default
+
+
+def _agent_set(config: AgentConfig, field: str) -> Any:
+    """The config's value of `field`, or None when it is the field's default (nothing to layer)."""
+    value = getattr(config, field)
+    return None if value == _agent_default(field) else value
+
+
+def _llm_settings(config: AgentConfig) -> ActivityOverride:
+    timeout = _agent_set(config, "llm_timeout_s")
+    return ActivityOverride(
+        start_to_close_timeout_s=None if timeout is None else timeout + LLM_TIMEOUT_SLACK_S,
+        maximum_attempts=_agent_set(config, "llm_max_attempts"),
+    )
+
+
+def _tool_settings(config: AgentConfig) -> ActivityOverride:
+    retries = _agent_set(config, "tool_max_retries")
+    backoff = _agent_set(config, "tool_retry_backoff_s")
+    return ActivityOverride(
+        start_to_close_timeout_s=_agent_set(config, "tool_timeout_s"),
+        maximum_attempts=None if retries is None else retries + 1,
+        initial_interval_s=None if backoff is None else max(backoff, 0.001),
+    )
 
 
 def activity_summary(request: LLMRequest) -> str:
@@ -32,3 +167,126 @@ def activity_summary(request: LLMRequest) -> str:
 def tool_activity_summary(request: ToolCallRequest) -> str:
     """The Web UI summary of a tool call: tool name and call id, e.g. `tool calculator call_0_0`."""
     return f"tool {request.call.name} {request.call.id}"
+
+
+def _resolve_summary(request: ResolveToolsRequest) -> str:
+    if len(request.names) == 1:
+        return f"resolve tool {request.names[0]}"
+    return "resolve tools"
+
+
+def _archive_summary(segment: Segment) -> str:
+    entries = segment.entries
+    return f"archive entries {entries[0].seq}-{entries[-1].seq}" if entries else "archive entries"
+
+
+_LLM_TIMEOUT_S = _agent_default("llm_timeout_s") + LLM_TIMEOUT_SLACK_S
+_LLM_ATTEMPTS = _agent_default("llm_max_attempts")
+
+LLM_CALL = ActivitySpec(
+    LLM_ACTIVITY,
+    LLMRequest,
+    LLMResponse,
+    ActivityOptions(
+        start_to_close_timeout_s=_LLM_TIMEOUT_S,
+        heartbeat_timeout_s=10,
+        maximum_attempts=_LLM_ATTEMPTS,
+        maximum_interval_s=60,
+    ),
+    activity_summary,
+    _llm_settings,
+)
+RUN_TOOL = ActivitySpec(
+    TOOL_ACTIVITY,
+    ToolCallRequest,
+    ToolOutcome,
+    ActivityOptions(
+        start_to_close_timeout_s=_agent_default("tool_timeout_s"),
+        maximum_attempts=_agent_default("tool_max_retries") + 1,
+        initial_interval_s=max(_agent_default("tool_retry_backoff_s"), 0.001),
+    ),
+    tool_activity_summary,
+    _tool_settings,
+)
+RESOLVE_TOOLS = ActivitySpec(
+    RESOLVE_TOOLS_ACTIVITY,
+    ResolveToolsRequest,
+    list[ToolSpec],
+    ActivityOptions(start_to_close_timeout_s=10, maximum_attempts=3),
+    _resolve_summary,
+)
+EXPORT_SNAPSHOT = ActivitySpec(
+    EXPORT_SNAPSHOT_ACTIVITY,
+    ExportSnapshotRequest,
+    ExportResult,
+    ActivityOptions(start_to_close_timeout_s=10, maximum_attempts=3),
+    lambda request: f"export {request.context_ref}",
+)
+RESTORE_SNAPSHOT = ActivitySpec(
+    RESTORE_SNAPSHOT_ACTIVITY,
+    RestoreSnapshotRequest,
+    SnapshotPayload,
+    ActivityOptions(start_to_close_timeout_s=10, maximum_attempts=3),
+    lambda _request: "restore snapshot",
+)
+SUMMARIZE = ActivitySpec(
+    SUMMARIZE_ACTIVITY,
+    SummarizeRequest,
+    SummarizeResult,
+    ActivityOptions(
+        start_to_close_timeout_s=_LLM_TIMEOUT_S, heartbeat_timeout_s=10, maximum_attempts=_LLM_ATTEMPTS
+    ),
+    lambda request: f"summarize {request.model}",
+    _llm_settings,
+)
+COUNT_TOKENS = ActivitySpec(
+    COUNT_TOKENS_ACTIVITY,
+    CountTokensRequest,
+    list[int],
+    ActivityOptions(start_to_close_timeout_s=30),
+    lambda request: f"count tokens ({len(request.messages)} messages)",
+)
+ARCHIVE_SEGMENT = ActivitySpec(
+    ARCHIVE_SEGMENT_ACTIVITY,
+    Segment,
+    SegmentRef,
+    ActivityOptions(start_to_close_timeout_s=60, maximum_interval_s=30),
+    _archive_summary,
+)
+READ_SEGMENT = ActivitySpec(
+    READ_SEGMENT_ACTIVITY,
+    SegmentRef,
+    Segment,
+    ActivityOptions(start_to_close_timeout_s=60, maximum_attempts=3),
+    lambda ref: f"read entries {ref.first_seq}-{ref.last_seq}",
+)
+
+ACTIVITIES: Final[Mapping[str, ActivitySpec[Any, Any]]] = MappingProxyType(
+    {
+        spec.name: spec
+        for spec in (
+            LLM_CALL,
+            RUN_TOOL,
+            RESOLVE_TOOLS,
+            EXPORT_SNAPSHOT,
+            RESTORE_SNAPSHOT,
+            SUMMARIZE,
+            COUNT_TOKENS,
+            ARCHIVE_SEGMENT,
+            READ_SEGMENT,
+        )
+    }
+)
+"""Every activity of the product, by name."""
+
+
+def check_overrides(overrides: Mapping[str, ActivityOverride]) -> None:
+    """Refuse overrides of activities the table does not declare.
+
+    Raises:
+        UnknownActivityError: naming the unknown activities and the known ones.
+    """
+    unknown = sorted(set(overrides) - set(ACTIVITIES))
+    if unknown:
+        known = ", ".join(ACTIVITIES)
+        raise UnknownActivityError(f"unknown activity {', '.join(map(repr, unknown))}; activities: {known}")

@@ -1,14 +1,14 @@
 """The error vocabulary: every `ApplicationError.type`, `Ack.reason`, `RunError.type` and `ToolError.type`.
 
 One casing (snake_case), one meaning per code, used by workflows, activities, the
-client and the CLI alike. docs/errors.md lists every code of `DESCRIPTIONS`
-(`tests/test_docs_errors.py` checks that it is current), so a new code is documented
-where it is defined.
+client and the CLI alike. docs/errors.md lists every code of `DESCRIPTIONS` and of
+`SNAPSHOT_DESCRIPTIONS` (`tests/test_docs_errors.py` checks that it is current), so a
+new code is documented where it is defined.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, Literal
 
 # ---- input and limits ---------------------------------------------------------------------
 INVALID_INPUT: Final = "invalid_input"
@@ -57,6 +57,20 @@ TOOL_ERROR: Final = "tool_error"
 # ---- storage ----------------------------------------------------------------------------------
 BLOB_MISSING: Final = "blob_missing"
 
+# ---- snapshot tokens (raised by `activities.snapshot_token`, in check order) --------------------
+SnapshotErrorCode = Literal[
+    "snapshot_prefix",
+    "snapshot_format",
+    "snapshot_encoding",
+    "snapshot_signature",
+    "snapshot_payload",
+    "snapshot_version",
+    "snapshot_expired",
+    "snapshot_legacy_thread",
+    "snapshot_secret_missing",
+    "snapshot_secret_insecure",
+]
+
 DESCRIPTIONS: Final[dict[str, str]] = {
     INVALID_INPUT: "Input that cannot be used: wrong shape or types, out-of-range numbers. Nothing changed.",
     PAYLOAD_TOO_LARGE: "An input over its documented size limit (named in the message). Nothing changed.",
@@ -96,3 +110,25 @@ DESCRIPTIONS: Final[dict[str, str]] = {
     TOOL_ERROR: "A tool failed (a `ToolFailure` without its own type, or an exception).",
     BLOB_MISSING: "A payload or message referenced by hash is not in the payload store.",
 }
+
+SNAPSHOT_DESCRIPTIONS: Final[dict[SnapshotErrorCode, str]] = {
+    "snapshot_prefix": "The token does not start with `rt2.` (not the current format, or not copied whole).",
+    "snapshot_format": (
+        "After the prefix the token does not have two parts separated by one dot (truncated or altered)."
+    ),
+    "snapshot_encoding": "The token holds characters that are not URL-safe base64.",
+    "snapshot_signature": (
+        "The signature does not match: the token was altered, or signed with another `REACT_SNAPSHOT_SECRET`."
+    ),
+    "snapshot_payload": "The signed content is not a snapshot this worker can read.",
+    "snapshot_version": "The token is of another snapshot version; export the conversation again.",
+    "snapshot_expired": "The token's `ttl_s` has passed; export the conversation again.",
+    "snapshot_legacy_thread": (
+        "The token carries a whole thread (an older format, which is no longer restored)."
+    ),
+    "snapshot_secret_missing": "The worker has no `REACT_SNAPSHOT_SECRET`.",
+    "snapshot_secret_insecure": (
+        "The worker's `REACT_SNAPSHOT_SECRET` is a known placeholder or shorter than 32 characters."
+    ),
+}
+"""The snapshot token's codes (`SnapshotErrorCode`), documented in docs/errors.md's last section."""

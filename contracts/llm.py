@@ -105,6 +105,15 @@ class LLMResponse(OmitDefaults):
     model: str | None = None
     local_tools: list[str] = []
 
+    def assistant_message(self) -> Message:
+        """The assistant message this answer adds to the context (run and activity digest the same one)."""
+        return Message(
+            role="assistant",
+            content=self.content,
+            tool_calls=list(self.tool_calls) or None,
+            thinking=self.thinking,
+        )
+
 
 class CountTokensRequest(BaseModel):
     """Messages to count with the model's own tokenizer (`token_estimator: exact`)."""

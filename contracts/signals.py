@@ -82,6 +82,11 @@ class Ack(BaseModel):
     reason: str | None = None
     message: str | None = None
 
+    @classmethod
+    def rejected(cls, reason: str, message: str, *, op_id: str | None = None) -> Ack:
+        """A rejection: `reason` a code of `contracts.errors`, `message` a sentence for humans."""
+        return cls(status="rejected", op_id=op_id, reason=reason, message=message)
+
 
 class ControlAck(BaseModel):
     """A run's answer to input or a cancel its parent session forwarded (signal `control_ack`)."""

@@ -28,8 +28,8 @@ class Lab:
         """A dev server (continue-as-new suggested at 120 events, like the tests') and a worker."""
         from temporalio.testing import WorkflowEnvironment
 
-        from runtime.connection import build_data_converter
-        from runtime.dev_server import temporal_binary
+        from hosting.connection import build_data_converter
+        from hosting.dev_server import temporal_binary
 
         async with await WorkflowEnvironment.start_local(  # pyright: ignore[reportUnknownMemberType]
             data_converter=build_data_converter(),
@@ -46,7 +46,7 @@ class Lab:
 
     async def start_worker(self) -> None:
         """Start a worker whose message cache and archive use a store of their own (empty)."""
-        from runtime.blob_store import LocalDiskBlobStore
+        from payloads.blob_store import LocalDiskBlobStore
         from tests.agent_tools import registry_for_tests
         from worker import build_worker
 
@@ -90,7 +90,7 @@ class Lab:
 
 
 class Session:
-    """One `AgentSession` driven the way `runtime.sessions` does, with plain JSON."""
+    """One `AgentSession` driven the way `clients.sessions` does, with plain JSON."""
 
     def __init__(self, lab: Lab, name: str, **start: Any) -> None:
         self.lab = lab

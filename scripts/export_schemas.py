@@ -3,7 +3,7 @@
     .venv/bin/python scripts/export_schemas.py           # (re)write schemas/*.json
     .venv/bin/python scripts/export_schemas.py --check   # exit 1 and name the stale files
 
-The schemas are generated from the pydantic models (`runtime/client_schemas.py`);
+The schemas are generated from the pydantic models (`clients/schemas.py`);
 `tests/test_schemas.py` fails when a committed schema is stale. docs/client.md says
 how another service uses them.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 def main() -> int:
     """Write or check the schema files; the exit code is 1 when `--check` finds stale files."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from runtime.client_schemas import SCHEMA_FOLDER, stale_files, write_schema_files
+    from clients.schemas import SCHEMA_FOLDER, stale_files, write_schema_files
 
     parser = argparse.ArgumentParser(description="Write or check the JSON Schemas of schemas/.")
     parser.add_argument("--check", action="store_true", help="only report stale files")

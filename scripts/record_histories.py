@@ -62,7 +62,7 @@ async def _histories_of(client: Any, workflow_id: str) -> list[tuple[str, Any]]:
 
 async def record(folder: Path, only: set[str]) -> None:
     """Record the scenarios (all, or those in `only`) into `folder`."""
-    from runtime.blob_store import LocalDiskBlobStore
+    from payloads.blob_store import LocalDiskBlobStore
     from tests.test_replay import PAYLOADS_FOLDER, claim_digest, features_of, payloads_in
 
     if any(folder.glob("*.json")):

@@ -37,9 +37,9 @@ import pytest_asyncio
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from runtime.blob_store import BlobStore, blob_store_from_env
-from runtime.connection import build_data_converter
-from runtime.dev_server import temporal_binary
+from hosting.connection import build_data_converter
+from hosting.dev_server import temporal_binary
+from payloads.blob_store import BlobStore, blob_store_from_env
 from tests.agent_tools import registry_for_tests
 from worker import build_worker
 

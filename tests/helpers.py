@@ -16,6 +16,7 @@ from temporalio.api.sdk.v1 import ExternalStorageReference
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 
+from clients.update_retry import execute_update
 from contracts import (
     WORKFLOW_TYPE,
     Ack,
@@ -29,9 +30,8 @@ from contracts import (
     Trace,
 )
 from conversation import Context, Entry, MessageEntry, MessagePayload
-from runtime.blob_store import BlobStore
-from runtime.payload_storage import BlobStoreDriver
-from runtime.update_retry import execute_update
+from payloads.blob_store import BlobStore
+from payloads.claim_check import BlobStoreDriver
 
 
 def turn(content: str | None = None, **fields: Any) -> ScriptTurn:

@@ -7,11 +7,11 @@ from typing import Any
 
 from temporalio.client import Client, WorkflowHandle
 
+from clients import sessions
 from contracts import AgentConfig, ScriptTurn, Segment, ThreadPage, ThreadQuery
 from contracts.session import AskAccepted, AskInput, RequestRecord, RequestResult, SessionStatus
 from conversation import Entry
-from runtime import sessions
-from runtime.blob_store import BlobStore
+from payloads.blob_store import BlobStore
 
 
 def new_session_id() -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.blob_store import (
+from payloads.blob_store import (
     BlobMissingError,
     BlobStoreError,
     LocalDiskBlobStore,
@@ -22,8 +22,8 @@ from runtime.blob_store import (
     digest_of,
     open_blob_store,
 )
-from runtime.codec import SealedBlobStore
-from runtime.settings import EncryptionKey, FileStoreSetting
+from payloads.codec import SealedBlobStore
+from payloads.settings import EncryptionKey, FileStoreSetting
 
 REPO = Path(__file__).resolve().parent.parent
 K1 = EncryptionKey("k1", b"\x01" * 32)
@@ -112,7 +112,7 @@ async def test_readers_never_see_a_partial_blob_during_concurrent_writes(tmp_pat
 WRITER = """
 import asyncio, sys
 from pathlib import Path
-from runtime.blob_store import LocalDiskBlobStore
+from payloads.blob_store import LocalDiskBlobStore
 asyncio.run(LocalDiskBlobStore(Path(sys.argv[1])).put(b"x" * (256 * 1024 * 1024)))
 """
 
@@ -152,7 +152,7 @@ def test_the_environment_names_one_shared_store(monkeypatch: pytest.MonkeyPatch,
 
 def test_the_default_store_never_imports_an_s3_library() -> None:
     probe = (
-        "import sys; from runtime.connection import build_data_converter; build_data_converter(); "
+        "import sys; from hosting.connection import build_data_converter; build_data_converter(); "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('aiobotocore', 'botocore', 'boto3')))"
     )
     env = {k: v for k, v in os.environ.items() if k != "REACT_PAYLOAD_STORE"}

@@ -18,7 +18,7 @@ import pytest_asyncio
 from temporalio.client import Client
 
 from contracts import TASK_QUEUE
-from runtime.blob_store import BlobStore
+from payloads.blob_store import BlobStore
 from tests.agent_tools import registry_for_tests
 from tests.helpers import update_names
 from worker import build_worker

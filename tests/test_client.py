@@ -14,8 +14,8 @@ from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from client import AgentConfig, ContextOpEntry, MessageEntry, RejectedError, RunHandle, Runs
+from clients.errors import workflow_rejection
 from contracts.limits import MAX_QUERY_CHARS, MAX_REFS, MAX_SOURCE_CHARS
-from runtime.client_errors import workflow_rejection
 from tests.helpers import call, turn, update_names
 
 SLOW = 1.5

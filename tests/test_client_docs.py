@@ -24,7 +24,7 @@ from aiohttp import web
 from temporalio.client import Client
 
 from contracts import TASK_QUEUE
-from runtime.blob_store import BlobStore
+from payloads.blob_store import BlobStore
 from tests.agent_tools import registry_for_tests
 from tests.fake_openai import FakeOpenAI, RecordedRequest, chat_completion, tool_call
 from worker import build_worker

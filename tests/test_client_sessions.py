@@ -10,7 +10,7 @@ from temporalio.client import Client
 from client import AgentConfig, ContextPolicy, MessageEntry, ModelSettings, RejectedError, Sessions
 from contracts import ThreadPage, ThreadQuery
 from contracts.limits import MAX_QUERY_CHARS, MAX_SYSTEM_PROMPT_CHARS
-from runtime.blob_store import BlobStore
+from payloads.blob_store import BlobStore
 from tests.helpers import call, turn, update_names
 from tests.session_helpers import new_session_id, script
 

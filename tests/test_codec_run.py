@@ -27,9 +27,9 @@ from temporalio.api.history.v1 import History
 from temporalio.client import Client, WorkflowFailureError
 
 from contracts import RunResult
-from runtime.codec import ENCODING, KEY_ID_METADATA, AesGcmCodec
-from runtime.connection import build_data_converter
-from runtime.settings import EncryptionKey, load_settings
+from hosting.connection import build_data_converter
+from payloads.codec import ENCODING, KEY_ID_METADATA, AesGcmCodec
+from payloads.settings import EncryptionKey, load_settings
 from tests.agent_tools import registry_for_tests
 from tests.codec_helpers import K1, entry, plain
 from tests.helpers import start_run, turn

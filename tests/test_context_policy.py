@@ -8,13 +8,13 @@ from typing import Any
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 
+from clients import sessions
 from contracts import Ack, Trace
 from contracts.compaction import CompactInput
 from contracts.session import AskInput, RequestRecord
 from conversation import Context, ContextOpEntry
 from conversation.policy import ContextPolicy
-from runtime import sessions
-from runtime.blob_store import BlobStore
+from payloads.blob_store import BlobStore
 from tests.helpers import llm_inputs, turn, wait_until
 from tests.session_helpers import config, new_session_id, script, session_thread
 

@@ -2,8 +2,8 @@
 
 The doc's tables are rows of `| `code` | description |`. Every table but the last section's
 must hold exactly `DESCRIPTIONS` (same codes, same text, each once); the section "Snapshot
-tokens" must hold exactly the codes of `activities.snapshot_token.SnapshotErrorCode` (its
-descriptions are the doc's own). A pure file comparison: no server.
+tokens" must hold exactly `SNAPSHOT_DESCRIPTIONS`, whose codes are those of `SnapshotErrorCode`.
+A pure file comparison: no server.
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ from collections import Counter
 from pathlib import Path
 from typing import get_args
 
-from activities.snapshot_token import SnapshotErrorCode
-from contracts.errors import DESCRIPTIONS
+from contracts.errors import DESCRIPTIONS, SNAPSHOT_DESCRIPTIONS, SnapshotErrorCode
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "errors.md"
 SNAPSHOT_SECTION = "## Snapshot tokens"
@@ -57,6 +56,8 @@ def test_the_snapshot_section_lists_exactly_the_snapshot_codes() -> None:
     codes = [code for code, _ in snapshot]
     assert sorted(codes) == sorted(get_args(SnapshotErrorCode))
     assert all(description.strip() for _, description in snapshot)
+    assert sorted(SNAPSHOT_DESCRIPTIONS) == sorted(get_args(SnapshotErrorCode))
+    assert dict(snapshot) == SNAPSHOT_DESCRIPTIONS, "docs/errors.md differs from SNAPSHOT_DESCRIPTIONS"
 
 
 def test_a_changed_description_is_noticed() -> None:

@@ -23,12 +23,12 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
 from activities.tools import MAX_RESULT_CHARS
+from clients.update_retry import execute_update
 from contracts import Ack, RunResult
 from contracts.limits import MAX_SYSTEM_PROMPT_CHARS
 from contracts.session import SessionStatus
 from conversation import Context, ContextOpEntry
-from runtime.blob_store import BlobStore
-from runtime.update_retry import execute_update
+from payloads.blob_store import BlobStore
 from tests.helpers import call, message_payloads, messages, start_run, thread_of, turn, workflow_task_failures
 from tests.session_helpers import ask_sync, new_session_id, session_thread
 
@@ -119,7 +119,7 @@ async def send(
 ) -> Any:
     """An Update with any payload (a dict bypasses the client-side pydantic checks, like other SDKs).
 
-    Sent as the product's client sends it (`runtime.update_retry`: transient refusals retried).
+    Sent as the product's client sends it (`clients.update_retry`: transient refusals retried).
     """
     return await execute_update(handle, name, payload, result_type)
 

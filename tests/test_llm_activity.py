@@ -31,7 +31,7 @@ from contracts import LLMRequest, LLMResponse, ModelSettings, ScriptedCall, Scri
 from contracts.activities import activity_summary
 from contracts.compaction import SummarizeRequest
 from conversation import ContextPolicy, Message, ToolCall, estimate_tokens
-from runtime.blob_store import LocalDiskBlobStore
+from payloads.blob_store import LocalDiskBlobStore
 from tests.fake_openai import FakeOpenAI, chat_completion, error_body, tool_call
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -25,11 +25,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 
-from cli.demo import DEMO_QUERY, DEMO_TOOL, local_model_settings
-from cli.errors import CliError
-from cli.inputs import AgentFlags, resolve_config
-from contracts import RunResult
-from runtime.local_model import (
+from activities.local_model import (
     BUNDLED_ALIAS,
     BUNDLED_MODEL,
     DEFAULT_API_BASE,
@@ -42,6 +38,10 @@ from runtime.local_model import (
     started_server,
     stop_started,
 )
+from cli.demo import DEMO_QUERY, DEMO_TOOL, local_model_settings
+from cli.errors import CliError
+from cli.inputs import AgentFlags, resolve_config
+from contracts import RunResult
 
 ROOT = Path(__file__).resolve().parent.parent
 FORCED = {"type": "function", "function": {"name": "calculator"}}
@@ -148,7 +148,7 @@ def test_a_server_of_another_process_is_used_and_never_stopped_a_dead_one_of_our
 def test_the_server_exits_when_the_process_that_started_it_is_killed() -> None:
     port = free_port()
     starter = (
-        "import sys, time; from runtime.local_model import ensure_server, started_server; "
+        "import sys, time; from activities.local_model import ensure_server, started_server; "
         f"ensure_server({base_url(port)!r}); print(started_server({port}).process.pid, flush=True); "
         "time.sleep(600)"
     )

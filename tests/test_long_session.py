@@ -15,7 +15,7 @@ from temporalio.client import Client, WorkflowHandle
 
 from contracts.session import SessionInput
 from conversation import MessageEntry
-from runtime.blob_store import BlobStore
+from payloads.blob_store import BlobStore
 from tests.helpers import claim_digest_of, payload_data, turn, workflow_task_failures
 from tests.session_helpers import ask, new_session_id, requests, session_thread
 from workflows.session_thread import ARCHIVE_CHARS, LANE_WINDOW_MIN_CHARS
@@ -90,7 +90,7 @@ async def test_sixty_turns_of_forty_kilobytes_keep_working(
     handle = client.get_workflow_handle(sid)
     for i in range(TURNS):
         accepted = await ask(client, task_queue, sid, question(i), turn(answer(i)))
-        from runtime import sessions
+        from clients import sessions
 
         record = await sessions.await_result(client, sid, accepted.request_id)
         assert record.status == "completed", f"ask {i}: {record.outcome}"

@@ -28,10 +28,10 @@ with workflow.unsafe.imports_passed_through():
     import pytest_asyncio
     from google.protobuf import json_format
 
-    from runtime.blob_store import BlobMissingError, LocalDiskBlobStore
-    from runtime.connection import build_data_converter
-    from runtime.payload_storage import DRIVER_NAME
-    from runtime.settings import (
+    from hosting.connection import build_data_converter
+    from payloads.blob_store import BlobMissingError, LocalDiskBlobStore
+    from payloads.claim_check import DRIVER_NAME
+    from payloads.settings import (
         DEFAULT_PAYLOAD_ROOT,
         DEFAULT_PAYLOAD_THRESHOLD,
         FileStoreSetting,

@@ -1,4 +1,4 @@
-"""`runtime.redaction`: credentials never reach an error, a tool result or a log line."""
+"""`payloads.redaction`: credentials never reach an error, a tool result or a log line."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from activities import ToolActivities, ToolFailure, ToolRegistry
 from activities._litellm import classify_error, litellm
 from contracts import ToolCallRequest
 from conversation import ToolCall
-from runtime.redaction import (
+from payloads.redaction import (
     REDACTED,
     RedactingFilter,
     install_log_redaction,

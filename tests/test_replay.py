@@ -31,11 +31,11 @@ from temporalio.worker import Replayer, UnsandboxedWorkflowRunner
 from contracts import RunResult
 from contracts.activities import COUNT_TOKENS_ACTIVITY
 from contracts.llm import CountTokensRequest
-from runtime.blob_store import LocalDiskBlobStore
-from runtime.connection import build_data_converter
-from runtime.settings import FileStoreSetting, Settings
+from hosting.connection import build_data_converter
+from hosting.sandbox import workflow_runner
+from payloads.blob_store import LocalDiskBlobStore
+from payloads.settings import FileStoreSetting, Settings
 from scripts.record_histories import REQUIRED
-from worker import workflow_runner
 from workflows.agent_session import AgentSession
 from workflows.react_run import ReActRun
 
@@ -156,7 +156,7 @@ def test_there_are_histories_of_every_version() -> None:
 @pytest.mark.parametrize("sandboxed", [True, False], ids=["sandboxed", "production-runner"])
 @pytest.mark.parametrize("path", _history_files(), ids=lambda path: f"{path.parent.name}/{path.name}")
 async def test_history_replays(path: Path, sandboxed: bool, tmp_path: Path) -> None:
-    # Both runners a worker can use (`worker.workflow_runner`): the full sandbox and the default.
+    # Both runners a worker can use (`hosting.sandbox.workflow_runner`): the full sandbox and the default.
     replayer = _replayer(path.parent, tmp_path, workflow_runner=workflow_runner(sandboxed=sandboxed))
     result = await replayer.replay_workflow(read_history(path), raise_on_replay_failure=False)
     if result.replay_failure is not None:

@@ -27,10 +27,10 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.converter import DataConverter
 from temporalio.exceptions import ApplicationError
 
+from clients import sessions
 from contracts import Ack, RunResult, SteerInput
 from contracts.session import AskAccepted, AskInput, ExportInput, ExportResult
-from runtime import sessions
-from runtime.dev_server import temporal_binary
+from hosting.dev_server import temporal_binary
 from tests.helpers import messages, start_run, started_llm_calls, thread_of, turn, update, wait_until
 from tests.session_helpers import ask, config, new_session_id, session_thread, status
 

@@ -22,9 +22,9 @@ from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle, W
 from temporalio.exceptions import ApplicationError
 
 from client import Runs
+from clients import sessions
 from contracts import Ack, CancelInput, RunResult, SteerInput
 from contracts.limits import MAX_QUEUED_INPUTS
-from runtime import sessions
 from tests.helpers import (
     call,
     message_payloads,

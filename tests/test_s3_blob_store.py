@@ -18,11 +18,11 @@ from moto.server import ThreadedMotoServer
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from runtime.blob_store import BlobMissingError, BlobStoreError, digest_of
-from runtime.codec import SealedBlobStore
-from runtime.connection import build_data_converter
-from runtime.s3_blob_store import S3BlobStore
-from runtime.settings import EncryptionKey, S3StoreSetting, load_settings
+from hosting.connection import build_data_converter
+from payloads.blob_store import BlobMissingError, BlobStoreError, digest_of
+from payloads.codec import SealedBlobStore
+from payloads.s3_blob_store import S3BlobStore
+from payloads.settings import EncryptionKey, S3StoreSetting, load_settings
 from tests.test_payload_storage import PayloadEcho, big_text, payload_digest, raw_history, references, shout
 
 BUCKET = "react-payloads"

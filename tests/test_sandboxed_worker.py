@@ -1,6 +1,6 @@
 """The workflows also run in Temporal's full sandbox (`python worker.py --sandbox`).
 
-Production workers run the workflows outside the sandbox (`worker.workflow_runner`);
+Production workers run the workflows outside the sandbox (`hosting.sandbox.workflow_runner`);
 the sandbox is the setting for changing workflow code, where it polices every call at
 run time. So the workflows must keep working in it: a representative set of the run's
 and the session's tests runs here again against a sandboxed worker that caches no
@@ -18,9 +18,10 @@ from temporalio.client import Client
 from temporalio.worker import UnsandboxedWorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
-from runtime.blob_store import BlobStore
-from runtime.settings import SettingsError, load_settings
-from runtime.worker_process import _parser  # pyright: ignore[reportPrivateUsage]
+from hosting.sandbox import workflow_runner
+from hosting.worker_process import _parser  # pyright: ignore[reportPrivateUsage]
+from payloads.blob_store import BlobStore
+from payloads.settings import SettingsError, load_settings
 from tests import (
     test_local_tools,
     test_robustness_inputs,
@@ -31,7 +32,7 @@ from tests import (
     test_session_lifetime,
 )
 from tests.agent_tools import registry_for_tests
-from worker import build_worker, workflow_runner
+from worker import build_worker
 
 QueueTest = Callable[[Client, str], Awaitable[None]]
 

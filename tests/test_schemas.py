@@ -12,10 +12,10 @@ from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import Client
 
 from client import AgentConfig, Runs, Sessions
+from clients.api import WORKFLOWS
+from clients.schemas import SCHEMA_FOLDER, manifest, stale_files
 from contracts import ThreadQuery
 from contracts.errors import DESCRIPTIONS
-from runtime.client_api import WORKFLOWS
-from runtime.client_schemas import SCHEMA_FOLDER, manifest, stale_files
 from tests.helpers import call, turn
 from tests.session_helpers import new_session_id
 

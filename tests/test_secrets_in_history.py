@@ -27,10 +27,10 @@ from typing import Any, cast
 import pytest
 from temporalio.client import Client, WorkflowHandle
 
+from clients import sessions
 from contracts import WORKFLOW_TYPE, AgentConfig, ModelSettings, RunInput, RunResult
 from contracts.session import AskInput
-from runtime import sessions
-from runtime.redaction import REDACTED
+from payloads.redaction import REDACTED
 from tests.fake_openai import FakeOpenAI, error_body
 
 ROOT = Path(__file__).resolve().parent.parent

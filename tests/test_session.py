@@ -8,10 +8,10 @@ import pytest
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 
+from clients import sessions
 from contracts import Ack, CancelInput, SteerInput
 from contracts.session import RequestRecord
 from conversation import Context, ContextModifyInput, ContextOpEntry, Message, MessageEntry, project
-from runtime import sessions
 from tests.helpers import call, llm_inputs, turn, update, wait_until
 from tests.session_helpers import ask, ask_sync, new_session_id, requests, session_thread, status
 

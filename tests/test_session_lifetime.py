@@ -8,6 +8,7 @@ import pytest
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 
+from clients import sessions
 from contracts import Ack
 from contracts.session import (
     MAX_KEPT_REQUESTS,
@@ -18,8 +19,7 @@ from contracts.session import (
     SessionInput,
 )
 from conversation import Context, ContextModifyInput, MessageEntry
-from runtime import sessions
-from runtime.blob_store import BlobStore
+from payloads.blob_store import BlobStore
 from tests.conftest import SUGGEST_CAN_AT
 from tests.helpers import llm_inputs, turn
 from tests.session_helpers import ask, ask_sync, config, new_session_id, requests, script, session_thread

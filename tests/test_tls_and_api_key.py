@@ -21,8 +21,8 @@ from h2.connection import H2Connection
 from h2.events import RequestReceived
 from temporalio.service import TLSConfig
 
-from runtime.connection import connect
-from runtime.settings import SettingsError, load_settings
+from hosting.connection import connect
+from payloads.settings import SettingsError, load_settings
 
 # ---- TLS and API key ----------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 """The Temporal Web UI tells a run's and a session's story, read in a real browser.
 
-A dev server started by the product (`runtime.dev_server.ensure_dev_server`, the one
+A dev server started by the product (`hosting.dev_server.ensure_dev_server`, the one
 `worker.py --dev` starts, Web UI on) on free ports, a real worker, runs and a session
 started through the typed client, and Debian's `chromium`, headless, showing the UI's
 pages (`tests/headless_chromium.py`): the static summary and details, the current details
@@ -28,10 +28,10 @@ from temporalio.client import Client
 
 from client import AgentConfig, RunHandle, Runs, Sessions
 from contracts.limits import KIB
-from runtime.blob_store import BlobStore
-from runtime.connection import build_data_converter
-from runtime.dev_server import ensure_dev_server
-from runtime.settings import load_settings
+from hosting.connection import build_data_converter
+from hosting.dev_server import ensure_dev_server
+from payloads.blob_store import BlobStore
+from payloads.settings import load_settings
 from tests.agent_tools import registry_for_tests
 from tests.headless_chromium import HeadlessChromium
 from tests.helpers import call, turn

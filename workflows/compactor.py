@@ -17,30 +17,31 @@ with workflow.unsafe.imports_passed_through():
     from contracts import AgentConfig
     from contracts.activities import SUMMARIZE_ACTIVITY
     from contracts.compaction import SummarizeRequest, SummarizeResult
-    from conversation import ContextOpPayload, ConversationState, Message
+    from conversation import ContextOpPayload, Message
     from conversation.budget import compaction_split, project_for_model, would_drop
     from conversation.compaction import compaction_op
     from conversation.policy import ContextPolicy
+    from workflows.session_thread import SessionThread
 
 
 class Compactor:
-    """Builds compaction ops for a conversation."""
+    """Builds compaction ops for the session's thread (it reads the thread; the thread applies the op)."""
 
-    def __init__(self, conversation: ConversationState) -> None:
-        """Compact `conversation`'s active lane."""
-        self._conversation = conversation
+    def __init__(self, thread: SessionThread) -> None:
+        """Compact `thread`'s active lane."""
+        self._thread = thread
 
     async def compaction(
         self, op_id: str, policy: ContextPolicy, config: AgentConfig, model: str | None
     ) -> ContextOpPayload | None:
         """The compaction op for the active lane; None when there is nothing older to summarise."""
-        conversation = self._conversation
-        lane = conversation.context
+        thread = self._thread
+        lane = thread.context
         older, keep = compaction_split(lane, policy)
         if not older:
             return None
         summary_model = model or policy.summary_model or config.model
-        base_seq = conversation.next_seq - 1
+        base_seq = thread.next_seq - 1
         result = await workflow.execute_activity(
             SUMMARIZE_ACTIVITY,
             SummarizeRequest(
@@ -57,11 +58,11 @@ class Compactor:
             summary=f"summarize {summary_model}",
         )
         unbounded = policy.model_copy(update={"max_input_tokens": 10**12, "max_messages": 0})
-        ref = conversation.active_context_ref
+        ref = thread.active_context_ref
         op = compaction_op(op_id, ref, lane, keep, result.summary, base_seq, {})
         assert op.operation.result_context is not None
         op.operation.meta = {
-            "from_seq": conversation.views.view(ref).start_seq,
+            "from_seq": thread.view_start(ref),
             "to_seq": base_seq,
             "model": summary_model,
             "messages_summarized": len(older),
@@ -74,7 +75,7 @@ class Compactor:
         self, query: str, request_id: str, policy: ContextPolicy, config: AgentConfig
     ) -> ContextOpPayload | None:
         """`request_new`: the compaction to apply first when the next turn's view would drop messages."""
-        lane = self._conversation.context
+        lane = self._thread.context
         upcoming = lane.model_copy(update={"messages": [*lane.messages, Message(role="user", content=query)]})
         if not would_drop(upcoming, policy):
             return None

@@ -17,11 +17,11 @@ from typing import Any
 
 from pydantic import BaseModel
 from temporalio import workflow
-from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from contracts import Ack
     from contracts.decoding import PayloadProblem, decode_args
+    from workflows.refusals import decode_or_refuse
 
 Handle = Callable[[Any, bool], Awaitable[Ack]]
 """`handle(payload, via_signal)`: decide what to do with a decoded payload."""
@@ -38,10 +38,7 @@ class Control:
 
 def decode(control: Control, args: Sequence[Any]) -> Any:
     """The control's payload, or the named `ApplicationError` (for validators)."""
-    try:
-        return decode_args(args, control.model, control.name)
-    except PayloadProblem as problem:
-        raise ApplicationError(problem.message, type=problem.code, non_retryable=True) from None
+    return decode_or_refuse(args, control.model, control.name)
 
 
 def register(

@@ -36,16 +36,12 @@ class InputQueue:
     def rejection(self, payload: SteerInput, request_id: str) -> Ack | None:
         """Why input for the run `request_id` would be rejected now, or None (read-only)."""
         if self.sealed:
-            return Ack(status="rejected", reason=SEALED, message="the run is no longer accepting input")
+            return Ack.rejected(SEALED, "the run is no longer accepting input")
         problem = input_rejection(payload, request_id)
         if problem is not None:
             return problem
         if len(self.items) >= MAX_QUEUED_INPUTS:
-            return Ack(
-                status="rejected",
-                reason=QUEUE_FULL,
-                message=f"at most {MAX_QUEUED_INPUTS} inputs may be queued",
-            )
+            return Ack.rejected(QUEUE_FULL, f"at most {MAX_QUEUED_INPUTS} inputs may be queued")
         return None
 
     def offer(self, kind: InputKind, payload: SteerInput, request_id: str, input_id: str) -> Ack:

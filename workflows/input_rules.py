@@ -15,11 +15,10 @@ from contracts.errors import BLANK_CONTENT, REQUEST_MISMATCH
 def input_rejection(payload: SteerInput, serving_request_id: str) -> Ack | None:
     """The rejection for input aimed at the run serving `serving_request_id`, or None if acceptable."""
     if not payload.content.strip():
-        return Ack(status="rejected", reason=BLANK_CONTENT, message="content must not be blank")
+        return Ack.rejected(BLANK_CONTENT, "content must not be blank")
     if payload.expected_request_id is not None and payload.expected_request_id != serving_request_id:
-        return Ack(
-            status="rejected",
-            reason=REQUEST_MISMATCH,
-            message=f"expected request {payload.expected_request_id!r} but {serving_request_id!r} is running",
+        return Ack.rejected(
+            REQUEST_MISMATCH,
+            f"expected request {payload.expected_request_id!r} but {serving_request_id!r} is running",
         )
     return None

@@ -148,13 +148,7 @@ class ModelCalls:
         digests = [self._digest(message) for message in view.messages]
         self._previous = digests
         self._known.update(digests)
-        answer = Message(
-            role="assistant",
-            content=response.content,
-            tool_calls=list(response.tool_calls) or None,
-            thinking=response.thinking,
-        )
-        self._known.add(message_digest(answer))
+        self._known.add(message_digest(response.assistant_message()))
 
     async def _execute(self, request: LLMRequest) -> LLMResponse:
         return await workflow.execute_activity(

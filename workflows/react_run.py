@@ -28,12 +28,12 @@ with workflow.unsafe.imports_passed_through():
         Trace,
     )
     from contracts.activities import RESOLVE_TOOLS_ACTIVITY
-    from contracts.decoding import PayloadProblem, decode_args
     from contracts.errors import INVALID_INPUT
     from contracts.thread import page_of
     from conversation import Context
     from workflows import controls
     from workflows.failures import run_error
+    from workflows.refusals import decode_or_refuse, decode_start, refusal
     from workflows.run_controls import RunControls
     from workflows.run_loop import RunLoop
     from workflows.validation import input_problems
@@ -50,14 +50,10 @@ class ReActRun:
     @workflow.init
     def __init__(self, *args: Any) -> None:
         """Set up state before any handler runs, so early signals and queries see a whole run."""
-        self._problem: PayloadProblem | None = None
-        try:
-            run = decode_args(args, RunInput, "ReActRun input", required=True)
-        except PayloadProblem as problem:
-            run, self._problem = _PLACEHOLDER, problem
+        run, self._problem = decode_start(args, RunInput, "ReActRun input", _PLACEHOLDER)
         self._run = RunLoop(run, run.request_id or str(workflow.uuid4()), workflow.info().run_id)
         if self._problem is not None:
-            self._run.ledger.status = "failed"  # controls answer `not_running`; the run fails at once
+            self._run.refuse_start()
         self._controls = RunControls(self._run)
         controls.register(self._controls.controls(), self._controls.dropped)
 
@@ -65,7 +61,7 @@ class ReActRun:
     async def run(self, *args: Any) -> RunResult:
         """Run the loop to a terminal state, apply the deferred op, and return the outcome."""
         if self._problem is not None:
-            raise ApplicationError(self._problem.message, type=self._problem.code, non_retryable=True)
+            raise refusal(self._problem)
         problems = input_problems(self._run.input)
         if problems:
             raise ApplicationError("; ".join(problems), type=INVALID_INPUT, non_retryable=True)
@@ -91,26 +87,12 @@ class ReActRun:
     @workflow.query(name="state")
     def state(self) -> RunState:
         """Status, iteration, the tool round in flight, usage and outcome."""
-        run = self._run
-        return RunState(
-            request_id=run.request_id,
-            run_id=run.run_id,
-            outcome=run.ledger.outcome(),
-            iteration=run.ledger.iteration,
-            pending_tool_calls=run.round.statuses,
-            queued_inputs=len(run.queue.items),
-            active_context_ref=run.conversation.active_context_ref,
-            pending_context_op=run.ops.pending,
-            thread_length=run.conversation.next_seq,
-        )
+        return self._run.state()
 
     @workflow.query(name="thread")
     def thread(self, *args: Any) -> ThreadPage:
         """A page of the run's thread (`{since_seq, limit}`; it starts with the seed context, if any)."""
-        try:
-            query = decode_args(args, ThreadQuery, "thread")
-        except PayloadProblem as problem:
-            raise ApplicationError(problem.message, type=problem.code) from None
+        query = decode_or_refuse(args, ThreadQuery, "thread")
         return page_of(self._run.conversation.thread, 0, query)
 
     @workflow.query(name="context")

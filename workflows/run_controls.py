@@ -53,7 +53,7 @@ class RunControls:
     async def _input(self, kind: InputKind, payload: SteerInput, via_signal: bool) -> Ack:
         run = self._run
         input_id = payload.input_id or str(workflow.uuid4())
-        ack = run.queue.offer(kind, payload, run.request_id, input_id)
+        ack = run.offer_input(kind, payload, input_id)
         if ack.status == "rejected":
             data = {"kind": kind, "reason": ack.reason, "message": ack.message}
             run.event("input_rejected", input_id=payload.input_id, data=data)
@@ -62,23 +62,21 @@ class RunControls:
         return ack
 
     async def _cancel(self, payload: CancelInput, via_signal: bool) -> Ack:
-        ack = self._run.ledger.accept_cancel(payload.reason)
-        if ack.status == "accepted":
-            self._run.interrupt()
+        ack = self._run.accept_cancel(payload.reason)
         if via_signal and payload.cancel_id is not None:
             await self._reply(payload.reply_to, payload.cancel_id, ack)
         return ack
 
     async def _modify(self, request: ContextModifyInput, via_signal: bool) -> Ack:
         run = self._run
-        ack, op = op_ack(run.conversation, request, running=run.ledger.status == "running")
+        ack, op = op_ack(run.conversation, request, running=run.running)
         if ack.status == "rejected":
             data = {"reason": ack.reason, "message": ack.message}
             run.event("context_op_rejected", op_id=ack.op_id, data=data)
         elif op is not None and ack.status == "applied":
             run.apply_op(op)
         elif op is not None:
-            replaced = run.ops.defer(op)
+            replaced = run.defer_op(op)
             data = {"type": op.operation.type, "replaces": replaced.op_id if replaced else None}
             run.event("context_op_deferred", op_id=op.op_id, data=data)
         return ack

@@ -28,7 +28,7 @@ ENDED_KEPT = 8
 
 
 def _idle(message: str) -> Ack:
-    return Ack(status="rejected", reason=IDLE, message=message)
+    return Ack.rejected(IDLE, message)
 
 
 class RunForwarder:
@@ -100,9 +100,7 @@ class RunForwarder:
             "reply_to": workflow.info().workflow_id if wait else None,
         }
         if not await self._send(active, "cancel", payload.model_copy(update=update)):
-            return Ack(
-                status="rejected", reason=NOT_RUNNING, message=f"request {active.request_id} already finished"
-            )
+            return Ack.rejected(NOT_RUNNING, f"request {active.request_id} already finished")
         if not wait:
             return Ack(status="accepted", message=f"cancelling {active.request_id}")
         ended = await self._await_answer(cancel_id, active)
@@ -111,9 +109,7 @@ class RunForwarder:
         status, _ = ended
         if status == "cancelled":
             return Ack(status="accepted", message=f"request {active.request_id} was cancelled")
-        return Ack(
-            status="rejected", reason=NOT_RUNNING, message=f"request {active.request_id} already {status}"
-        )
+        return Ack.rejected(NOT_RUNNING, f"request {active.request_id} already {status}")
 
     async def _send(self, active: RequestRecord, name: str, payload: SteerInput | CancelInput) -> bool:
         """Signal the active request's run once it has started; False if it ended first."""

@@ -49,11 +49,9 @@ class RunLedger:
     def accept_cancel(self, reason: str | None) -> Ack:
         """Accept a cancel (`accepted`), or say why not: the run already ended or is already cancelling."""
         if self.status != "running":
-            return Ack(
-                status="rejected", reason=NOT_RUNNING, message=f"the run already finished ({self.status})"
-            )
+            return Ack.rejected(NOT_RUNNING, f"the run already finished ({self.status})")
         if self.cancel_reason is not None:
-            return Ack(status="rejected", reason=NOT_RUNNING, message="the run is already being cancelled")
+            return Ack.rejected(NOT_RUNNING, "the run is already being cancelled")
         self.cancel_reason = reason or ""
         return Ack(status="accepted", message="the run is being cancelled")
 

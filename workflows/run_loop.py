@@ -22,11 +22,15 @@ from temporalio.exceptions import ActivityError, ApplicationError, CancelledErro
 with workflow.unsafe.imports_passed_through():
     from contracts import (
         MAX_ITERATIONS_RESULT,
+        Ack,
+        InputKind,
         LLMResponse,
         RunError,
         RunInput,
         RunResult,
+        RunState,
         RunStatus,
+        SteerInput,
         TerminationReason,
         ToolCallRequest,
         ToolOutcome,
@@ -74,11 +78,11 @@ class RunLoop:
         self.config = run.config
         self.request_id = request_id
         self.run_id = run_id
-        self.ledger = RunLedger(max_iterations=self.config.max_iterations)
-        self.queue = InputQueue()
-        self.ops = OpSlot()
+        self._ledger = RunLedger(max_iterations=self.config.max_iterations)
+        self._queue = InputQueue()
+        self._ops = OpSlot()
         self.trace = TraceLog(request_id, run_id)
-        self.round = ToolRound()
+        self._round = ToolRound()
         self.model = ModelCalls(
             self.config, self.config.context_policy or ContextPolicy(), request_id, run_id
         )
@@ -124,7 +128,7 @@ class RunLoop:
         return RunResult(
             request_id=self.request_id,
             run_id=self.run_id,
-            outcome=self.ledger.outcome(),
+            outcome=self._ledger.outcome(),
             entries=self.conversation.thread[self.first_seq :],
             first_seq=self.first_seq,
             context_ref=self.conversation.active_context_ref,
@@ -133,7 +137,7 @@ class RunLoop:
 
     async def _loop(self) -> None:
         previous_round: list[tuple[str, str]] | None = None
-        ledger = self.ledger
+        ledger = self._ledger
         while True:
             if ledger.iteration >= self.config.max_iterations:
                 self.finish("completed", reason="max_iterations")
@@ -159,22 +163,22 @@ class RunLoop:
                     f"the model returned an empty answer (finish reason {response.finish_reason!r})",
                 )
             answer = self.append("assistant", response.content, thinking=response.thinking)
-            if self.queue.items:
+            if self._queue.items:
                 continue
-            self.queue.seal()
+            self._queue.seal()
             self.finish("completed", reason="final_answer", answer_seq=answer.seq)
             return
 
     async def _call_llm(self) -> LLMResponse:
         view = await self.model.view(self.conversation.context)
-        self.ledger.check_cancel()
-        index = self.ledger.llm_calls
-        self.ledger.llm_calls += 1
+        self._ledger.check_cancel()
+        index = self._ledger.llm_calls
+        self._ledger.llm_calls += 1
         meta = view.meta.model_dump(mode="json")
         self.event("llm_started", data={"model": self.config.model, "messages": len(view.messages), **meta})
         self._details()
-        response = await self.model.call(view, self.ledger.iteration, index)
-        self.ledger.usage = self.ledger.usage.plus(response.usage)
+        response = await self.model.call(view, self._ledger.iteration, index)
+        self._ledger.usage = self._ledger.usage.plus(response.usage)
         data: dict[str, Any] = {
             "finish_reason": response.finish_reason,
             "tool_calls": [preview(call.name) for call in response.tool_calls][:20],
@@ -204,16 +208,56 @@ class RunLoop:
         def request_for(call: ToolCall) -> ToolCallRequest:
             return ToolCallRequest(call=call, tool_context=self.config.tool_context)
 
-        await self.round.run(
+        await self._round.run(
             response.tool_calls, self.config, request_for, frozenset(response.local_tools), on_event
         )
         self._append_results()
 
     def _append_results(self) -> None:
         """Append the round's results in the original call order (unfinished calls get `cancelled`)."""
-        for call, outcome in self.round.close():
+        for call, outcome in self._round.close():
             content = json.dumps(outcome.for_model(), ensure_ascii=False)
             self.append("tool", content, tool_call_id=call.id, name=call.name)
+
+    # ---- what the controls and queries ask of the run -------------------------------------
+
+    @property
+    def running(self) -> bool:
+        """Whether the run has not reached its terminal state."""
+        return self._ledger.status == "running"
+
+    def refuse_start(self) -> None:
+        """The start input was unusable: controls answer `not_running` while the workflow fails."""
+        self._ledger.status = "failed"
+
+    def offer_input(self, kind: InputKind, payload: SteerInput, input_id: str) -> Ack:
+        """Queue steer/inject input for the next iteration (`queued`), or say why not."""
+        return self._queue.offer(kind, payload, self.request_id, input_id)
+
+    def accept_cancel(self, reason: str | None) -> Ack:
+        """Accept a cancel and interrupt the step in flight (`accepted`), or say why not."""
+        ack = self._ledger.accept_cancel(reason)
+        if ack.status == "accepted":
+            self.interrupt()
+        return ack
+
+    def defer_op(self, op: ContextOpPayload) -> ContextOpPayload | None:
+        """Keep a context op for the end of the run; return the op it replaces, if any."""
+        return self._ops.defer(op)
+
+    def state(self) -> RunState:
+        """Status, iteration, the tool round in flight, usage and outcome (the `state` query)."""
+        return RunState(
+            request_id=self.request_id,
+            run_id=self.run_id,
+            outcome=self._ledger.outcome(),
+            iteration=self._ledger.iteration,
+            pending_tool_calls=self._round.statuses,
+            queued_inputs=len(self._queue.items),
+            active_context_ref=self.conversation.active_context_ref,
+            pending_context_op=self._ops.pending,
+            thread_length=self.conversation.next_seq,
+        )
 
     # ---- terminal transition ---------------------------------------------------------------
 
@@ -227,11 +271,11 @@ class RunLoop:
     ) -> None:
         """Finalize the run first, apply the deferred context op second."""
         self._append_results()
-        self._dropped_inputs = [item.input_id for item in self.queue.seal()]
-        self.ledger.finish(status, reason=reason, error=error, answer_seq=answer_seq)
+        self._dropped_inputs = [item.input_id for item in self._queue.seal()]
+        self._ledger.finish(status, reason=reason, error=error, answer_seq=answer_seq)
         kinds: dict[RunStatus, TraceKind] = {"completed": "request_completed", "failed": "request_failed"}
         data: dict[str, Any] = {
-            "termination_reason": self.ledger.termination,
+            "termination_reason": self._ledger.termination,
             "dropped_inputs": len(self._dropped_inputs),
         }
         if reason == "max_iterations":
@@ -239,13 +283,13 @@ class RunLoop:
         if error is not None:
             data["error"] = {"type": error.type, "message": preview(error.message)}
         self.event(kinds.get(status, "request_cancelled"), data=data)
-        pending = self.ops.take()
+        pending = self._ops.take()
         if pending is not None:
             self.apply_op(pending)
         self._details()
 
     def _finish_cancelled(self) -> None:
-        self.finish("cancelled", error=RunError(type=CANCELLED, message=self.ledger.cancel_message()))
+        self.finish("cancelled", error=RunError(type=CANCELLED, message=self._ledger.cancel_message()))
 
     def interrupt(self) -> None:
         """Cancel the loop's in-flight step (its activity hears it with `TRY_CANCEL`)."""
@@ -285,7 +329,7 @@ class RunLoop:
             self.event("context_op_applied", op_id=op.op_id, data=data)
 
     def _drain_inputs(self) -> None:
-        for item in self.queue.drain():
+        for item in self._queue.drain():
             refs = {**item.refs, "input_id": item.input_id, "input_kind": item.kind}
             if item.source:
                 refs["source"] = item.source
@@ -306,7 +350,7 @@ class RunLoop:
         self.trace.add(
             kind,
             workflow.now(),
-            self.ledger.iteration,
+            self._ledger.iteration,
             call_id=call_id,
             input_id=input_id,
             op_id=op_id,
@@ -315,13 +359,13 @@ class RunLoop:
 
     def _details(self) -> None:
         parts = [
-            f"status: {self.ledger.status}",
-            f"iteration {self.ledger.iteration}/{self.config.max_iterations}",
+            f"status: {self._ledger.status}",
+            f"iteration {self._ledger.iteration}/{self.config.max_iterations}",
             f"model {self.config.model}",
         ]
-        tools = ", ".join(status.name for status in self.round.statuses)
+        tools = ", ".join(status.name for status in self._round.statuses)
         if tools:
             parts.append(f"tools: {preview(tools)}")
-        if self.ledger.termination:
-            parts.append(f"termination: {self.ledger.termination}")
+        if self._ledger.termination:
+            parts.append(f"termination: {self._ledger.termination}")
         workflow.set_current_details(" · ".join(parts))

@@ -22,7 +22,6 @@ with workflow.unsafe.imports_passed_through():
     from contracts.errors import INVALID_INPUT, UNKNOWN_TOOL
     from contracts.session import AskInput
     from contracts.session_config import ModelInput, SystemPromptInput, ToolContextInput, ToolNameInput
-    from conversation import ConversationState
     from conversation.policy import ContextPolicy, resolve_policy
     from workflows.failures import run_error
     from workflows.validation import input_problems
@@ -45,13 +44,10 @@ def effective_config(config: AgentConfig, overrides: Mapping[str, object]) -> Ag
 class SessionSettings:
     """The agent config of the next run, and the session's own context policy."""
 
-    def __init__(
-        self, config: AgentConfig, policy: ContextPolicy | None, conversation: ConversationState
-    ) -> None:
+    def __init__(self, config: AgentConfig, policy: ContextPolicy | None) -> None:
         """Start from the session's config and policy."""
         self.config = config
         self.policy = policy
-        self._conversation = conversation
 
     def ask_problem(self, ask: AskInput) -> PayloadProblem | None:
         """Why an ask cannot run (`invalid_input` / `payload_too_large`), or None."""
@@ -83,17 +79,14 @@ class SessionSettings:
         return resolve_policy(self.policy, self.config.context_policy)
 
     async def apply(self, name: str, payload: BaseModel) -> Ack:
-        """Apply a decoded config control."""
+        """Apply a decoded config control (a new system prompt: the caller tells the thread too)."""
         if isinstance(payload, SystemPromptInput):
             self.config = self.config.model_copy(update={"system_prompt": payload.system_prompt})
-            self._conversation.set_base_system_prompt(payload.system_prompt)
         elif isinstance(payload, ToolNameInput) and name == "register_tool":
             return await self._register(payload.name)
         elif isinstance(payload, ToolNameInput):
             if payload.name not in self.config.tools:
-                return Ack(
-                    status="rejected", reason=UNKNOWN_TOOL, message=f"{payload.name} is not registered"
-                )
+                return Ack.rejected(UNKNOWN_TOOL, f"{payload.name} is not registered")
             self.config = self.config.model_copy(
                 update={"tools": [t for t in self.config.tools if t != payload.name]}
             )
@@ -101,7 +94,7 @@ class SessionSettings:
             self.config = self.config.model_copy(update={"tool_context": payload.tool_context})
         elif isinstance(payload, ModelInput):
             if not payload.model.strip():
-                return Ack(status="rejected", reason=INVALID_INPUT, message="model must not be blank")
+                return Ack.rejected(INVALID_INPUT, "model must not be blank")
             update: dict[str, object] = {"model": payload.model}
             if payload.model_settings is not None:
                 update["model_settings"] = payload.model_settings
@@ -120,6 +113,6 @@ class SessionSettings:
                 summary=f"resolve tool {name}",
             )
         except ActivityError as err:
-            return Ack(status="rejected", reason=UNKNOWN_TOOL, message=run_error(err).message)
+            return Ack.rejected(UNKNOWN_TOOL, run_error(err).message)
         self.config = self.config.model_copy(update={"tools": [*self.config.tools, name]})
         return Ack(status="accepted")

@@ -97,11 +97,10 @@ class SessionRequests:
                 )
                 if op is not None:
                     self._thread.apply(op, {"request_id": run_input.request_id}, rebased=False)
-            conversation = self._thread.conversation
             run_input = run_input.model_copy(
                 update={
                     "context": self._thread.context_for(policy),
-                    "context_ref": conversation.active_context_ref,
+                    "context_ref": self._thread.active_context_ref,
                 }
             )
             handle = await workflow.start_child_workflow(

@@ -17,12 +17,13 @@ with workflow.unsafe.imports_passed_through():
     from contracts.activities import RESTORE_SNAPSHOT_ACTIVITY
     from contracts.session import SessionInput
     from contracts.snapshot import RestoreSnapshotRequest, SnapshotPayload
-    from conversation import ContextOpPayload, ConversationState
+    from conversation import ContextOpPayload
     from workflows.failures import run_error
+    from workflows.session_thread import SessionThread
 
 
-async def restore_snapshot(session: SessionInput, conversation: ConversationState) -> ApplicationError | None:
-    """Apply `session.snapshot` to `conversation`; return the error that fails the session, if any."""
+async def restore_snapshot(session: SessionInput, thread: SessionThread) -> ApplicationError | None:
+    """Apply `session.snapshot` to `thread`; return the error that fails the session, if any."""
     assert session.snapshot is not None
     try:
         payload = await workflow.execute_activity(
@@ -48,5 +49,5 @@ async def restore_snapshot(session: SessionInput, conversation: ConversationStat
             },
         }
     )
-    conversation.apply_operation(op, workflow.now())
+    thread.restore(op)
     return None

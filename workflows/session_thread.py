@@ -41,27 +41,75 @@ def window_chars(tokens: int) -> int:
 
 
 class SessionThread:
-    """The conversation in memory, its archive, and the lane window."""
+    """The conversation in memory, its archive, and the lane window: the only writer of the conversation."""
 
     def __init__(
         self, conversation: ConversationState, archive: list[SegmentRef], window_tokens: int
     ) -> None:
         """Continue from a carried conversation (no entries in memory) or a new one."""
-        self.conversation = conversation
+        self._conversation = conversation
         self.archive = archive
         self.window_tokens = window_tokens
-        self.conversation.window_chars = window_chars(window_tokens)
+        self._conversation.window_chars = window_chars(window_tokens)
         self.tail_chars = sum(entry_size(entry) for entry in conversation.thread)
+
+    # ---- reading (for the session's other parts) ------------------------------------------
+
+    @property
+    def active_context_ref(self) -> str:
+        """The lane runs append to."""
+        return self._conversation.active_context_ref
+
+    @property
+    def context(self) -> Context:
+        """The materialized context of the active lane."""
+        return self._conversation.context
+
+    @property
+    def next_seq(self) -> int:
+        """The seq the next entry gets (the thread's length)."""
+        return self._conversation.next_seq
+
+    @property
+    def first_seq(self) -> int:
+        """The seq of the first entry in memory (the entries before it are archived)."""
+        return self._conversation.first_seq
+
+    def lane(self, context_ref: str) -> Context:
+        """The materialized context of any lane."""
+        return self._conversation.lane(context_ref)
+
+    def view_start(self, context_ref: str) -> int | None:
+        """The seq a lane's view starts at (None: the lane is empty)."""
+        return self._conversation.views.view(context_ref).start_seq
+
+    def is_applied(self, op_id: str) -> bool:
+        """Whether an op with this id was already applied."""
+        return self._conversation.is_applied(op_id)
+
+    def carried(self) -> ConversationState:
+        """The conversation to carry through continue-as-new (read it; only this thread changes it)."""
+        return self._conversation
+
+    # ---- changing ------------------------------------------------------------------------
+
+    def set_base_system_prompt(self, prompt: str | None) -> None:
+        """The configured prompt changed (lanes without a prompt of their own follow it)."""
+        self._conversation.set_base_system_prompt(prompt)
+
+    def restore(self, op: ContextOpPayload) -> None:
+        """Apply a restored snapshot's lane: the new session's first entry (left out of `tail_chars`)."""
+        self._conversation.apply_operation(op, workflow.now())
 
     def widen(self, policy: ContextPolicy) -> None:
         """Keep enough of each lane for `policy`'s budget from now on (windows only grow)."""
         if policy.input_budget > self.window_tokens:
             self.window_tokens = policy.input_budget
-            self.conversation.window_chars = window_chars(self.window_tokens)
+            self._conversation.window_chars = window_chars(self.window_tokens)
 
     def context_for(self, policy: ContextPolicy) -> Context:
         """What a run under `policy` starts from: the active lane, from where its view can begin."""
-        context = self.conversation.context
+        context = self._conversation.context
         return trim_to_view(context, policy) if policy.token_estimator == "heuristic" else context
 
     def append_run(self, result: RunResult) -> int | None:
@@ -69,12 +117,12 @@ class SessionThread:
         answer: int | None = None
         for offset, entry in enumerate(result.entries):
             if isinstance(entry, ContextOpEntry):
-                stored: Entry | None = self.conversation.apply_operation(entry.payload, entry.at, entry.refs)
+                stored: Entry | None = self._conversation.apply_operation(entry.payload, entry.at, entry.refs)
             else:
                 payload = entry.payload.model_copy(
                     update={"request_id": result.request_id, "run_id": result.run_id}
                 )
-                stored = self.conversation.append_message(payload, entry.at, entry.refs)
+                stored = self._conversation.append_message(payload, entry.at, entry.refs)
             if stored is not None:
                 self.tail_chars += entry_size(stored)
                 if result.outcome.answer_seq == result.first_seq + offset:
@@ -86,8 +134,8 @@ class SessionThread:
 
         Ops copied from a run's result are not rebased: their `base_seq` counts the run's thread.
         """
-        entry = self.conversation.apply_operation(
-            rebase(op, self.conversation.thread) if rebased else op, workflow.now(), refs
+        entry = self._conversation.apply_operation(
+            rebase(op, self._conversation.thread) if rebased else op, workflow.now(), refs
         )
         if entry is not None:
             self.tail_chars += entry_size(entry)
@@ -95,30 +143,40 @@ class SessionThread:
 
     def page(self, query: ThreadQuery) -> ThreadPage:
         """A page of the thread (a segment reference where it starts in the archive)."""
-        return page_of(self.conversation.thread, self.conversation.first_seq, query, self.archive)
+        return page_of(self._conversation.thread, self._conversation.first_seq, query, self.archive)
 
     async def archive_all(self) -> None:
-        """Move every in-memory entry to a segment in the payload store."""
-        entries = self.conversation.thread
-        if not entries:
+        """Move every in-memory entry to a segment in the payload store (entries appended meanwhile stay)."""
+        segment = self.segment_to_archive()
+        if segment is None:
             return
+        entries = segment.entries
         ref = await workflow.execute_activity(
             ARCHIVE_SEGMENT_ACTIVITY,
-            Segment(first_seq=self.conversation.first_seq, entries=entries),
+            segment,
             result_type=SegmentRef,
             start_to_close_timeout=timedelta(seconds=60),
             retry_policy=RetryPolicy(maximum_interval=timedelta(seconds=30)),
             summary=f"archive entries {entries[0].seq}-{entries[-1].seq}",
         )
+        self.archived(ref, segment)
+
+    def segment_to_archive(self) -> Segment | None:
+        """Every in-memory entry as a segment to store (a copy: later appends are not in it), or None."""
+        entries = list(self._conversation.thread)
+        return Segment(first_seq=self._conversation.first_seq, entries=entries) if entries else None
+
+    def archived(self, ref: SegmentRef, segment: Segment) -> None:
+        """`segment` is stored: drop exactly its entries from memory; entries appended since stay."""
         self.archive.append(ref)
-        self.conversation.archive_oldest(len(entries))
-        self.tail_chars = 0
+        self._conversation.archive_oldest(len(segment.entries))
+        self.tail_chars = sum(entry_size(entry) for entry in self._conversation.thread)
 
     async def messages_at(self, seqs: Iterable[int]) -> dict[int, MessageEntry]:
         """The message entries with these seqs, from memory or (rarely) from the archive."""
         found: dict[int, MessageEntry] = {}
         for seq in seqs:
-            entry = self.conversation.entry(seq)
+            entry = self._conversation.entry(seq)
             if entry is None:
                 entry = await self._archived(seq)
             if isinstance(entry, MessageEntry):

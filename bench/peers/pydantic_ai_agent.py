@@ -9,7 +9,7 @@ from pydantic_ai.durable_exec import temporal as pydantic_ai_temporal
 from pydantic_ai.models.function import FunctionModel
 from temporalio import workflow
 
-from bench.peers.pydantic_ai_peer import calculator, scripted_model
+from bench.peers.pydantic_ai_script import calculator, scripted_model
 
 WORKFLOW = "BenchPydanticAITemporalAgent"
 

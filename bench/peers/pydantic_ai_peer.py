@@ -5,7 +5,8 @@ answer (11 model-request activities and 10 tool activities). Measured in both of
 pydantic-ai's forms, each in its own module as pydantic-ai documents it (agent and workflow
 at module level): `TemporalDurability` (`pydantic_ai_durability.py`) and the deprecated
 `TemporalAgent` (`pydantic_ai_agent.py`). The workflow sandbox imports those modules again
-for every run, so they import only pydantic-ai (passed through) and this light module.
+for every run, so they import only pydantic-ai (passed through) and the light
+`pydantic_ai_script.py` (the scripted model and the tool).
 """
 
 from __future__ import annotations
@@ -13,36 +14,10 @@ from __future__ import annotations
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
-from pydantic_ai.models.function import AgentInfo
+from bench.peers.pydantic_ai_script import FINAL_ANSWER, QUERY
 
 if TYPE_CHECKING:
     from bench._harness import Bench, Prepared
-
-TOOL_ROUNDS = 10
-FINAL_ANSWER = "The answer is 70."
-QUERY = "What is 10 * 7? Use the calculator for every step."
-
-
-def scripted_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    """One calculator call per round until `TOOL_ROUNDS` results are in, then the answer."""
-    results = sum(isinstance(part, ToolReturnPart) for message in messages for part in message.parts)
-    if results < TOOL_ROUNDS:
-        call = ToolCallPart(
-            "calculator", {"expression": f"{results + 1} * 7"}, tool_call_id=f"call-{results}"
-        )
-        return ModelResponse(parts=[call])
-    return ModelResponse(parts=[TextPart(FINAL_ANSWER)])
-
-
-async def calculator(expression: str) -> str:
-    """Multiply two integers.
-
-    Args:
-        expression: `a * b`.
-    """
-    left, _, right = expression.partition("*")
-    return str(int(left) * int(right))
 
 
 def _check(result: Any) -> str | None:

@@ -34,7 +34,7 @@ async def main(runs: int) -> None:
     from activities.mcp_config import parse_mcp_config
     from activities.mcp_tools import mcp_tools
     from activities.tool_registry import default_registry
-    from runtime.dev_server import temporal_binary
+    from hosting.dev_server import temporal_binary
     from tests.mcp_servers.harness import HttpMcpServer, calls, start_agent, stdio_server, tool_messages
     from worker import build_worker
 

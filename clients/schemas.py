@@ -1,7 +1,7 @@
 """JSON Schemas of the public payloads, generated from the pydantic models (`schemas/*.json`).
 
 `schema_files()` is every file of the `schemas/` folder, by name: `api.json` (the
-manifest of `runtime.client_api`: task queue, workflow types, and for each handler its
+manifest of `clients.api`: task queue, workflow types, and for each handler its
 kind and the schema files of its argument and answer), one `<Model>.json` per payload
 model (the shape the workflows accept, in pydantic's validation mode: fields with a
 default may be left out), and `error_codes.json` (every code of `contracts.errors`
@@ -17,8 +17,8 @@ from typing import get_args
 
 from pydantic import BaseModel, JsonValue, TypeAdapter
 
-from contracts.errors import DESCRIPTIONS
-from runtime.client_api import PUBLIC_TASK_QUEUE, STORED_MODELS, WORKFLOWS, Handler
+from clients.api import PUBLIC_TASK_QUEUE, STORED_MODELS, WORKFLOWS, Handler
+from contracts.errors import DESCRIPTIONS, SnapshotErrorCode
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMA_FOLDER = Path(__file__).resolve().parent.parent / "schemas"
@@ -69,8 +69,6 @@ def manifest() -> dict[str, JsonValue]:
 
 def error_codes() -> dict[str, JsonValue]:
     """The content of `error_codes.json`: every code with its meaning."""
-    from activities.snapshot_token import SnapshotErrorCode  # pure module; loaded only here
-
     codes: list[JsonValue] = [{"const": code, "description": text} for code, text in DESCRIPTIONS.items()]
     for code in get_args(SnapshotErrorCode):
         problem = code.removeprefix("snapshot_").replace("_", " ")

@@ -13,7 +13,7 @@ a call needs it (unless one already serves the model there) and makes a forced
 that started a server stops it at exit, by process id (`stop_started`); the server
 also exits by itself when that process dies (it watches its parent).
 
-    python -m runtime.local_model serve --port 8765   # run the server in the foreground
+    python -m activities.local_model serve --port 8765   # run the server in the foreground
 """
 
 from __future__ import annotations
@@ -24,11 +24,9 @@ from typing import Any
 
 from temporalio.exceptions import ApplicationError
 
-from contracts.errors import LOCAL_MODEL_UNAVAILABLE
-
 # The parts, all importable from here: what the model is and whether it is installed, the
 # server process (started, found, stopped) and the server process's own body.
-from runtime._local_model_install import (
+from activities._local_model_install import (
     BUNDLED_ALIAS,
     BUNDLED_MODEL,
     CHAT_FORMAT,
@@ -43,7 +41,7 @@ from runtime._local_model_install import (
     missing_install,
     model_file,
 )
-from runtime._local_model_process import (
+from activities._local_model_process import (
     LocalModelServer,
     ensure_server,
     loopback_port,
@@ -51,7 +49,8 @@ from runtime._local_model_process import (
     started_server,
     stop_started,
 )
-from runtime._local_model_serve import plain_messages, serve
+from activities._local_model_serve import plain_messages, serve
+from contracts.errors import LOCAL_MODEL_UNAVAILABLE
 
 __all__ = [
     "BUNDLED_ALIAS",
@@ -158,7 +157,7 @@ def configured_model_problem() -> str | None:
 if __name__ == "__main__":
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m runtime.local_model", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m activities.local_model", description=__doc__)
     parser.add_argument("command", choices=["serve"], help="serve the bundled model on loopback")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT)
     parser.add_argument("--parent-pid", type=int, help="exit when this process is gone")

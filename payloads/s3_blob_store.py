@@ -21,8 +21,8 @@ from aiobotocore.config import AioConfig
 from aiobotocore.session import get_session
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
-from runtime.blob_store import BlobMissingError, BlobStore, BlobStoreError, check_digest, digest_of
-from runtime.settings import S3StoreSetting
+from payloads.blob_store_interface import BlobMissingError, BlobStore, BlobStoreError, check_digest, digest_of
+from payloads.settings import S3StoreSetting
 
 if TYPE_CHECKING:
     from types_aiobotocore_s3.client import S3Client

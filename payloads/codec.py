@@ -8,9 +8,9 @@ payload names, so a rotation is: put the new key first, keep the old ones after 
 until nothing written with them is still read. Payloads that are not encrypted (written
 before encryption was switched on) pass through unchanged.
 
-The `DataConverter` applies the codec before the claim check (`runtime.connection`),
+The `DataConverter` applies the codec before the claim check (`hosting.connection`),
 so the payload store only ever holds ciphertext too. Blobs written to the store directly
-go through `SealedBlobStore` (what `runtime.blob_store.blob_store_from_env` returns when
+go through `SealedBlobStore` (what `payloads.blob_store.blob_store_from_env` returns when
 encryption is on).
 """
 
@@ -29,8 +29,8 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from temporalio.api.common.v1 import Payload
 from temporalio.converter import PayloadCodec
 
-from runtime.blob_store import BlobMissingError, BlobStore, check_digest, digest_of
-from runtime.settings import EncryptionKey
+from payloads.blob_store_interface import BlobMissingError, BlobStore, check_digest, digest_of
+from payloads.settings import EncryptionKey
 
 ENCODING = b"binary/encrypted"
 KEY_ID_METADATA = "encryption-key-id"

@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from activities.llm import warm_litellm
+from activities.local_model import configured_model_problem, stop_started
 from activities.mcp_config import McpConfigError, McpServerConfig, McpStartError
 from activities.tool_loading import (
     MCP_CONFIG_ENV,
@@ -32,12 +33,11 @@ from activities.tool_loading import (
 )
 from activities.tool_registry import ToolRegistry
 from contracts import TASK_QUEUE
-from runtime.blob_store import BlobStoreError, blob_store_from_env, shared_blob_store
-from runtime.connection import connect, temporal_address, temporal_namespace
-from runtime.dev_server import DevServerError, ensure_dev_server
-from runtime.local_model import configured_model_problem, stop_started
-from runtime.redaction import install_log_redaction
-from runtime.settings import SettingsError, load_settings
+from hosting.connection import connect, temporal_address, temporal_namespace
+from hosting.dev_server import DevServerError, ensure_dev_server
+from payloads.blob_store import BlobStoreError, blob_store_from_env, shared_blob_store
+from payloads.redaction import install_log_redaction
+from payloads.settings import SettingsError, load_settings
 
 STARTUP_ERRORS: tuple[type[Exception], ...] = (
     DevServerError,

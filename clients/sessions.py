@@ -9,7 +9,7 @@ The first ask creates the session (update-with-start) with `config`; later asks 
 the running session, so a stateless chat backend never has to find a run's id or
 carry the thread between calls. Each ask runs as a `ReActRun` child whose workflow id
 the request's record names (`session.run(request_id)` is its `RunHandle`). The handle
-itself is `runtime.client_session.SessionHandle`.
+itself is `clients.session_handle.SessionHandle`.
 
 The module-level `ask`, `await_result`, `ask_sync` and `update` are the thin layer
 below (they raise the SDK's errors unchanged).
@@ -22,12 +22,12 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 from temporalio.client import Client, WorkflowHandle
 
+from clients.base import StoreReader, Timeouts
+from clients.session_handle import DEFAULT_AGENT_ID, SessionHandle, ask_with_start
+from clients.update_retry import execute_update
 from contracts import TASK_QUEUE, AgentConfig
 from contracts.session import AskAccepted, AskInput, RequestRef, RequestResult, SessionInput
-from runtime.blob_store import BlobStore
-from runtime.client_base import StoreReader, Timeouts
-from runtime.client_session import DEFAULT_AGENT_ID, SessionHandle, ask_with_start
-from runtime.update_retry import execute_update
+from payloads.blob_store import BlobStore
 
 M = TypeVar("M", bound=BaseModel)
 

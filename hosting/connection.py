@@ -4,7 +4,7 @@ Every client the product builds (the worker, `client.py`, the Python API, the te
 goes through `build_data_converter` and `connect`, so they all read and write payloads
 alike: pydantic models as JSON (readable in the Web UI), optionally encrypted
 (`REACT_ENCRYPTION_KEYS`), and claim-checked into the payload store once they reach
-`REACT_PAYLOAD_THRESHOLD` (`REACT_PAYLOAD_STORE`). See `runtime.settings` for the variables.
+`REACT_PAYLOAD_THRESHOLD` (`REACT_PAYLOAD_STORE`). See `payloads.settings` for the variables.
 
 Order matters and is Temporal's: on the way out a payload is converted, encrypted, then
 (if large) stored, so the store only ever holds ciphertext when encryption is on; on the
@@ -23,11 +23,11 @@ from temporalio.converter import (
     ExternalStorage,
 )
 
-from runtime.blob_store import BlobStore, shared_blob_store
-from runtime.codec import AesGcmCodec
-from runtime.payload_converter import ProductPayloadConverter
-from runtime.payload_storage import BlobStoreDriver
-from runtime.settings import Settings, load_settings
+from payloads.blob_store import BlobStore, shared_blob_store
+from payloads.claim_check import BlobStoreDriver
+from payloads.codec import AesGcmCodec
+from payloads.converter import ProductPayloadConverter
+from payloads.settings import Settings, load_settings
 
 DEFAULT_ADDRESS = "localhost:7233"
 DEFAULT_NAMESPACE = "default"

@@ -1,6 +1,6 @@
 """A session's handle: asks, control of its active run, context ops, config, queries and export.
 
-`runtime.sessions.Sessions.get(session_id)` returns one; see `runtime.sessions` for the
+`clients.sessions.Sessions.get(session_id)` returns one; see `clients.sessions` for the
 session model and docs/client.md for examples.
 """
 
@@ -14,6 +14,10 @@ from pydantic import JsonValue, TypeAdapter
 from temporalio.client import Client, WithStartWorkflowOperation, WorkflowUpdateFailedError
 from temporalio.common import WorkflowIDConflictPolicy
 
+from clients import inputs
+from clients.base import StoreReader, Timeouts, WorkflowControls
+from clients.errors import RejectedError, workflow_rejection
+from clients.runs import RunHandle
 from contracts import TASK_QUEUE, Ack, AgentConfig, ModelSettings, Trace
 from contracts.errors import UNKNOWN_REQUEST
 from contracts.session import (
@@ -28,10 +32,6 @@ from contracts.session import (
 )
 from contracts.web_ui import static_details, static_summary
 from conversation import Context, ContextPolicy
-from runtime import client_inputs as inputs
-from runtime.client_base import StoreReader, Timeouts, WorkflowControls
-from runtime.client_errors import RejectedError, workflow_rejection
-from runtime.runs import RunHandle
 
 RECORDS = TypeAdapter(list[RequestRecord])
 DEFAULT_AGENT_ID = "default"

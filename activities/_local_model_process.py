@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from runtime._local_model_install import (
+from activities._local_model_install import (
     BUNDLED_ALIAS,
     DEFAULT_PORT,
     LOG_FILE,
@@ -84,7 +84,7 @@ class LocalModelServer:
         if problem:
             raise LocalModelError(problem)
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
-        command = [sys.executable, "-m", "runtime.local_model", "serve", "--port", str(self.port)]
+        command = [sys.executable, "-m", "activities.local_model", "serve", "--port", str(self.port)]
         command += ["--parent-pid", str(os.getpid())]
         with self.log_file.open("ab") as log:
             self.process = subprocess.Popen(

@@ -26,7 +26,7 @@ from temporalio.converter import (
     StorageDriverStoreContext,
 )
 
-from runtime.blob_store import BlobMissingError, BlobStore, check_digest
+from payloads.blob_store import BlobMissingError, BlobStore, check_digest
 
 DRIVER_NAME = "react.payload-store"
 CLAIM_KEY = "sha256"

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from temporalio.client import Client, WorkflowFailureError
 
+from clients import inputs
+from clients.base import StoreReader, Timeouts, WorkflowControls
+from clients.errors import RejectedError, workflow_rejection
 from contracts import TASK_QUEUE, WORKFLOW_TYPE, AgentConfig, RunResult, RunState, Trace
 from contracts.web_ui import static_details, static_summary
 from conversation import DEFAULT_CONTEXT_REF, Context
-from runtime import client_inputs as inputs
-from runtime.blob_store import BlobStore
-from runtime.client_base import StoreReader, Timeouts, WorkflowControls
-from runtime.client_errors import RejectedError, workflow_rejection
+from payloads.blob_store import BlobStore
 
 
 class RunHandle(WorkflowControls):

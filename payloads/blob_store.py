@@ -1,10 +1,11 @@
 """The payload store: a content-addressed blob store (key = SHA-256 of the bytes).
 
 One store holds everything the product keeps outside Temporal history: claim-checked
-payloads (`runtime.payload_storage`), the LLM activity's message cache and archived
+payloads (`payloads.claim_check`), the LLM activity's message cache and archived
 thread segments. Content addressing makes every write idempotent and stores an
 identical blob once. `LocalDiskBlobStore` is the embedded default; deployments use an
-S3-compatible store (`runtime.s3_blob_store`). `blob_store_from_env` opens the one
+S3-compatible store (`payloads.s3_blob_store`); both implement `BlobStore`
+(`payloads.blob_store_interface`). `blob_store_from_env` opens the one
 that `REACT_PAYLOAD_STORE` names, shared by everything in the process (encrypting
 when `REACT_ENCRYPTION_KEYS` is set).
 """
@@ -12,106 +13,33 @@ when `REACT_ENCRYPTION_KEYS` is set).
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
 import tempfile
-from abc import ABC, abstractmethod
 from pathlib import Path
 
-from runtime.settings import EncryptionKey, FileStoreSetting, S3StoreSetting, load_settings
+from payloads.blob_store_interface import (
+    BlobMissingError,
+    BlobStore,
+    BlobStoreError,
+    check_digest,
+    digest_of,
+)
+from payloads.settings import EncryptionKey, FileStoreSetting, S3StoreSetting, load_settings
 
-HEX_DIGITS = frozenset("0123456789abcdef")
+__all__ = [
+    "BlobMissingError",
+    "BlobStore",
+    "BlobStoreError",
+    "LocalDiskBlobStore",
+    "blob_store_from_env",
+    "check_digest",
+    "digest_of",
+    "open_blob_store",
+    "shared_blob_store",
+]
+
 SMALL_WRITE_BYTES = 256 * 1024
 """Non-durable writes up to this size happen on the event loop (no thread hop)."""
-
-
-class BlobMissingError(LookupError):
-    """A blob referenced by digest is not in the store (or its bytes no longer match the digest)."""
-
-    def __init__(self, digest: str, store: str, detail: str = "") -> None:
-        """Create the error; the message names the digest and the store."""
-        extra = f" ({detail})" if detail else ""
-        super().__init__(
-            f"blob sha256:{digest} is missing from the payload store {store}{extra}; "
-            "every worker and client must share the same store (REACT_PAYLOAD_STORE)"
-        )
-        self.digest = digest
-        self.store = store
-
-
-class BlobStoreError(RuntimeError):
-    """The store itself cannot be used (unreachable, no permission, no such bucket); says what to check."""
-
-
-def digest_of(data: bytes) -> str:
-    """The key of `data`: its SHA-256, lower-case hex."""
-    return hashlib.sha256(data).hexdigest()
-
-
-def check_digest(digest: str) -> str:
-    """`digest` if it is a lower-case SHA-256 hex digest.
-
-    Raises:
-        ValueError: anything else (so no caller-supplied text ever becomes a path or key).
-    """
-    if len(digest) != 64 or not HEX_DIGITS.issuperset(digest):
-        raise ValueError(f"not a sha256 hex digest: {digest[:80]!r}")
-    return digest
-
-
-class BlobStore(ABC):
-    """Content-addressed bytes: `put` returns the SHA-256 hex digest, `get` verifies it."""
-
-    @abstractmethod
-    def describe(self) -> str:
-        """Where the store is, for messages (e.g. `file:/srv/payloads`)."""
-
-    @abstractmethod
-    async def put(self, data: bytes, *, durable: bool = True) -> str:
-        """Store `data` under its digest (idempotent and atomic) and return the digest.
-
-        `durable=False` is for caches (the LLM activity's messages): the write may skip
-        flushing to disk, since losing it in a machine crash only costs a cache miss.
-        """
-
-    @abstractmethod
-    async def get(self, digest: str) -> bytes:
-        """The bytes stored under `digest`.
-
-        Raises:
-            BlobMissingError: nothing is stored under `digest`, or the stored bytes do not hash to it.
-        """
-
-    @abstractmethod
-    async def has(self, digest: str) -> bool:
-        """Whether a blob is stored under `digest`."""
-
-    async def put_sealed(self, name: str, data: bytes, *, durable: bool = True) -> None:
-        """Store encrypted bytes under `name` (64 hex digits chosen by the encrypting wrapper).
-
-        Content addressing cannot apply to ciphertext that callers address by the digest of
-        its plaintext, so `runtime.codec.SealedBlobStore` keeps its blobs in this separate
-        area, under names only the key holder can compute.
-        """
-        raise NotImplementedError(f"{type(self).__name__} cannot hold sealed blobs")
-
-    async def get_sealed(self, name: str) -> bytes | None:
-        """The bytes stored by `put_sealed` under `name`, or None."""
-        raise NotImplementedError(f"{type(self).__name__} cannot hold sealed blobs")
-
-    async def has_sealed(self, name: str) -> bool:
-        """Whether `put_sealed` stored something under `name`."""
-        return await self.get_sealed(name) is not None
-
-    async def check(self) -> None:  # noqa: B027 (optional hook, a no-op by default)
-        """Fail fast when the store cannot be used (the worker calls this at start).
-
-        Raises:
-            BlobStoreError: what is wrong and what to check.
-        """
-
-    async def aclose(self) -> None:  # noqa: B027 (optional hook, a no-op by default)
-        """Release connections (nothing to release by default)."""
 
 
 class LocalDiskBlobStore(BlobStore):
@@ -245,7 +173,7 @@ def open_blob_store(setting: FileStoreSetting | S3StoreSetting) -> BlobStore:
     """A new store for `setting` (the S3 client library is imported only for an S3 store)."""
     if isinstance(setting, FileStoreSetting):
         return LocalDiskBlobStore(setting.root)
-    from runtime.s3_blob_store import S3BlobStore
+    from payloads.s3_blob_store import S3BlobStore
 
     return S3BlobStore(setting)
 
@@ -265,7 +193,7 @@ def blob_store_from_env() -> BlobStore:
     """The store that `REACT_PAYLOAD_STORE` names, for blobs written directly (not claim-checked payloads).
 
     With encryption on (`REACT_ENCRYPTION_KEYS`) it encrypts what it stores
-    (`runtime.codec.SealedBlobStore`: same API, same plaintext digests), so the store never
+    (`payloads.codec.SealedBlobStore`: same API, same plaintext digests), so the store never
     holds plaintext. Shared within the process.
 
     Raises:
@@ -275,7 +203,7 @@ def blob_store_from_env() -> BlobStore:
     store = shared_blob_store(settings.payload_store)
     if not settings.encryption_on:
         return store
-    from runtime.codec import SealedBlobStore
+    from payloads.codec import SealedBlobStore
 
     key = (settings.payload_store, settings.encryption_keys)
     sealed = _sealed.get(key)

@@ -2,7 +2,7 @@
 
 Workflows are addressed by their public names (`steer`, `thread`, ...), exactly as
 any other Temporal client would address them, so the client never imports workflow
-code. Every payload is built by `runtime.client_inputs` (checked before it is sent),
+code. Every payload is built by `clients.inputs` (checked before it is sent),
 every answer is decoded into its contract model, and a coded refusal becomes a
 `RejectedError`, or a rejected `Ack` for the acknowledging controls.
 """
@@ -18,14 +18,14 @@ from pydantic import BaseModel, JsonValue
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
+from clients import inputs
+from clients.errors import RejectedError, workflow_rejection
+from clients.update_retry import execute_update
 from contracts import Ack, Segment, SegmentRef, ThreadPage
 from contracts.thread import DEFAULT_PAGE_ENTRIES
 from conversation import Context, ContextModifyInput, Entry
 from conversation.thread import OperationReason
-from runtime import client_inputs as inputs
-from runtime.blob_store import BlobStore, blob_store_from_env
-from runtime.client_errors import RejectedError, workflow_rejection
-from runtime.update_retry import execute_update
+from payloads.blob_store import BlobStore, blob_store_from_env
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -16,6 +16,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, JsonValue, ValidationError
 
+from clients.errors import RejectedError, invalid_payload
 from contracts import AgentConfig, CancelInput, ModelSettings, RunInput, SteerInput, ThreadQuery
 from contracts.compaction import CompactInput
 from contracts.errors import BLANK_CONTENT, INVALID_INPUT, INVALID_OP
@@ -31,7 +32,6 @@ from conversation import (
     validate_operation,
 )
 from conversation.thread import OperationReason
-from runtime.client_errors import RejectedError, invalid_payload
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -9,7 +9,7 @@ import threading
 import time
 from typing import Any
 
-from runtime._local_model_install import (
+from activities._local_model_install import (
     BUNDLED_ALIAS,
     CHAT_FORMAT,
     CONTEXT_TOKENS,

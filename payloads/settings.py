@@ -2,7 +2,7 @@
 
 `load_settings()` reads them all at once; a bad value raises `SettingsError`, one line
 naming the variable (never echoing a secret). The worker, the CLI and the Python API
-build their clients from the same settings (`runtime.connection.connect`), so they agree
+build their clients from the same settings (`hosting.connection.connect`), so they agree
 on where large payloads live and how payloads are encrypted.
 
 - `REACT_PAYLOAD_STORE`: `file:<absolute path>` (default `<repo>/.temporal/payloads`) or
@@ -18,7 +18,7 @@ on where large payloads live and how payloads are encrypted.
   `TEMPORAL_TLS` forces TLS on or off, `TEMPORAL_TLS_SERVER_NAME` the name to verify.
 - `TEMPORAL_API_KEY`: an API key (Temporal Cloud); turns TLS on unless `TEMPORAL_TLS=false`.
 - `REACT_WORKFLOW_SANDBOX`: `on` runs the worker's workflows in Temporal's sandbox (default
-  off; see `worker.workflow_runner`).
+  off; see `hosting.sandbox.workflow_runner`).
 """
 
 from __future__ import annotations
