@@ -21,7 +21,7 @@ from temporalio.service import RPCError
 from clients import inputs
 from clients.errors import RejectedError, workflow_rejection
 from clients.update_retry import execute_update
-from contracts import Ack, Segment, SegmentRef, ThreadPage
+from contracts import TASK_QUEUE, Ack, Segment, SegmentRef, ThreadPage
 from contracts.thread import DEFAULT_PAGE_ENTRIES
 from conversation import Context, ContextModifyInput, Entry
 from conversation.thread import OperationReason
@@ -66,6 +66,31 @@ class StoreReader:
         segment = Segment.model_validate_json(await store.get(ref.digest))
         self._last = (ref.digest, segment)
         return segment
+
+
+class ClientScope:
+    """What `Runs` and `Sessions` share: the Temporal client, the task queue, timeouts and the store."""
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        task_queue: str = TASK_QUEUE,
+        store: BlobStore | None = None,
+        timeouts: Timeouts | None = None,
+    ) -> None:
+        """Use `client` (from `connect()`, so payloads use the product's converter and payload store).
+
+        Args:
+            client: a Temporal client built by `client.connect()`.
+            task_queue: the workers' task queue.
+            store: the payload store (default: the one `REACT_PAYLOAD_STORE` names).
+            timeouts: how long queries and acknowledging Updates may take.
+        """
+        self._client = client
+        self._task_queue = task_queue
+        self._timeouts = timeouts or Timeouts()
+        self._store = StoreReader(store)
 
 
 class WorkflowControls:

@@ -11,15 +11,14 @@ elsewhere (by the CLI, by a session: a session's request runs as a child workflo
 
 from __future__ import annotations
 
-from temporalio.client import Client, WorkflowFailureError
+from temporalio.client import WorkflowFailureError
 
 from clients import inputs
-from clients.base import StoreReader, Timeouts, WorkflowControls
+from clients.base import ClientScope, Timeouts, WorkflowControls
 from clients.errors import RejectedError, workflow_rejection
-from contracts import TASK_QUEUE, WORKFLOW_TYPE, AgentConfig, RunResult, RunState, Trace
+from contracts import WORKFLOW_TYPE, AgentConfig, RunResult, RunState, Trace
 from contracts.web_ui import static_details, static_summary
 from conversation import DEFAULT_CONTEXT_REF, Context
-from payloads.blob_store import BlobStore
 
 
 class RunHandle(WorkflowControls):
@@ -54,29 +53,8 @@ class RunHandle(WorkflowControls):
         return await self._query("trace", Trace)
 
 
-class Runs:
+class Runs(ClientScope):
     """Starts runs and addresses them by workflow id."""
-
-    def __init__(
-        self,
-        client: Client,
-        *,
-        task_queue: str = TASK_QUEUE,
-        store: BlobStore | None = None,
-        timeouts: Timeouts | None = None,
-    ) -> None:
-        """Use `client` (from `connect()`, so payloads use the product's converter and payload store).
-
-        Args:
-            client: a Temporal client built by `client.connect()`.
-            task_queue: the workers' task queue.
-            store: the payload store (default: the one `REACT_PAYLOAD_STORE` names).
-            timeouts: how long queries and acknowledging Updates may take.
-        """
-        self._client = client
-        self._task_queue = task_queue
-        self._timeouts = timeouts or Timeouts()
-        self._store = StoreReader(store)
 
     def get(self, workflow_id: str) -> RunHandle:
         """The run with this workflow id (nothing is sent until a method is called)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from pydantic import JsonValue, TypeAdapter
 from temporalio.client import Client, WithStartWorkflowOperation, WorkflowUpdateFailedError
@@ -37,6 +37,18 @@ RECORDS = TypeAdapter(list[RequestRecord])
 DEFAULT_AGENT_ID = "default"
 
 
+class AskOptions(TypedDict, total=False):
+    """The keyword arguments of `SessionHandle.ask` and `ask_sync` (each is described there)."""
+
+    config: AgentConfig | None
+    agent_id: str
+    request_id: str | None
+    overrides: Mapping[str, JsonValue] | None
+    context_policy: ContextPolicy | None
+    session_policy: ContextPolicy | None
+    snapshot: str | None
+
+
 class SessionHandle(WorkflowControls):
     """One session: asks, control of its active run, context ops, config, queries and export.
 
@@ -56,14 +68,7 @@ class SessionHandle(WorkflowControls):
     async def ask(
         self,
         query: str,
-        *,
-        config: AgentConfig | None = None,
-        agent_id: str = DEFAULT_AGENT_ID,
-        request_id: str | None = None,
-        overrides: Mapping[str, JsonValue] | None = None,
-        context_policy: ContextPolicy | None = None,
-        session_policy: ContextPolicy | None = None,
-        snapshot: str | None = None,
+        **options: Unpack[AskOptions],
     ) -> AskAccepted:
         """Ask `query`; returns at once with the request id and the workflow id of its run.
 
@@ -73,25 +78,33 @@ class SessionHandle(WorkflowControls):
 
         Args:
             query: the user's turn.
-            config: the agent of a new session.
-            agent_id: the agent id of a new session.
-            request_id: the idempotency key (default: a new one): asking again with a known id
-                returns the original request instead of running it twice.
-            overrides: agent-config fields for this request only (e.g. `{"model": ...}`).
-            context_policy: this request's context policy (over the session's and the config's).
-            session_policy: the context policy of a new session.
-            snapshot: a snapshot token a new session starts from.
+            **options: keyword arguments (`AskOptions`):
+                config: the agent of a new session.
+                agent_id: the agent id of a new session.
+                request_id: the idempotency key (default: a new one): asking again with a known id
+                    returns the original request instead of running it twice.
+                overrides: agent-config fields for this request only (e.g. `{"model": ...}`).
+                context_policy: this request's context policy (over the session's and the config's).
+                session_policy: the context policy of a new session.
+                snapshot: a snapshot token a new session starts from.
 
         Raises:
             RejectedError: `busy` (another request runs), `invalid_input`, `payload_too_large`,
                 or a `snapshot_*` code; nothing was recorded.
         """
         ask = inputs.ask_input(
-            query, request_id=request_id, overrides=overrides, context_policy=context_policy
+            query,
+            request_id=options.get("request_id"),
+            overrides=options.get("overrides"),
+            context_policy=options.get("context_policy"),
         )
+        config = options.get("config")
         if config is None:
             return await self._update("ask", ask, AskAccepted, self._timeouts.control)
-        start = inputs.session_input(agent_id, config, context_policy=session_policy, snapshot=snapshot)
+        agent_id = options.get("agent_id", DEFAULT_AGENT_ID)
+        start = inputs.session_input(
+            agent_id, config, context_policy=options.get("session_policy"), snapshot=options.get("snapshot")
+        )
         try:
             return await ask_with_start(
                 self._client,
@@ -117,29 +130,9 @@ class SessionHandle(WorkflowControls):
         """
         return await self._update("await_result", inputs.request_ref(request_id), RequestResult, None)
 
-    async def ask_sync(
-        self,
-        query: str,
-        *,
-        config: AgentConfig | None = None,
-        agent_id: str = DEFAULT_AGENT_ID,
-        request_id: str | None = None,
-        overrides: Mapping[str, JsonValue] | None = None,
-        context_policy: ContextPolicy | None = None,
-        session_policy: ContextPolicy | None = None,
-        snapshot: str | None = None,
-    ) -> RequestResult:
+    async def ask_sync(self, query: str, **options: Unpack[AskOptions]) -> RequestResult:
         """`ask`, then `await_result`: the request's record and answer once it has ended (see `ask`)."""
-        accepted = await self.ask(
-            query,
-            config=config,
-            agent_id=agent_id,
-            request_id=request_id,
-            overrides=overrides,
-            context_policy=context_policy,
-            session_policy=session_policy,
-            snapshot=snapshot,
-        )
+        accepted = await self.ask(query, **options)
         return await self.await_result(accepted.request_id)
 
     # ---- compaction and config for the next run ----------------------------------------------

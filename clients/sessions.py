@@ -22,12 +22,11 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 from temporalio.client import Client, WorkflowHandle
 
-from clients.base import StoreReader, Timeouts
+from clients.base import ClientScope
 from clients.session_handle import DEFAULT_AGENT_ID, SessionHandle, ask_with_start
 from clients.update_retry import execute_update
 from contracts import TASK_QUEUE, AgentConfig
 from contracts.session import AskAccepted, AskInput, RequestRef, RequestResult, SessionInput
-from payloads.blob_store import BlobStore
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -49,22 +48,8 @@ def session_workflow_id(conversation_id: str) -> str:
     return f"agent-{conversation_id}"
 
 
-class Sessions:
+class Sessions(ClientScope):
     """Addresses sessions by id; `get(session_id).ask(...)` creates one on its first ask."""
-
-    def __init__(
-        self,
-        client: Client,
-        *,
-        task_queue: str = TASK_QUEUE,
-        store: BlobStore | None = None,
-        timeouts: Timeouts | None = None,
-    ) -> None:
-        """Use `client` (from `connect()`); see `Runs` for the arguments."""
-        self._client = client
-        self._task_queue = task_queue
-        self._timeouts = timeouts or Timeouts()
-        self._store = StoreReader(store)
 
     def get(self, session_id: str) -> SessionHandle:
         """The session with this workflow id (it need not exist yet: an ask with a config creates it)."""
