@@ -35,9 +35,13 @@ USER agent
 WORKDIR /app
 
 # Dependencies first, from the lock file only, so a source change does not reinstall them.
+# Only the product's own dependencies: pyproject's default groups (`dev`: test tools; `bench`:
+# profilers and the pydantic-ai peer) stay out of the image (`--no-default-groups`, not `--no-dev`).
 COPY --chown=agent:agent pyproject.toml uv.lock ./
-RUN uv sync --frozen --no-dev $([ "$LOCAL_MODEL" = 1 ] && echo --group local-model)
+RUN uv sync --frozen --no-default-groups $([ "$LOCAL_MODEL" = 1 ] && echo --group local-model)
 
 COPY --chown=agent:agent . .
 
-CMD ["uv", "run", "--frozen", "--no-dev", "python", "worker.py"]
+# The environment's Python directly: `uv run` would sync the default groups into it at start-up.
+ENV PATH=/app/.venv/bin:$PATH
+CMD ["python", "worker.py"]

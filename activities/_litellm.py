@@ -10,12 +10,15 @@ polls. Configuration happens once, on first use (`configure`):
   downloaded (token counts fall back to tiktoken's bundled encoding);
 * no "Give Feedback / Get Help" banner; litellm logs through the application's handlers
   (where the worker redacts secrets), at WARNING unless `LITELLM_LOG` says otherwise;
-* the `scripted` test provider is registered.
+* a zero-cost price for the `scripted` test provider (`activities.scripted` registers
+  the provider itself).
 
 It speaks the OpenAI chat format (messages, tools and responses, defined in
 `activities._openai_format` and re-exported here; the scripted provider's metadata) used
 by the LLM activity, `summarize` and exact token counting, and turns every litellm
-failure into the project's error vocabulary (`activities.llm_errors`).
+failure into the project's error vocabulary (`activities.llm_errors`). Which route a
+call takes (litellm's `acompletion`, or its OpenAI provider called directly) is
+`activities._provider`'s decision; the scripted model is `activities.scripted`.
 """
 
 # ruff: noqa: E402 - litellm reads the environment variables set below when it is imported.
@@ -50,16 +53,18 @@ from litellm.exceptions import (
     RateLimitError,
     Timeout,
 )
+from litellm.litellm_core_utils.core_helpers import (  # pyright: ignore[reportMissingTypeStubs]
+    map_finish_reason,
+)
 from litellm.llms.custom_llm import CustomLLM
+from litellm.llms.openai.common_utils import OpenAIError  # pyright: ignore[reportMissingTypeStubs]
 from litellm.types.utils import ModelResponse  # pyright: ignore[reportMissingTypeStubs]
 from temporalio.exceptions import ApplicationError
 
 from activities._openai_format import openai_message, parse_response, to_openai_messages, to_openai_tools
 from activities.llm_errors import classify
-from activities.local_model import prepare_completion
-from contracts.agent import ScriptTurn
 from contracts.errors import CONTENT_POLICY, CONTEXT_WINDOW_EXCEEDED
-from contracts.llm import SCRIPTED_MODEL, LLMRequest, LLMResponse, ScriptedCall, ToolSpec
+from contracts.llm import SCRIPTED_MODEL, LLMRequest, ScriptedCall, ToolSpec
 from conversation import ContextPolicy, Message
 from conversation.budget import estimate_tokens
 
@@ -71,19 +76,20 @@ __all__ = [
     "ModelResponse",
     "RateLimitError",
     "Timeout",
+    "acompletion",
     "classify_error",
-    "complete",
     "completion_kwargs",
     "configure",
     "is_configured",
     "litellm",
+    "map_finish_reason",
+    "map_openai_error",
     "openai_message",
     "parse_response",
     "policy_for_model",
     "to_openai_messages",
     "to_openai_tools",
     "token_counts",
-    "warm_up_request",
 ]
 
 SCRIPTED_PROVIDER = "scripted"
@@ -135,10 +141,6 @@ def configure() -> None:
             # not a line per call at INFO.
             logger.handlers.clear()
             logger.setLevel(level)
-        # Imported here: the scripted provider subclasses litellm types re-exported above.
-        from activities.scripted import register_scripted_provider
-
-        register_scripted_provider()
         _configured = True
 
 
@@ -152,39 +154,40 @@ def classify_error(exc: BaseException) -> ApplicationError:
     return classify(exc, _LITELLM_CODES)
 
 
-async def complete(request: LLMRequest, *, attempt: int, tools: Sequence[ToolSpec] = ()) -> LLMResponse:
-    """One chat completion for `request`, whose messages are all inline, offering `tools`.
-
-    The activity's `attempt` drives the scripted model.
+async def acompletion(kwargs: dict[str, Any]) -> object:
+    """`litellm.acompletion(**kwargs)`: litellm's whole call path, for any provider.
 
     Raises:
         ApplicationError: The provider failed, classified and redacted. The provider's
             exception is not chained: Temporal would write its text into history.
     """
     configure()
-    if request.model == SCRIPTED_MODEL:
-        return await _scripted(request, attempt)
-    # The bundled local model: starts its server on first use (raises its own non-retryable error).
-    kwargs = await prepare_completion(completion_kwargs(request, attempt=attempt, tools=tools))
     try:
-        response = await litellm.acompletion(**kwargs)
+        return await litellm.acompletion(**kwargs)
     except Exception as exc:
         raise classify_error(exc) from None
-    return parse_response(response, request)
 
 
-async def _scripted(request: LLMRequest, attempt: int) -> LLMResponse:
-    """The scripted model, answered here: same response parsing and error classification as litellm's."""
-    from activities.scripted import answer
+def map_openai_error(exc: Exception, model: str, provider: str) -> Exception:
+    """The litellm exception its `provider` route raises for an OpenAI SDK failure `exc`.
 
-    messages = to_openai_messages(
-        request.system_prompt, [m for m in request.messages if isinstance(m, Message)]
+    The same mapping as inside `litellm.acompletion` (its OpenAI provider wraps the SDK's
+    error in `OpenAIError`, then `exception_type` names it: `ContextWindowExceededError`,
+    `RateLimitError` with the response's headers, ...), so both routes classify alike.
+    """
+    wrapped = OpenAIError(
+        status_code=getattr(exc, "status_code", 500),
+        message=getattr(exc, "message", str(exc)),
+        headers=getattr(exc, "headers", None) or getattr(getattr(exc, "response", None), "headers", None),
+        body=getattr(exc, "body", None),
     )
     try:
-        response = await answer(request.scripted, attempt, messages)
-    except Exception as exc:
-        raise classify_error(exc) from None
-    return parse_response(response, request)
+        litellm.exception_type(  # pyright: ignore[reportUnknownMemberType]
+            model=model, custom_llm_provider=provider, original_exception=wrapped
+        )
+    except Exception as mapped:  # exception_type raises the mapped exception
+        return mapped
+    return wrapped
 
 
 def completion_kwargs(request: LLMRequest, *, attempt: int, tools: Sequence[ToolSpec] = ()) -> dict[str, Any]:
@@ -217,17 +220,6 @@ def completion_kwargs(request: LLMRequest, *, attempt: int, tools: Sequence[Tool
         kwargs["model"] = SCRIPTED_LITELLM_MODEL
         kwargs["metadata"] = scripted_metadata(request.scripted, attempt)
     return kwargs
-
-
-def warm_up_request() -> LLMRequest:
-    """A one-turn scripted request: a call through litellm that needs no key and no network."""
-    turn = ScriptTurn(content="ready")
-    return LLMRequest(
-        model=SCRIPTED_MODEL,
-        messages=[Message(role="user", content="warm-up")],
-        iteration=0,
-        scripted=ScriptedCall(index=0, length=1, turn=turn),
-    )
 
 
 def scripted_metadata(call: ScriptedCall | None, attempt: int) -> dict[str, Any]:

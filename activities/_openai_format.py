@@ -53,7 +53,7 @@ def to_openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
 
 
 def parse_response(response: object, request: LLMRequest) -> LLMResponse:
-    """The `LLMResponse` of a litellm chat completion (first choice).
+    """The `LLMResponse` of a chat completion (first choice): litellm's, or the OpenAI SDK's.
 
     Tool-call arguments stay raw strings, even malformed: the workflow reports them
     back to the model instead of failing the call.
@@ -76,7 +76,9 @@ def parse_response(response: object, request: LLMRequest) -> LLMResponse:
                 arguments=arguments if isinstance(arguments, str) else json.dumps(arguments),
             )
         )
-    thinking = getattr(message, "reasoning_content", None)
+    # litellm names a server's reasoning `reasoning_content`; the OpenAI SDK keeps the server's own
+    # field, which OpenAI-compatible servers call `reasoning_content` or `reasoning`.
+    thinking = getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None)
     usage = getattr(response, "usage", None)
     return LLMResponse(
         content=message.content or "",

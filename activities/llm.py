@@ -1,4 +1,4 @@
-"""The LLM activity: one chat completion through litellm, with provider errors classified.
+"""The LLM activity: one chat completion (a provider through litellm, or the scripted model).
 
 litellm reads API keys from the worker's environment (`OPENAI_API_KEY`, ...); nothing
 secret travels in `LLMRequest` or `LLMResponse`, and provider error text is redacted
@@ -13,14 +13,17 @@ message cache) and caches what is new, the answer included.
 This module does not import litellm: registering the activity costs nothing at worker
 start-up. `activities._litellm` (the one module that imports it) is loaded on the first
 call, in a thread while the call heartbeats, or earlier by `warm_litellm`, which the
-worker runs in the background once it polls.
+worker runs in the background once it polls. A call then takes one of three routes:
+the scripted model (`activities.scripted`, no litellm call), litellm's OpenAI provider
+called directly, or `litellm.acompletion` (both in `activities._provider`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
-import sys
+import threading
 from collections.abc import Sequence
 
 from temporalio import activity
@@ -31,26 +34,32 @@ from activities.message_cache import MessageCache
 from activities.tool_registry import ToolRegistry
 from contracts.activities import LLM_ACTIVITY
 from contracts.errors import UNKNOWN_TOOL
-from contracts.llm import LLMRequest, LLMResponse, ToolSpec
-from conversation import Message
+from contracts.llm import SCRIPTED_MODEL, LLMRequest, LLMResponse, ToolSpec
 
-DOOR = "activities._litellm"
 _log = logging.getLogger(__name__)
+_load_lock = threading.Lock()
+_loaded = False
 
 
 def load_litellm_now() -> None:
-    """Import and configure litellm in this thread (blocking; seconds the first time)."""
-    from activities import _litellm
+    """Import and configure litellm and the call routes in this thread (blocking; seconds the first time)."""
+    global _loaded
+    if _loaded:
+        return
+    with _load_lock:
+        if _loaded:
+            return
+        from activities import _litellm, scripted
 
-    _litellm.configure()
+        importlib.import_module("activities._provider")  # the routes' module, loaded before the first call
+        _litellm.configure()
+        scripted.register_scripted_provider()
+        _loaded = True
 
 
 async def load_litellm() -> None:
     """Make sure litellm is loaded, without blocking the event loop while it imports."""
-    # A module still being imported by another thread is in sys.modules too, but not configured.
-    door = sys.modules.get(DOOR)
-    ready = getattr(door, "is_configured", None)
-    if not (callable(ready) and ready()):
+    if not _loaded:
         await asyncio.to_thread(load_litellm_now)
 
 
@@ -62,19 +71,23 @@ def warm_litellm() -> None:
     """
     try:
         load_litellm_now()
-        from activities import _litellm
+        from activities import scripted
 
-        asyncio.run(_litellm.complete(_litellm.warm_up_request(), attempt=1))
+        asyncio.run(scripted.complete(scripted.warm_up_request(), attempt=1))
     except Exception:
         _log.warning("litellm warm-up failed; the first LLM call will load it", exc_info=True)
 
 
 async def complete(request: LLMRequest, *, attempt: int, tools: Sequence[ToolSpec] = ()) -> LLMResponse:
-    """One chat completion through litellm (every message inline), loading it first if needed."""
+    """One chat completion (every message inline) by the request's route, loading litellm first if needed."""
     await load_litellm()
-    from activities import _litellm
+    if request.model == SCRIPTED_MODEL:
+        from activities import scripted
 
-    return await _litellm.complete(request, attempt=attempt, tools=tools)
+        return await scripted.complete(request, attempt)
+    from activities import _provider
+
+    return await _provider.complete(request, attempt=attempt, tools=tools)
 
 
 class LLMActivities:
@@ -103,14 +116,7 @@ class LLMActivities:
         response.local_tools = sorted(
             {c.name for c in response.tool_calls if self._registry.is_local(c.name)}
         )
-        await self._cache.remember(
-            Message(
-                role="assistant",
-                content=response.content,
-                tool_calls=list(response.tool_calls) or None,
-                thinking=response.thinking,
-            )
-        )
+        await self._cache.remember(response.assistant_message())
         return response
 
     def _tool_specs(self, names: list[str]) -> list[ToolSpec]:

@@ -19,7 +19,6 @@ also exits by itself when that process dies (it watches its parent).
 from __future__ import annotations
 
 import asyncio
-import os
 from typing import Any
 
 from temporalio.exceptions import ApplicationError
@@ -65,9 +64,7 @@ __all__ = [
     "START_TIMEOUT_S",
     "LocalModelError",
     "LocalModelServer",
-    "configured_model_problem",
     "ensure_server",
-    "key_problem",
     "loopback_port",
     "missing_install",
     "model_file",
@@ -101,7 +98,7 @@ def reset_tool_choice(kwargs: dict[str, Any]) -> None:
 
 
 async def prepare_completion(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The hook before each `litellm.acompletion`: serve the bundled model, reset `tool_choice`.
+    """The hook before each real provider call (either route): serve the bundled model, reset `tool_choice`.
 
     Raises:
         ApplicationError: `local_model_unavailable`, non-retryable (retrying cannot install
@@ -114,44 +111,6 @@ async def prepare_completion(kwargs: dict[str, Any]) -> dict[str, Any]:
         except LocalModelError as error:
             raise ApplicationError(str(error), type=LOCAL_MODEL_UNAVAILABLE, non_retryable=True) from None
     return kwargs
-
-
-def key_problem(model: str, api_base: str | None = None) -> str | None:
-    """One line saying what `model` lacks in this process's environment, or None when it has it.
-
-    Only API keys count: other credentials (cloud roles, ADC) may come from elsewhere.
-    Imports litellm (seconds), so callers ask only when a model was chosen.
-    """
-    if model in ("scripted", BUNDLED_MODEL):
-        return None
-    from activities import _litellm
-
-    _litellm.configure()
-    litellm: Any = _litellm.litellm
-    try:
-        provider = str(litellm.get_llm_provider(model)[1])
-    except Exception:
-        return f"{model!r} is not a litellm model string: use provider/model, e.g. openai/gpt-4o-mini"
-    found: dict[str, Any] = litellm.validate_environment(model, api_base=api_base)
-    missing: list[Any] = found.get("missing_keys") or []
-    keys = [str(name) for name in missing if str(name).endswith("_API_KEY")]
-    if not keys:
-        return None
-    problem = f"model {model} needs {' or '.join(keys)} in the worker's environment (not set)"
-    if provider == "openai" and api_base:
-        name = model.split("/", 1)[-1]
-        problem += f"; for a local OpenAI-compatible server without a key use hosted_vllm/{name}"
-    return problem
-
-
-def configured_model_problem() -> str | None:
-    """What the model $REACT_MODEL names lacks in this environment (None: usable, or none named)."""
-    model = os.environ.get("REACT_MODEL", "").strip()
-    if not model:
-        return None
-    if model == BUNDLED_MODEL:
-        return missing_install()
-    return key_problem(model, os.environ.get("REACT_API_BASE", "").strip() or None)
 
 
 if __name__ == "__main__":

@@ -4,11 +4,13 @@ Users test their agents with it (no API key, deterministic answers, injected
 delays and provider errors). `answer` builds a litellm `ModelResponse` or raises the
 exception a provider raises through litellm, so its answers go through the same
 parsing and its errors through the same classification (`activities.llm_errors`) as
-OpenAI's. The LLM activity calls `answer` directly: litellm's request pipeline
-(routing, logging, cost accounting; about 3 ms of CPU a call) has nothing to do for
-a model that lives in the worker. The same handler is registered as the litellm
-custom provider `scripted` (model `scripted/scripted`) for code that calls litellm
-itself, which passes the `ScriptedCall` and the attempt in `acompletion(metadata=...)`.
+OpenAI's. The LLM activity calls it through `complete`, without litellm's request
+pipeline (routing, logging, cost accounting: nothing to do for a model that lives in
+the worker), so the scripted benchmark scenario measures no litellm call at all (the
+provider-path scenario does). The same handler is registered as the litellm custom
+provider `scripted` (model `scripted/scripted`, by `register_scripted_provider`, which
+the LLM activities run when they load litellm) for code that calls `litellm.acompletion`
+itself, passing the `ScriptedCall` and the attempt in `acompletion(metadata=...)`.
 litellm's types come through `activities._litellm`, the one module that imports litellm.
 """
 
@@ -31,11 +33,15 @@ from activities._litellm import (
     ModelResponse,
     RateLimitError,
     Timeout,
+    classify_error,
     litellm,
+    parse_response,
+    to_openai_messages,
 )
 from contracts.agent import ScriptTurn
 from contracts.errors import BAD_REQUEST, SCRIPT_EXHAUSTED
-from contracts.llm import ScriptedCall
+from contracts.llm import SCRIPTED_MODEL, LLMRequest, LLMResponse, ScriptedCall
+from conversation import Message
 
 PROVIDER = SCRIPTED_PROVIDER
 
@@ -80,6 +86,33 @@ class ScriptedLLM(CustomLLM):
         raw_call = metadata.get(SCRIPTED_CALL_KEY)
         call = ScriptedCall.model_validate(raw_call) if raw_call is not None else None
         return await answer(call, int(metadata.get(ATTEMPT_KEY) or 1), messages)
+
+
+async def complete(request: LLMRequest, attempt: int) -> LLMResponse:
+    """The scripted model's answer to `request` (every message inline), parsed and classified as litellm's.
+
+    Raises:
+        ApplicationError: the turn's injected provider error, or the script cannot answer.
+    """
+    messages = to_openai_messages(
+        request.system_prompt, [m for m in request.messages if isinstance(m, Message)]
+    )
+    try:
+        response = await answer(request.scripted, attempt, messages)
+    except Exception as exc:
+        raise classify_error(exc) from None
+    return parse_response(response, request)
+
+
+def warm_up_request() -> LLMRequest:
+    """A one-turn scripted request: a call that needs no key and no network."""
+    turn = ScriptTurn(content="ready")
+    return LLMRequest(
+        model=SCRIPTED_MODEL,
+        messages=[Message(role="user", content="warm-up")],
+        iteration=0,
+        scripted=ScriptedCall(index=0, length=1, turn=turn),
+    )
 
 
 async def answer(call: ScriptedCall | None, attempt: int, messages: list[Any]) -> ModelResponse:

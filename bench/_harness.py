@@ -56,9 +56,23 @@ class Prepared:
 class Bench:
     """What a scenario's setup gets: the server address, and a place that keeps its workers running."""
 
-    def __init__(self, address: str, stack: contextlib.AsyncExitStack) -> None:
+    def __init__(
+        self, address: str, stack: contextlib.AsyncExitStack, provider_url: str | None = None
+    ) -> None:
         self.address = address
+        self.provider_url = provider_url
+        """The local OpenAI-compatible server's base URL (`bench/provider_server.py`), if started."""
         self._stack = stack
+
+    def require_provider_url(self) -> str:
+        """The provider server's base URL, for a provider-path scenario.
+
+        Raises:
+            BenchError: no provider server was started for this benchmark.
+        """
+        if self.provider_url is None:
+            raise BenchError("a provider-path scenario needs the provider server (bench/provider_server.py)")
+        return self.provider_url
 
     def task_queue(self, scenario: str) -> str:
         """A task queue of its own for the scenario's worker."""
@@ -84,6 +98,9 @@ class Scenario:
         iterations: tool-calling iterations per run (the table's "per iteration").
         like_for_like: compared with the floor in the summary and the targets; a
             scenario that changes the work itself (e.g. local-activity tools) is not.
+        floor: the key of the floor it is compared with (and paired with for throughput):
+            `floor` for the scripted scenarios, `floor-provider` for those that call the
+            local OpenAI-compatible server.
     """
 
     key: str
@@ -91,6 +108,7 @@ class Scenario:
     setup: ScenarioSetup
     iterations: int = 10
     like_for_like: bool = True
+    floor: str = "floor"
 
 
 @dataclass
@@ -101,6 +119,7 @@ class Figures:
     label: str
     iterations: int
     like_for_like: bool
+    floor: str = "floor"
     walls: list[float] = field(default_factory=list[float])
     cpus: list[float] = field(default_factory=list[float])
     server_cpus: list[float] = field(default_factory=list[float])
@@ -176,7 +195,7 @@ async def dev_server(binary: str) -> AsyncIterator[str]:
             # Started from the event loop's thread, which lives as long as the process: with
             # `setpriv --pdeathsig` the server is stopped even when this process is killed -9.
             process = subprocess.Popen(  # noqa: ASYNC220
-                _die_with_parent(command), stdout=log, stderr=subprocess.STDOUT
+                die_with_parent(command), stdout=log, stderr=subprocess.STDOUT
             )
             SERVER_PIDS[address] = process.pid  # setpriv execs the server: the same process
             try:
@@ -199,7 +218,8 @@ def server_cpu_s(address: str) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
 
 
-def _die_with_parent(command: list[str]) -> list[str]:
+def die_with_parent(command: list[str]) -> list[str]:
+    """`command` under `setpriv --pdeathsig TERM` (where available): it stops when this process dies."""
     setpriv = shutil.which("setpriv")
     return [setpriv, "--pdeathsig", "TERM", "--", *command] if setpriv else command
 

@@ -66,7 +66,7 @@ class Stack:
         command += ["--tools", "tests.agent_tools"]
         started = time.monotonic()
         with log_path.open("wb") as log:
-            command = _harness._die_with_parent(command)  # pyright: ignore[reportPrivateUsage]
+            command = _harness.die_with_parent(command)
             self.worker = subprocess.Popen(  # noqa: ASYNC220 (returns at once)
                 command, cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT
             )

@@ -64,6 +64,8 @@ CANDIDATES: list[tuple[str, tuple[str, ...]]] = [
     ("activity summaries", ("def activity_summary",)),
     ("LLM activity, all (llm_call)", ("def llm_call",)),
     ("litellm", ("litellm/",)),
+    ("the direct OpenAI route (activities/_provider.py)", ("activities/_provider.py",)),
+    ("OpenAI SDK (openai/)", ("(openai/",)),
     ("tool activity, all (run_tool)", ("def run_tool",)),
     ("activity worker, all (temporalio/worker/_activity.py)", ("temporalio/worker/_activity.py",)),
     ("client (temporalio/client.py)", ("temporalio/client.py",)),
@@ -155,19 +157,21 @@ async def _record(prepared: Prepared, key: str, runs: int, binary: str, out: Pat
         await asyncio.to_thread(spy.communicate, None, 60)
 
 
-def _report(results: dict[str, tuple[Samples, float]], key: str, runs: int, top: int = 25) -> str:
-    floor, floor_cpu = results["floor"]
+def _report(
+    results: dict[str, tuple[Samples, float]], key: str, runs: int, floor_key: str = "floor", top: int = 25
+) -> str:
+    floor, floor_cpu = results[floor_key]
     ours, ours_cpu = results[key]
     lines = [
-        f"#### {key} vs floor: ms of CPU per run ({runs} runs each, py-spy {RATE} Hz, GIL holder only)",
+        f"#### {key} vs {floor_key}: ms of CPU per run ({runs} runs each, py-spy {RATE} Hz, GIL holder only)",
         "",
         f"process CPU per run: {key} {ours_cpu * 1000 / runs:.1f} ms, "
-        f"floor {floor_cpu * 1000 / runs:.1f} ms; "
-        f"sampled Python: {key} {_ms(ours.total, runs):.1f} ms, floor {_ms(floor.total, runs):.1f} ms "
+        f"{floor_key} {floor_cpu * 1000 / runs:.1f} ms; "
+        f"sampled Python: {key} {_ms(ours.total, runs):.1f} ms, {floor_key} {_ms(floor.total, runs):.1f} ms "
         "(the rest is native threads, e.g. the core SDK; on a busy machine a GIL holder that is not "
         "scheduled is still sampled, so sampled time can exceed process CPU: read the shares, not the sum)",
         "",
-        f"| where (inclusive) | {key} | floor | extra |",
+        f"| where (inclusive) | {key} | {floor_key} | extra |",
         "|---|---:|---:|---:|",
     ]
     for name, _ in CANDIDATES:
@@ -175,14 +179,14 @@ def _report(results: dict[str, tuple[Samples, float]], key: str, runs: int, top:
         lines.append(f"| {name} | {mine:.1f} | {base:.1f} | {mine - base:+.1f} |")
     lines += [
         "",
-        f"| function (own time, top {top} by extra) | {key} | floor | extra |",
+        f"| function (own time, top {top} by extra) | {key} | {floor_key} | extra |",
         "|---|---:|---:|---:|",
     ]
     extra = {f: _ms(ours.own[f], runs) - _ms(floor.own[f], runs) for f in set(ours.own) | set(floor.own)}
     for function in sorted(extra, key=lambda f: -extra[f])[:top]:
         mine, base = _ms(ours.own[function], runs), _ms(floor.own[function], runs)
         lines.append(f"| `{function}` | {mine:.2f} | {base:.2f} | {extra[function]:+.2f} |")
-    lines += ["", "| module body executed (inclusive) | " + f"{key} | floor |", "|---|---:|---:|"]
+    lines += ["", "| module body executed (inclusive) | " + f"{key} | {floor_key} |", "|---|---:|---:|"]
     for module, count in ours.modules.most_common(8):
         lines.append(f"| `{module}` | {_ms(count, runs):.1f} | {_ms(floor.modules[module], runs):.1f} |")
     threads = ", ".join(f"{name} {_ms(n, runs):.1f}" for name, n in ours.threads.most_common(6))
@@ -194,7 +198,7 @@ async def _pyinstrument(prepared: dict[str, Prepared], keys: list[str], runs: in
     from pyinstrument import Profiler
 
     parts: list[str] = []
-    for key in ["floor", *keys]:
+    for key in keys:
         profiler = Profiler(interval=0.0005, async_mode="disabled")
         profiler.start()
         for _ in range(runs):
@@ -207,9 +211,18 @@ async def _pyinstrument(prepared: dict[str, Prepared], keys: list[str], runs: in
 
 
 async def profile(
-    prepared: dict[str, Prepared], keys: list[str], runs: int, last: dict[str, WorkflowHandle[Any, Any]]
+    prepared: dict[str, Prepared],
+    keys: list[str],
+    runs: int,
+    last: dict[str, WorkflowHandle[Any, Any]],
+    floors: dict[str, str] | None = None,
 ) -> str:
-    """Profile `keys` and the floor over `runs` runs each; returns the report (also saved under `.bench/`)."""
+    """Profile `keys` and their floors over `runs` runs each; returns the report (also saved under `.bench/`).
+
+    `floors` names each key's floor (default: `floor` for all).
+    """
+    base_of = {key: (floors or {}).get(key, "floor") for key in keys}
+    every = list(dict.fromkeys([*base_of.values(), *keys]))
     out_dir = OUT_ROOT / f"profile-{datetime.datetime.now():%Y%m%d-%H%M%S}"
     out_dir.mkdir(parents=True, exist_ok=True)
     binary = _py_spy()
@@ -218,15 +231,15 @@ async def profile(
         if binary is None:
             raise RuntimeError("py-spy is not installed")
         results: dict[str, tuple[Samples, float]] = {}
-        for key in ["floor", *keys]:
+        for key in every:
             print(f"profiling {key}: {runs} runs under py-spy ...", file=sys.stderr, flush=True)
             cpu = await _record(prepared[key], key, runs, binary, out_dir / f"{key}.txt")
             results[key] = (Samples.parse(out_dir / f"{key}.txt"), cpu)
-        sections += [_report(results, key, runs) for key in keys]
+        sections += [_report(results, key, runs, base_of[key]) for key in keys]
     except (RuntimeError, OSError) as err:
         print(f"py-spy unavailable ({err}); falling back to pyinstrument", file=sys.stderr, flush=True)
-        sections.append(await _pyinstrument(prepared, keys, runs, out_dir))
-    histories = {key: History(events=(await last[key].fetch_history()).events) for key in ["floor", *keys]}
+        sections.append(await _pyinstrument(prepared, every, runs, out_dir))
+    histories = {key: History(events=(await last[key].fetch_history()).events) for key in every}
     sections.append("#### history anatomy (one run each)\n\n" + anatomy_table(histories))
     text = "\n\n".join(sections)
     (out_dir / "report.md").write_text(text + "\n")

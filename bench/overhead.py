@@ -6,9 +6,13 @@
     .venv/bin/python -m bench.overhead --profile       # + where the worker's CPU goes beyond the floor's
 
 One `temporal server start-dev` (fresh SQLite file, free ports) is started and stopped by the
-script. Every scenario's worker runs in this process; runs are interleaved (the order
-rotates each round), one at a time for latency and CPU, then N at once for throughput.
-See bench/README.md for what each column means and the latest figures.
+script, and, for the provider-path scenarios, one local OpenAI-compatible server
+(`bench/provider_server.py`) in its own process. Every scenario's worker runs in this
+process; runs are interleaved (the order rotates each round), one at a time for latency and
+CPU, then N at once for throughput. Each scenario is compared with its own floor: the
+scripted ones (no model call) with `floor`, the provider-path ones (one HTTP call to the
+local server per model step) with `floor-provider`. See bench/README.md for what each
+column means and the latest figures.
 """
 
 from __future__ import annotations
@@ -42,7 +46,8 @@ from bench._harness import (
     timed_run,
 )
 from bench._report import report
-from bench.scenarios import DEFAULT_SCENARIOS, PEERS_HERE, PEERS_SECOND_ENV, SCENARIOS
+from bench.floor import PROVIDER_KEY
+from bench.scenarios import DEFAULT_SCENARIOS, FLOORS, PEERS_HERE, SCENARIOS
 
 
 def _log(message: str) -> None:
@@ -85,15 +90,20 @@ def _order(keys: list[str], round_index: int) -> list[str]:
 
 
 async def measure(
-    address: str, scenarios: list[Scenario], args: argparse.Namespace, skipped: dict[str, str]
+    address: str,
+    scenarios: list[Scenario],
+    args: argparse.Namespace,
+    skipped: dict[str, str],
+    provider_url: str | None = None,
 ) -> tuple[list[Figures], str]:
     """Run every scenario interleaved on the server at `address`; returns their figures and the profile."""
     async with contextlib.AsyncExitStack() as stack:
-        bench = Bench(address, stack)
+        bench = Bench(address, stack, provider_url)
         prepared = await _prepare(bench, scenarios, skipped)
         keys = [s.key for s in scenarios if s.key in prepared]
+        floors = {s.key: s.floor for s in scenarios}
         figures = {
-            s.key: Figures(s.key, prepared[s.key].label or s.label, s.iterations, s.like_for_like)
+            s.key: Figures(s.key, prepared[s.key].label or s.label, s.iterations, s.like_for_like, s.floor)
             for s in scenarios
             if s.key in prepared
         }
@@ -118,19 +128,25 @@ async def measure(
             _log(f"{phase}: {', '.join(done)}")
         for key in keys:
             await read_history(last[key], figures[key])
-        await _throughput(prepared, keys, figures, args)
+        await _throughput(prepared, keys, floors, figures, args)
         profiled = ""
         if args.profile:
             from bench._profile import profile
 
-            profiled = await profile(prepared, [k for k in keys if k != "floor"], args.profile_runs, last)
+            profiled = await profile(
+                prepared, [k for k in keys if k not in FLOORS], args.profile_runs, last, floors
+            )
         return [figures[key] for key in keys], profiled
 
 
 async def _throughput(
-    prepared: dict[str, Prepared], keys: list[str], figures: dict[str, Figures], args: argparse.Namespace
+    prepared: dict[str, Prepared],
+    keys: list[str],
+    floors: dict[str, str],
+    figures: dict[str, Figures],
+    args: argparse.Namespace,
 ) -> None:
-    """Concurrent batches, each scenario paired with a floor batch right before or after it.
+    """Concurrent batches, each scenario paired with a batch of its floor right before or after it.
 
     The server slows down as its database fills (runs/s drifts down over the benchmark), so a
     scenario is compared with the floor batch next to it, and the pair's order alternates
@@ -138,35 +154,16 @@ async def _throughput(
     """
     for index in range(args.concurrent_rounds):
         done: list[str] = []
-        for position, key in enumerate(k for k in _order(keys, index) if k != "floor"):
-            pair = ["floor", key] if (index + position) % 2 == 0 else [key, "floor"]
+        for position, key in enumerate(k for k in _order(keys, index) if k not in FLOORS):
+            floor = floors[key]
+            pair = [floor, key] if (index + position) % 2 == 0 else [key, floor]
             rates: dict[str, float] = {}
             for member in pair:
                 rates[member] = await concurrent_runs(prepared[member], member, args.concurrent)
                 figures[member].throughputs.append(rates[member])
-            figures[key].throughput_ratios.append(rates[key] / rates["floor"])
-            done.append(f"{key} {rates[key]:.2f} runs/s (floor {rates['floor']:.2f})")
+            figures[key].throughput_ratios.append(rates[key] / rates[floor])
+            done.append(f"{key} {rates[key]:.2f} runs/s ({floor} {rates[floor]:.2f})")
         _log(f"{args.concurrent} concurrent, round {index + 1}/{args.concurrent_rounds}: {', '.join(done)}")
-
-
-def _child_options(args: argparse.Namespace) -> list[str]:
-    return [
-        "--runs", str(args.runs), "--warmup", str(args.warmup), "--concurrent", str(args.concurrent),
-        "--concurrent-rounds", str(args.concurrent_rounds),
-    ]  # fmt: skip
-
-
-def _second_env(address: str, args: argparse.Namespace) -> tuple[list[Figures], dict[str, str]]:
-    from bench.peers.second_env import SecondEnvError, ensure_env, run_in_env
-
-    try:
-        _log("second environment: preparing .bench/openai-agents-env (openai >= 3) ...")
-        python = ensure_env()
-        result = run_in_env(python, address, ["floor", *PEERS_SECOND_ENV], _child_options(args))
-    except SecondEnvError as err:
-        return [], dict.fromkeys(PEERS_SECOND_ENV, str(err))
-    figures = [Figures(**item) for item in result["figures"]]
-    return figures, dict(result["skipped"])
 
 
 async def run(args: argparse.Namespace) -> int:
@@ -174,28 +171,44 @@ async def run(args: argparse.Namespace) -> int:
     main_task = asyncio.current_task()
     if main_task is not None:  # SIGTERM (e.g. `timeout`) unwinds like Ctrl-C: workers and server stop.
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, main_task.cancel)
-    keys = list(dict.fromkeys(["floor", *args.scenarios, *(PEERS_HERE if args.peers else ())]))
-    unknown = [key for key in keys if key not in SCENARIOS]
+    wanted = list(dict.fromkeys(["floor", *args.scenarios, *(PEERS_HERE if args.peers else ())]))
+    unknown = [key for key in wanted if key not in SCENARIOS]
     if unknown:
         raise SystemExit(f"unknown scenario(s) {', '.join(unknown)}; known: {', '.join(SCENARIOS)}")
+    # Each scenario's floor is measured too, floors first.
+    keys = list(
+        dict.fromkeys([*(f for f in FLOORS if any(SCENARIOS[k].floor == f for k in wanted)), *wanted])
+    )
     scenarios = [SCENARIOS[key] for key in keys]
     skipped: dict[str, str] = {}
     second: tuple[list[Figures], dict[str, str]] = ([], {})
     info = machine()
-    if args.address:
-        from bench._harness import wait_for_server
+    async with contextlib.AsyncExitStack() as stack:
+        provider_url: str | None = args.provider_url
+        if provider_url is None and "floor-provider" in keys:
+            from bench.provider_server import launched
 
-        await wait_for_server(args.address, timeout_s=10)
-        figures, profiled = await measure(args.address, scenarios, args, skipped)
-    else:
-        from bench._harness import dev_server
-        from hosting.dev_server import temporal_binary
+            provider_url = await stack.enter_async_context(launched())
+            _log(f"provider server on {provider_url}")
+        if provider_url is not None:
+            # The local server ignores keys; no real key is ever sent to it.
+            os.environ["OPENAI_API_KEY"] = PROVIDER_KEY
+        if args.address:
+            from bench._harness import wait_for_server
 
-        async with dev_server(temporal_binary()) as address:
+            await wait_for_server(args.address, timeout_s=10)
+            figures, profiled = await measure(args.address, scenarios, args, skipped, provider_url)
+        else:
+            from bench._harness import dev_server
+            from hosting.dev_server import temporal_binary
+
+            address = await stack.enter_async_context(dev_server(temporal_binary()))
             _log(f"dev server on {address}")
-            figures, profiled = await measure(address, scenarios, args, skipped)
+            figures, profiled = await measure(address, scenarios, args, skipped, provider_url)
             if args.peers:
-                second = await asyncio.to_thread(_second_env, address, args)
+                from bench.peers.second_env import measure_in_env
+
+                second = await asyncio.to_thread(measure_in_env, address, args, provider_url)
     info["load_average_1m_after"] = round(os.getloadavg()[0], 2)
     if not args.no_report:
         load = f"load average {info['load_average_1m']} before / {info['load_average_1m_after']} after"
@@ -252,6 +265,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--profile-runs", type=int, default=20, help="runs per profiled scenario (default 20)"
     )
     parser.add_argument("--address", help="use this Temporal server instead of starting one")
+    parser.add_argument(
+        "--provider-url",
+        help="use this OpenAI-compatible base URL instead of starting bench/provider_server.py",
+    )
     parser.add_argument("--json", help="also write every figure to this JSON file")
     parser.add_argument("--no-report", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

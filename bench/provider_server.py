@@ -19,9 +19,14 @@ import asyncio
 import contextlib
 import json
 import os
-from typing import Any
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from aiohttp import web
+if TYPE_CHECKING:  # aiohttp is imported by the server process only
+    from aiohttp import web
 
 TOOL_ROUNDS = 10
 FINAL_ANSWER = "The answer is 70."
@@ -52,11 +57,17 @@ def scripted_reply(messages: list[dict[str, Any]], model: str = MODEL) -> dict[s
         "created": 1_700_000_000,
         "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
-        "usage": {"prompt_tokens": 20 + 10 * results, "completion_tokens": 10, "total_tokens": 30 + 10 * results},
+        "usage": {
+            "prompt_tokens": 20 + 10 * results,
+            "completion_tokens": 10,
+            "total_tokens": 30 + 10 * results,
+        },
     }
 
 
 async def _completions(request: web.Request) -> web.Response:
+    from aiohttp import web
+
     body: dict[str, Any] = await request.json()
     reply = scripted_reply(list(body.get("messages") or []), str(body.get("model") or MODEL))
     return web.Response(text=json.dumps(reply), content_type="application/json")
@@ -73,6 +84,8 @@ async def _watch_parent(parent_pid: int) -> None:
 
 async def serve(port: int, parent_pid: int | None) -> None:
     """Listen on 127.0.0.1:`port` (0: a free port) until the parent is gone (or forever)."""
+    from aiohttp import web
+
     app = web.Application()
     app.router.add_post(PATH, _completions)
     runner = web.AppRunner(app, access_log=None)
@@ -90,9 +103,33 @@ async def serve(port: int, parent_pid: int | None) -> None:
         await runner.cleanup()
 
 
+@contextlib.asynccontextmanager
+async def launched() -> AsyncIterator[str]:
+    """`bench/provider_server.py` in its own process on a free loopback port; yields its base URL."""
+    from bench._harness import BenchError, die_with_parent
+
+    command = [sys.executable, "-m", "bench.provider_server", "--parent-pid", str(os.getpid())]
+    root = Path(__file__).resolve().parents[1]
+    # Started from the event loop's thread (it lives as long as the process), like the dev server.
+    process = subprocess.Popen(  # noqa: ASYNC220
+        die_with_parent(command), cwd=root, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None
+        line = await asyncio.wait_for(asyncio.to_thread(process.stdout.readline), timeout=60)
+        if not line.startswith("listening on "):
+            raise BenchError(f"the provider server did not start (exit code {process.poll()})")
+        yield line.split()[-1]
+    finally:
+        process.terminate()
+        await asyncio.to_thread(process.wait)
+
+
 def main() -> None:
     """Entry point: `python -m bench.provider_server`."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
     parser.add_argument("--parent-pid", type=int, help="exit when this process is gone")
     args = parser.parse_args()

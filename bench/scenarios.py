@@ -8,6 +8,13 @@ floor comparison). Import heavy modules inside the function, not at the top.
 
 Runs are started with plain JSON payloads (field names of `RunInput` as they exist today),
 so the benchmark does not depend on the contracts' Python classes.
+
+The scripted scenarios (`floor`, `ours`, ...) call no model at all: the product's scripted
+model answers inside its LLM activity, without litellm. The provider-path scenarios
+(`floor-provider`, `ours-provider`, `pydantic-ai-provider`, `openai-agents-provider`) call
+the local OpenAI-compatible server (`bench/provider_server.py`, its own process), which
+answers the same script over HTTP: the product through litellm's OpenAI provider
+(`openai/bench-model` with `api_base`), each peer through its own OpenAI client.
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from bench._harness import Bench, Prepared, Scenario
-from bench.floor import floor, floor_unsandboxed
+from bench.floor import PROVIDER_MODEL, floor, floor_provider, floor_provider_unsandboxed, floor_unsandboxed
 
 TOOL_ROUNDS = 10
 FINAL_ANSWER = "The answer is 70."
@@ -75,7 +82,14 @@ async def ours_sandboxed(bench: Bench) -> Prepared:
     return await _ours(bench, "ours-sandboxed", local_tools=False, sandboxed=True)
 
 
-async def _ours(bench: Bench, key: str, *, local_tools: bool, sandboxed: bool = False) -> Prepared:
+async def ours_provider(bench: Bench) -> Prepared:
+    """The same run with `openai/bench-model` on the local server, through litellm's OpenAI provider."""
+    return await _ours(bench, "ours-provider", local_tools=False, provider_url=bench.require_provider_url())
+
+
+async def _ours(
+    bench: Bench, key: str, *, local_tools: bool, sandboxed: bool = False, provider_url: str | None = None
+) -> Prepared:
     from activities.calculator import calculator
     from activities.tool_registry import ToolRegistry
     from hosting.connection import connect
@@ -87,6 +101,13 @@ async def _ours(bench: Bench, key: str, *, local_tools: bool, sandboxed: bool = 
     registry.register(calculator, local=local_tools)
     await bench.run_worker(build_worker(client, task_queue=queue, registry=registry, sandboxed=sandboxed))
     run_input = react_run_input(["calculator"])
+    if provider_url is not None:  # the server answers the script; the run carries none
+        run_input["config"] = {
+            "model": f"openai/{PROVIDER_MODEL}",
+            "tools": ["calculator"],
+            "max_iterations": TOOL_ROUNDS + 1,
+            "model_settings": {"extra": {"api_base": provider_url}},
+        }
 
     async def start(workflow_id: str) -> Any:
         return await client.start_workflow("ReActRun", run_input, id=workflow_id, task_queue=queue)
@@ -106,6 +127,23 @@ async def pydantic_ai_temporal_agent(bench: Bench) -> Prepared:
     from bench.peers.pydantic_ai_peer import temporal_agent
 
     return await temporal_agent(bench)
+
+
+async def pydantic_ai_provider(bench: Bench) -> Prepared:
+    """pydantic-ai's `TemporalDurability` with its `OpenAIChatModel` against the local server."""
+    from bench.peers.pydantic_ai_peer import durability_provider
+
+    return await durability_provider(bench)
+
+
+async def openai_agents_provider(bench: Bench) -> Prepared:
+    """The OpenAI Agents SDK's plugin with `OpenAIChatCompletionsModel` against the local server."""
+    from bench.peers.openai_agents_peer import (
+        openai_agents_plugin_provider,  # pyright: ignore[reportMissingImports]
+    )
+
+    prepared: Prepared = await openai_agents_plugin_provider(bench)  # pyright: ignore[reportUnknownVariableType]
+    return prepared
 
 
 async def openai_agents(bench: Bench) -> Prepared:
@@ -142,10 +180,51 @@ SCENARIOS: dict[str, Scenario] = {
         Scenario("pydantic-ai", "pydantic-ai TemporalDurability", pydantic_ai_durability),
         Scenario("pydantic-ai-agent", "pydantic-ai TemporalAgent", pydantic_ai_temporal_agent),
         Scenario("openai-agents", "OpenAI Agents SDK + Temporal plugin", openai_agents),
+        Scenario(
+            "floor-provider",
+            "floor-provider: bare workflow, one AsyncOpenAI call + 1 no-op tool activity per iteration",
+            floor_provider,
+            floor="floor-provider",
+        ),
+        Scenario(
+            "ours-provider",
+            "ours-provider: ReActRun, openai/bench-model through litellm's OpenAI provider",
+            ours_provider,
+            floor="floor-provider",
+        ),
+        Scenario(
+            "floor-provider-unsandboxed",
+            "floor-provider, workflow outside the sandbox (what the sandbox costs)",
+            floor_provider_unsandboxed,
+            like_for_like=False,
+            floor="floor-provider",
+        ),
+        Scenario(
+            "pydantic-ai-provider",
+            "pydantic-ai TemporalDurability, OpenAIChatModel",
+            pydantic_ai_provider,
+            floor="floor-provider",
+        ),
+        Scenario(
+            "openai-agents-provider",
+            "OpenAI Agents SDK + Temporal plugin, OpenAIChatCompletionsModel",
+            openai_agents_provider,
+            floor="floor-provider",
+        ),
     )
 }
 """Every scenario by key; `floor` is always measured, first."""
 
-DEFAULT_SCENARIOS = ("floor", "ours", "ours-local", "ours-sandboxed", "floor-unsandboxed")
-PEERS_HERE = ("pydantic-ai", "pydantic-ai-agent")
-PEERS_SECOND_ENV = ("openai-agents",)
+PROVIDER_SCENARIOS = ("floor-provider", "ours-provider", "floor-provider-unsandboxed")
+DEFAULT_SCENARIOS = (
+    "floor",
+    "ours",
+    "ours-local",
+    "ours-sandboxed",
+    "floor-unsandboxed",
+    *PROVIDER_SCENARIOS,
+)
+PEERS_HERE = ("pydantic-ai", "pydantic-ai-agent", "pydantic-ai-provider")
+PEERS_SECOND_ENV = ("openai-agents", "openai-agents-provider")
+FLOORS = ("floor", "floor-provider")
+"""The scenarios others are compared with; a floor is measured whenever a scenario names it."""

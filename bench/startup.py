@@ -12,8 +12,12 @@ what else the machine is doing. `--compare DIR` also times `DIR/worker.py` (anot
 checkout, e.g. `git archive HEAD | tar -x -C DIR`), interleaved with ours.
 
 It also reports, each in fresh interpreters (median of `--runs`), what litellm costs
-apart: importing it, its first call (import + first `acompletion` through the scripted
-provider), and the CPU time of one warm `acompletion` through the scripted provider.
+apart: importing it, its first call (loading it as the LLM activity does, then one
+`litellm.acompletion` to the `scripted/scripted` custom provider), and the CPU time of one
+warm `litellm.acompletion` to that provider: litellm's whole call pipeline around a
+provider that answers at once. The LLM activity's scripted model does not take that path
+(it answers without litellm), nor does an `openai/` model (litellm's OpenAI provider called
+directly, `activities._provider`); other providers do.
 """
 
 from __future__ import annotations
@@ -50,24 +54,28 @@ print(time.perf_counter() - started)
 FIRST_CALL_PROBE = """
 import asyncio, time
 started = time.perf_counter()
+from activities.llm import load_litellm_now
+load_litellm_now()  # import and configure litellm, register the scripted provider
 from activities import _litellm
-from bench.startup import scripted_request
-asyncio.run(_litellm.complete(scripted_request(), attempt=1))
+from bench.startup import scripted_kwargs
+asyncio.run(_litellm.acompletion(scripted_kwargs()))
 print(time.perf_counter() - started)
 """
 
 CALL_CPU_PROBE = """
 import asyncio, time
+from activities.llm import load_litellm_now
+load_litellm_now()
 from activities import _litellm
-from bench.startup import scripted_request
+from bench.startup import scripted_kwargs
 
 async def main(calls: int) -> float:
-    request = scripted_request()
+    kwargs = scripted_kwargs()
     for _ in range(50):
-        await _litellm.complete(request, attempt=1)
+        await _litellm.acompletion(dict(kwargs))
     started = time.process_time()
     for _ in range(calls):
-        await _litellm.complete(request, attempt=1)
+        await _litellm.acompletion(dict(kwargs))
     return (time.process_time() - started) / calls
 
 print(asyncio.run(main(1000)))
@@ -87,6 +95,16 @@ def scripted_request() -> object:
         iteration=0,
         scripted=ScriptedCall(index=0, length=1, turn=turn),
     )
+
+
+def scripted_kwargs() -> dict[str, object]:
+    """`litellm.acompletion` keyword arguments for `scripted_request`: model `scripted/scripted`."""
+    from activities import _litellm
+    from contracts.llm import LLMRequest
+
+    request = scripted_request()
+    assert isinstance(request, LLMRequest)
+    return _litellm.completion_kwargs(request, attempt=1)
 
 
 def free_port() -> int:
@@ -230,10 +248,11 @@ def main() -> None:
     print(f"litellm import:           median {probe(IMPORT_PROBE, args.runs):.2f} s (fresh interpreter)")
     print(
         f"litellm first call:       median {probe(FIRST_CALL_PROBE, args.runs):.2f} s "
-        "(import + first scripted acompletion)"
+        "(import + first litellm.acompletion, scripted/scripted custom provider)"
     )
     print(
-        f"scripted acompletion CPU: median {probe(CALL_CPU_PROBE, args.runs) * 1000:.2f} ms per call (warm)"
+        f"litellm.acompletion CPU:  median {probe(CALL_CPU_PROBE, args.runs) * 1000:.2f} ms per call "
+        "(warm, scripted/scripted custom provider: litellm's call pipeline)"
     )
 
 

@@ -19,7 +19,8 @@ from collections.abc import Sequence
 
 from pydantic import JsonValue
 
-from activities.local_model import BUNDLED_MODEL, DEFAULT_API_BASE, configured_model_problem, missing_install
+from activities.local_model import BUNDLED_MODEL, DEFAULT_API_BASE, missing_install
+from activities.model_check import configured_model_problem
 from cli.errors import CliError
 from contracts import SCRIPTED_MODEL, AgentConfig, ScriptToolCall, ScriptTurn
 

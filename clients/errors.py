@@ -38,7 +38,7 @@ class RejectedError(Exception):
 
     def ack(self, op_id: str | None = None) -> Ack:
         """The rejection as an acknowledging control's answer."""
-        return Ack(status="rejected", reason=self.code, message=self.message, op_id=op_id)
+        return Ack.rejected(self.code, self.message, op_id=op_id)
 
 
 def invalid_payload(error: ValidationError, what: str) -> RejectedError:

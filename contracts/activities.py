@@ -180,63 +180,46 @@ def _archive_summary(segment: Segment) -> str:
     return f"archive entries {entries[0].seq}-{entries[-1].seq}" if entries else "archive entries"
 
 
-_LLM_TIMEOUT_S = _agent_default("llm_timeout_s") + LLM_TIMEOUT_SLACK_S
-_LLM_ATTEMPTS = _agent_default("llm_max_attempts")
+_LLM = ActivityOptions(
+    start_to_close_timeout_s=_agent_default("llm_timeout_s") + LLM_TIMEOUT_SLACK_S,
+    heartbeat_timeout_s=10,
+    maximum_attempts=_agent_default("llm_max_attempts"),
+)
+_TOOL = ActivityOptions(
+    start_to_close_timeout_s=_agent_default("tool_timeout_s"),
+    maximum_attempts=_agent_default("tool_max_retries") + 1,
+    initial_interval_s=max(_agent_default("tool_retry_backoff_s"), 0.001),
+)
+_QUICK = ActivityOptions(start_to_close_timeout_s=10, maximum_attempts=3)
+_STORE = ActivityOptions(start_to_close_timeout_s=60, maximum_attempts=3)
 
+# name, input, result, default options, Web UI summary, per-agent settings
 LLM_CALL = ActivitySpec(
     LLM_ACTIVITY,
     LLMRequest,
     LLMResponse,
-    ActivityOptions(
-        start_to_close_timeout_s=_LLM_TIMEOUT_S,
-        heartbeat_timeout_s=10,
-        maximum_attempts=_LLM_ATTEMPTS,
-        maximum_interval_s=60,
-    ),
+    _LLM.layered({"maximum_interval_s": 60}),
     activity_summary,
     _llm_settings,
 )
 RUN_TOOL = ActivitySpec(
-    TOOL_ACTIVITY,
-    ToolCallRequest,
-    ToolOutcome,
-    ActivityOptions(
-        start_to_close_timeout_s=_agent_default("tool_timeout_s"),
-        maximum_attempts=_agent_default("tool_max_retries") + 1,
-        initial_interval_s=max(_agent_default("tool_retry_backoff_s"), 0.001),
-    ),
-    tool_activity_summary,
-    _tool_settings,
+    TOOL_ACTIVITY, ToolCallRequest, ToolOutcome, _TOOL, tool_activity_summary, _tool_settings
 )
 RESOLVE_TOOLS = ActivitySpec(
-    RESOLVE_TOOLS_ACTIVITY,
-    ResolveToolsRequest,
-    list[ToolSpec],
-    ActivityOptions(start_to_close_timeout_s=10, maximum_attempts=3),
-    _resolve_summary,
+    RESOLVE_TOOLS_ACTIVITY, ResolveToolsRequest, list[ToolSpec], _QUICK, _resolve_summary
 )
 EXPORT_SNAPSHOT = ActivitySpec(
-    EXPORT_SNAPSHOT_ACTIVITY,
-    ExportSnapshotRequest,
-    ExportResult,
-    ActivityOptions(start_to_close_timeout_s=10, maximum_attempts=3),
-    lambda request: f"export {request.context_ref}",
+    EXPORT_SNAPSHOT_ACTIVITY, ExportSnapshotRequest, ExportResult, _QUICK, lambda r: f"export {r.context_ref}"
 )
 RESTORE_SNAPSHOT = ActivitySpec(
-    RESTORE_SNAPSHOT_ACTIVITY,
-    RestoreSnapshotRequest,
-    SnapshotPayload,
-    ActivityOptions(start_to_close_timeout_s=10, maximum_attempts=3),
-    lambda _request: "restore snapshot",
+    RESTORE_SNAPSHOT_ACTIVITY, RestoreSnapshotRequest, SnapshotPayload, _QUICK, lambda _: "restore snapshot"
 )
 SUMMARIZE = ActivitySpec(
     SUMMARIZE_ACTIVITY,
     SummarizeRequest,
     SummarizeResult,
-    ActivityOptions(
-        start_to_close_timeout_s=_LLM_TIMEOUT_S, heartbeat_timeout_s=10, maximum_attempts=_LLM_ATTEMPTS
-    ),
-    lambda request: f"summarize {request.model}",
+    _LLM,
+    lambda r: f"summarize {r.model}",
     _llm_settings,
 )
 COUNT_TOKENS = ActivitySpec(
@@ -244,21 +227,17 @@ COUNT_TOKENS = ActivitySpec(
     CountTokensRequest,
     list[int],
     ActivityOptions(start_to_close_timeout_s=30),
-    lambda request: f"count tokens ({len(request.messages)} messages)",
+    lambda r: f"count tokens ({len(r.messages)} messages)",
 )
 ARCHIVE_SEGMENT = ActivitySpec(
     ARCHIVE_SEGMENT_ACTIVITY,
     Segment,
     SegmentRef,
-    ActivityOptions(start_to_close_timeout_s=60, maximum_interval_s=30),
+    _STORE.layered({"maximum_attempts": 0, "maximum_interval_s": 30}),
     _archive_summary,
 )
 READ_SEGMENT = ActivitySpec(
-    READ_SEGMENT_ACTIVITY,
-    SegmentRef,
-    Segment,
-    ActivityOptions(start_to_close_timeout_s=60, maximum_attempts=3),
-    lambda ref: f"read entries {ref.first_seq}-{ref.last_seq}",
+    READ_SEGMENT_ACTIVITY, SegmentRef, Segment, _STORE, lambda r: f"read entries {r.first_seq}-{r.last_seq}"
 )
 
 ACTIVITIES: Final[Mapping[str, ActivitySpec[Any, Any]]] = MappingProxyType(

@@ -74,13 +74,16 @@ class RunResult(BaseModel):
 
     `entries` are the entries this run appended to its thread, each once (its messages,
     then the applied deferred context op, if any); `first_seq` is the seq of the first
-    of them. The final answer is the entry at `outcome.answer_seq` (`result` reads it).
-    The run's context and trace are not repeated here: project the entries, or query
-    the run (`context`, `trace`).
+    of them. `answer` is the final answer's text (None when the run ended without one),
+    so any reader of the JSON (the Temporal CLI, the Web UI, a service in another
+    language) finds it without index arithmetic; it is also the entry at
+    `outcome.answer_seq`. The run's context and trace are not repeated here: project the
+    entries, or query the run (`context`, `trace`).
     """
 
     request_id: str
     run_id: str
+    answer: str | None = None
     outcome: Outcome
     entries: list[Entry] = []
     first_seq: int = 0
@@ -95,6 +98,8 @@ class RunResult(BaseModel):
     @property
     def result(self) -> str | None:
         """The final answer's text (`MAX_ITERATIONS_RESULT` when the run ran out of iterations)."""
+        if self.answer is not None:
+            return self.answer
         return answer_text(self.entries, self.first_seq, self.outcome)
 
     @model_validator(mode="before")
@@ -103,16 +108,27 @@ class RunResult(BaseModel):
         """Read results of version-1 runs, which replayed v1 session histories decode."""
         return v1.run_result(data)
 
+    @model_validator(mode="after")
+    def _answer_from_entries(self) -> RunResult:
+        """`answer` defaults to the text of the entry at `outcome.answer_seq` (one rule for all)."""
+        if self.answer is None:
+            self.answer = final_answer(self.entries, self.first_seq, self.outcome)
+        return self
+
+
+def final_answer(entries: list[Entry], first_seq: int, outcome: Outcome) -> str | None:
+    """The text of the final answer's entry among `entries` (whose first has seq `first_seq`), if any."""
+    index = -1 if outcome.answer_seq is None else outcome.answer_seq - first_seq
+    entry = entries[index] if 0 <= index < len(entries) else None
+    return entry.payload.content if isinstance(entry, MessageEntry) else None
+
 
 def answer_text(entries: list[Entry], first_seq: int, outcome: Outcome) -> str | None:
-    """The text of the final answer among `entries` (whose first has seq `first_seq`)."""
-    if outcome.answer_seq is not None:
-        index = outcome.answer_seq - first_seq
-        if 0 <= index < len(entries) and isinstance(entries[index], MessageEntry):
-            entry = entries[index]
-            assert isinstance(entry, MessageEntry)
-            return entry.payload.content
-    return MAX_ITERATIONS_RESULT if outcome.termination_reason == "max_iterations" else None
+    """The final answer's text, or `MAX_ITERATIONS_RESULT` when the run ran out of iterations."""
+    answer = final_answer(entries, first_seq, outcome)
+    if answer is None and outcome.termination_reason == "max_iterations":
+        return MAX_ITERATIONS_RESULT
+    return answer
 
 
 class RunState(BaseModel):

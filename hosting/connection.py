@@ -1,36 +1,39 @@
-"""Connecting to Temporal the product's way: one data converter, TLS and API key from the environment.
+"""Connecting to Temporal the product's way: its plugin, TLS and API key from the environment.
 
 Every client the product builds (the worker, `client.py`, the Python API, the tests)
-goes through `build_data_converter` and `connect`, so they all read and write payloads
-alike: pydantic models as JSON (readable in the Web UI), optionally encrypted
-(`REACT_ENCRYPTION_KEYS`), and claim-checked into the payload store once they reach
-`REACT_PAYLOAD_THRESHOLD` (`REACT_PAYLOAD_STORE`). See `payloads.settings` for the variables.
-
-Order matters and is Temporal's: on the way out a payload is converted, encrypted, then
-(if large) stored, so the store only ever holds ciphertext when encryption is on; on the
-way in it is fetched, decrypted, then converted.
+carries `hosting.plugin.DurableReactPlugin` (or its `build_data_converter`), so they all
+read and write payloads alike: pydantic models as JSON (readable in the Web UI),
+optionally encrypted (`REACT_ENCRYPTION_KEYS`), and claim-checked into the payload store
+once they reach `REACT_PAYLOAD_THRESHOLD` (`REACT_PAYLOAD_STORE`). See `payloads.settings`
+for the variables. A worker built from a client of `connect()` gets the agents too
+(`Worker(client, task_queue=...)`), unless it brings a `DurableReactPlugin` of its own.
 """
 
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from temporalio.client import Client
-from temporalio.converter import (
-    DataConverter,
-    DefaultFailureConverter,
-    DefaultFailureConverterWithEncodedAttributes,
-    ExternalStorage,
-)
 
-from payloads.blob_store import BlobStore, shared_blob_store
-from payloads.claim_check import BlobStoreDriver
-from payloads.codec import AesGcmCodec
-from payloads.converter import ProductPayloadConverter
+from hosting.data_converter import build_data_converter
+from payloads.blob_store import BlobStore
 from payloads.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from hosting.plugin import DurableReactPlugin
 
 DEFAULT_ADDRESS = "localhost:7233"
 DEFAULT_NAMESPACE = "default"
+
+__all__ = [
+    "DEFAULT_ADDRESS",
+    "DEFAULT_NAMESPACE",
+    "build_data_converter",
+    "connect",
+    "temporal_address",
+    "temporal_namespace",
+]
 
 
 def temporal_address() -> str:
@@ -43,59 +46,35 @@ def temporal_namespace() -> str:
     return os.environ.get("TEMPORAL_NAMESPACE", DEFAULT_NAMESPACE)
 
 
-def build_data_converter(
-    settings: Settings | None = None, *, store: BlobStore | None = None
-) -> DataConverter:
-    """The product's data converter: pydantic JSON, optional encryption, claim check.
-
-    Args:
-        settings: the deployment settings (default: `load_settings()` from the environment).
-        store: the payload store (default: the process's store for `settings.payload_store`).
-
-    Raises:
-        SettingsError: (with the default settings) a variable has a value that cannot be used.
-    """
-    settings = settings or load_settings()
-    store = store or shared_blob_store(settings.payload_store)
-    codec = AesGcmCodec(settings.encryption_keys) if settings.encryption_on else None
-    return DataConverter(
-        payload_converter_class=ProductPayloadConverter,
-        payload_codec=codec,
-        # With encryption on, failure messages and stack traces (which can quote user
-        # content) travel as an encrypted payload too instead of as plain text.
-        failure_converter_class=(
-            DefaultFailureConverterWithEncodedAttributes if codec else DefaultFailureConverter
-        ),
-        external_storage=ExternalStorage(
-            drivers=[BlobStoreDriver(store)], payload_size_threshold=settings.payload_threshold
-        ),
-    )
-
-
 async def connect(
     address: str | None = None,
     namespace: str | None = None,
     *,
     settings: Settings | None = None,
     store: BlobStore | None = None,
+    plugin: DurableReactPlugin | None = None,
 ) -> Client:
-    """A client with the product's data converter, TLS and API key.
+    """A client with the product's plugin (data converter), TLS and API key.
 
     Args:
         address: host:port (default `TEMPORAL_ADDRESS`, else localhost:7233).
         namespace: the namespace (default `TEMPORAL_NAMESPACE`, else default).
         settings: the deployment settings (default: from the environment).
         store: the payload store (default: the one `settings` names).
+        plugin: the client's plugin (default: `DurableReactPlugin(settings=settings, store=store)`);
+            workers built from the client run the agents with its registry and options.
 
     Raises:
         SettingsError: a variable has a value that cannot be used (checked before connecting).
         RuntimeError: the server cannot be reached or refuses the connection.
     """
-    settings = settings or load_settings()
+    from hosting.plugin import DurableReactPlugin  # loads temporalio.worker: only when connecting
+
+    settings = settings or (plugin.settings if plugin else load_settings())
     return await Client.connect(
         address or temporal_address(),
         namespace=namespace or temporal_namespace(),
-        data_converter=build_data_converter(settings, store=store),
+        plugins=[plugin or DurableReactPlugin(settings=settings, store=store)],
         tls=settings.tls,
         api_key=settings.api_key,
     )

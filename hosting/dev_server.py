@@ -17,6 +17,29 @@ from temporalio.client import Client
 DEFAULT_DB = Path(".temporal") / "dev.db"
 DEFAULT_UI_PORT = 8233
 
+BLOB_SIZE_LIMIT = 2 * 1024 * 1024
+"""The server's per-payload limit (`limit.blobSize.error`, Temporal's default): larger fails the task."""
+UPDATE_PAYLOAD_BOUND = BLOB_SIZE_LIMIT - 64 * 1024
+"""Bytes of Update requests a workflow may hold in flight (`history.maxInFlightUpdatePayloads`).
+
+Below the blob limit, with room for the rejection's failure: a workflow's answer to an Update
+repeats the request, so an admitted Update over the blob limit fails every workflow task of
+its workflow (the SDK refuses to send the answer, the server redelivers the Update; Temporal
+features issue 723). With this bound the server refuses such an Update itself
+(`RESOURCE_EXHAUSTED`) and no worker ever sees it. The product's clients claim-check payloads
+over 128 KiB, so their Updates stay far below it (see docs/operations.md).
+"""
+DYNAMIC_CONFIG: dict[str, int] = {"history.maxInFlightUpdatePayloads": UPDATE_PAYLOAD_BOUND}
+"""The dev server's dynamic config (`hosting/temporal-dynamic-config.yaml`: the same, for other servers)."""
+
+
+def dynamic_config_args() -> list[str]:
+    """`temporal server start-dev` arguments that apply `DYNAMIC_CONFIG` (tests pass them too)."""
+    args: list[str] = []
+    for key, value in DYNAMIC_CONFIG.items():
+        args += ["--dynamic-config-value", f"{key}={value}"]
+    return args
+
 
 class DevServerError(RuntimeError):
     """The dev server binary is missing or the server did not come up."""
@@ -72,6 +95,7 @@ async def ensure_dev_server(
         str(db_file),
         "--log-level",
         "warn",
+        *dynamic_config_args(),
     ]
     if ui_codec_endpoint:
         command += ["--ui-codec-endpoint", ui_codec_endpoint]

@@ -7,24 +7,49 @@ checked by `tests/test_workflow_rules.py` and the replay tests.
 from __future__ import annotations
 
 from temporalio.worker import UnsandboxedWorkflowRunner, WorkflowRunner
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 WORKFLOW_PACKAGES = ("workflows", "contracts", "conversation")
 """The packages workflow code runs: deterministic by rule (`tests/test_workflow_rules.py`)."""
 
+SHARED_WITH_THE_SANDBOX = ("contracts.decoding",)
+"""The product modules the sandbox passes through instead of importing them again per run.
+
+Only `contracts.decoding`: the payload converter, which lives outside the sandbox, hands
+handlers its `Undecodable` marker, and `decode_args` must recognise that very class. It
+keeps no state. Every other module of `WORKFLOW_PACKAGES` is imported afresh in each run's
+sandbox and policed there.
+"""
+
+SANDBOX_RESTRICTIONS = SandboxRestrictions.default.with_passthrough_modules(*SHARED_WITH_THE_SANDBOX)
+"""Temporal's default restrictions, plus `SHARED_WITH_THE_SANDBOX`.
+
+The defaults pass through the standard library, temporalio, protobuf, grpc, pydantic,
+pydantic_core, annotated_types and a few more libraries Temporal names. Workflow code imports
+no other library (`tests/test_workflow_rules.py`).
+"""
+
 
 def workflow_runner(*, sandboxed: bool = False) -> WorkflowRunner:
-    """How the worker runs workflow code: directly (the default), or in Temporal's full sandbox.
+    """How the worker runs workflow code: directly (the default), or in Temporal's sandbox.
 
     Users do not write workflow code here: the product's workflows are the only ones,
     and what keeps them deterministic is checked on every test run, not at run time:
-    `tests/test_workflow_rules.py` (no I/O, clocks, randomness, threads or environment in
-    `WORKFLOW_PACKAGES`), the replay tests (recorded histories replay, in the sandbox and
-    out of it), and a worker that caches no workflows in every other test (each task
-    replays the run from its start). The sandbox's run-time checks add little to these
-    in production, while it costs about 4 ms of worker CPU per iteration (it re-enters
-    the sandbox for every payload of every workflow task; bench/README.md). `sandboxed=True`
-    turns Temporal's full sandbox on, every module re-imported per run and every call
-    policed: the setting to use while changing workflow code.
+    `tests/test_workflow_rules.py` (no I/O, clocks, randomness, threads, environment or
+    mutable module state in `WORKFLOW_PACKAGES`), the replay tests (recorded histories
+    replay, in the sandbox and out of it), and a worker that caches no workflows in every
+    other test (each task replays the run from its start).
+
+    `sandboxed=True` is the setting to use while changing workflow code. Each workflow run
+    then gets its own copy of every module of `WORKFLOW_PACKAGES` (but
+    `SHARED_WITH_THE_SANDBOX`), imported afresh, so no module state leaks between runs;
+    and every call that Temporal's default restrictions forbid (clocks such as
+    `datetime.now` and `time.time`, `random`, `os.environ` and the other process state,
+    files, sockets, subprocesses, threads) fails the workflow task with
+    `RestrictedWorkflowAccessError`, naming the call. What it does not police: code inside
+    the modules it passes through (`SANDBOX_RESTRICTIONS`) and C extensions. It costs worker
+    CPU on every workflow task (bench/README.md), so production runs without it.
     """
-    return SandboxedWorkflowRunner() if sandboxed else UnsandboxedWorkflowRunner()
+    if not sandboxed:
+        return UnsandboxedWorkflowRunner()
+    return SandboxedWorkflowRunner(restrictions=SANDBOX_RESTRICTIONS)

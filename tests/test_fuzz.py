@@ -2,8 +2,9 @@
 
 Junk goes through a raw Temporal client with the SDK's default JSON converter, as from another
 SDK, the CLI or a script (strategies: `tests/fuzz_strategies.py`). Long-lived targets absorb
-the cases: runs blocked in a slow scripted LLM call, and one session whose active request
-is such a run, round after round. Each Update must get its named rejection (or its rejected
+the cases: runs blocked in a held scripted LLM call (`tests/llm_gate.py`: it lasts until the
+test answers it), and one session whose active request is such a run, round after round; each
+target retires after `BATCHES_PER_TARGET` batches. Each Update must get its named rejection (or its rejected
 `Ack`); afterwards every target must still do its real work (a valid steer is queued, the
 run completes with exactly the expected thread, the session answers and continues the same
 conversation with its config untouched), no history may hold a failed workflow task, and a
@@ -42,16 +43,19 @@ from temporalio.service import RPCError
 
 from contracts import RunResult, Trace
 from contracts.session import RequestResult, SessionStatus
+from payloads.blob_store import BlobStore
 from tests.fuzz_strategies import Case, Expect, Target, cases, start_inputs
 from tests.helpers import BENIGN_TASK_FAILURES, messages, thread_of
+from tests.llm_gate import HELD_S, answer_llm_call
 from tests.session_helpers import session_thread
 
 BATCH = 8
 BATCHES = int(os.environ.get("REACT_FUZZ_BATCHES", "66"))
-DRAFT_DELAY_S = 14.0
-"""How long each target's scripted LLM call takes: the window in which it absorbs junk."""
-RETIRE_AFTER_S = 9.0
-"""Then it gets a valid steer (with time to spare) and a fresh target takes over."""
+BATCHES_PER_TARGET = 6
+"""Batches a target absorbs while its LLM call is held; then it gets a valid steer, the test
+answers the call ("draft"), and a fresh target takes over."""
+SAFETY_NET_S = 300
+"""How long a wait may take before the test fails: a safety net, never what the test measures."""
 STEER = "A valid steer, after the junk."
 SESSION_CONFIG = {"model": "scripted", "system_prompt": "You are fuzzed.", "tools": ["echo"]}
 
@@ -93,7 +97,7 @@ def raw_client(client: Client) -> Client:
 
 
 def script(final: str) -> list[dict[str, Any]]:
-    return [{"content": "draft", "delay_s": DRAFT_DELAY_S}, {"content": final}]
+    return [{"delay_s": HELD_S}, {"content": final}]
 
 
 async def task_failures(client: Client, workflow_id: str) -> list[str]:
@@ -115,7 +119,7 @@ async def task_failures(client: Client, workflow_id: str) -> list[str]:
         run_id = started.continued_execution_run_id
 
 
-async def until(check: Callable[[], Awaitable[bool]], what: str, timeout_s: float = 30) -> None:
+async def until(check: Callable[[], Awaitable[bool]], what: str, timeout_s: float = SAFETY_NET_S) -> None:
     deadline = time.monotonic() + timeout_s
     while not await check():
         assert time.monotonic() < deadline, f"{what}: not within {timeout_s}s"
@@ -151,19 +155,20 @@ async def call(handle: WorkflowHandle[Any, Any], case: Case) -> None:
 class Targets:
     """The workflows absorbing the junk, the counts they must show, and what to verify at the end."""
 
-    def __init__(self, client: Client, raw: Client, task_queue: str) -> None:
-        self.client, self.raw, self.task_queue = client, raw, task_queue
+    def __init__(self, client: Client, raw: Client, task_queue: str, store: BlobStore) -> None:
+        self.client, self.raw, self.task_queue, self.store = client, raw, task_queue, store
         self.slots: dict[Target, asyncio.Semaphore] = {
             "run": asyncio.Semaphore(BATCH),
             "session": asyncio.Semaphore(BATCH),
         }
         self.handles: dict[Target, WorkflowHandle[Any, Any]] = {}
-        self.born: dict[Target, float] = {}
+        self.absorbed: Counter[Target] = Counter()
         self.sent: Counter[str] = Counter()
         self.retired_runs: list[tuple[str, Counter[str], str]] = []
         self.run_counts: Counter[str] = Counter()
         self.session_id = f"agent-fuzz-{uuid.uuid4().hex[:8]}"
         self.rounds: list[str] = []
+        self.round_runs: list[str] = []
 
     async def start_run(self) -> None:
         handle = await self.raw.start_workflow(
@@ -173,7 +178,7 @@ class Targets:
             task_queue=self.task_queue,
         )
         await until(lambda: llm_started(self.client, handle.id), "the target run's LLM call")
-        self.handles["run"], self.born["run"], self.run_counts = handle, time.monotonic(), Counter()
+        self.handles["run"], self.absorbed["run"], self.run_counts = handle, 0, Counter()
 
     async def start_round(self) -> None:
         query = f"round {len(self.rounds) + 1}"
@@ -191,16 +196,15 @@ class Targets:
         )
         await until(lambda: llm_started(self.client, accepted["run_workflow_id"]), "the session's run")
         self.rounds.append(accepted["request_id"])
-        self.handles["session"], self.born["session"] = (
-            self.raw.get_workflow_handle(self.session_id),
-            time.monotonic(),
-        )
+        self.round_runs.append(accepted["run_workflow_id"])
+        self.handles["session"], self.absorbed["session"] = self.raw.get_workflow_handle(self.session_id), 0
 
     async def send(self, batch: list[Case]) -> None:
         target = batch[0].target
-        if time.monotonic() - self.born[target] > RETIRE_AFTER_S:
+        if self.absorbed[target] == BATCHES_PER_TARGET:
             await (self.retire_run() if target == "run" else self.end_round())
             await (self.start_run() if target == "run" else self.start_round())
+        self.absorbed[target] += 1
 
         async def one(case: Case) -> None:
             async with self.slots[target]:
@@ -217,10 +221,13 @@ class Targets:
         return ack["input_id"]
 
     async def retire_run(self) -> None:
-        self.retired_runs.append((self.handles["run"].id, self.run_counts, await self.steer("run")))
+        run_id = self.handles["run"].id
+        self.retired_runs.append((run_id, self.run_counts, await self.steer("run")))
+        await answer_llm_call(self.client, self.store, run_id, "draft")
 
     async def end_round(self) -> None:
         input_id = await self.steer("session")
+        await answer_llm_call(self.client, self.store, self.round_runs[-1], "draft")
         handle = self.client.get_workflow_handle(self.session_id)
         record = await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
             "await_result", {"request_id": self.rounds[-1]}, result_type=RequestResult
@@ -267,15 +274,17 @@ class Targets:
             "junk changed the conversation"
         )
         failures = await task_failures(self.client, self.session_id)
-        for n in range(1, len(self.rounds) + 1):
-            failures += await task_failures(self.client, f"{self.session_id}-run-{n}")
+        for run_id in self.round_runs:
+            failures += await task_failures(self.client, run_id)
         for run_id, _, _ in self.retired_runs:
             failures += await task_failures(self.client, run_id)
         assert not failures, failures
 
 
-async def test_junk_to_every_signal_and_update_changes_nothing(client: Client, task_queue: str) -> None:
-    targets = Targets(client, raw_client(client), task_queue)
+async def test_junk_to_every_signal_and_update_changes_nothing(
+    client: Client, task_queue: str, store: BlobStore
+) -> None:
+    targets = Targets(client, raw_client(client), task_queue, store)
     plans = {
         target: generate(st.lists(cases(target), min_size=BATCH, max_size=BATCH), BATCHES)
         for target in ("run", "session")
@@ -311,7 +320,7 @@ async def start_once(
         workflow, args=args, id=f"fuzz-start-{uuid.uuid4().hex[:8]}", task_queue=task_queue
     )
     with pytest.raises(WorkflowFailureError) as failed:
-        await asyncio.wait_for(handle.result(), timeout=60)
+        await asyncio.wait_for(handle.result(), timeout=SAFETY_NET_S)
     cause = failed.value.cause
     assert isinstance(cause, ApplicationError) and cause.type in expect.errors, f"{about}: {cause!r}"
     assert cause.non_retryable, f"{about}: a retryable failure"

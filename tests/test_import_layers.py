@@ -9,7 +9,9 @@ those under `if TYPE_CHECKING:`, which never run. The layering, lowest first:
 - `payloads`: the payload path (stores, claim check, codec, converter, settings);
 - `activities` (on payloads) and `clients` (on payloads): the worker's I/O and the typed client;
 - `hosting`: connecting, the dev server, the worker process, the workflow runner;
-- `worker.py`, `client.py` and `cli/` on top. Tests, benchmarks and scripts import anything.
+- `worker.py`, `client.py` and `cli/` on top, and `testing.py` (the public testing module),
+  which nothing else in the product imports. Tests, benchmarks and scripts import anything,
+  and nothing in the product imports them.
 """
 
 from __future__ import annotations
@@ -39,8 +41,12 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "worker": _PRODUCT,
     "client": _PRODUCT,
     "cli": _PRODUCT,
+    "testing": _PRODUCT | {"testing"},
 }
 """For each product folder (or top-level module), the first-party folders it may import."""
+
+NOT_PRODUCT = ("tests", "bench", "scripts")
+"""What may import anything, and what no product folder may import."""
 
 CYCLE_CHECKED = (*MAY_IMPORT, "bench")
 """Where no import cycle between modules may exist."""
@@ -136,7 +142,7 @@ def layer_violations(imports: list[Import]) -> list[str]:
     for imp in imports:
         folder, target = imp.importer.split(".")[0], imp.module.split(".")[0]
         allowed = MAY_IMPORT.get(folder)
-        if allowed is not None and target in MAY_IMPORT and target not in allowed:
+        if allowed is not None and target in {*MAY_IMPORT, *NOT_PRODUCT} and target not in allowed:
             found.append(f"{imp.importer}:{imp.line} imports {imp.module} ({folder} may not import {target})")
     return found
 
@@ -186,7 +192,7 @@ def _all_imports(folders: tuple[str, ...]) -> list[Import]:
 def test_every_product_folder_has_a_layer() -> None:
     first_party = {p.name for p in ROOT.iterdir() if (p / "__init__.py").is_file()}
     first_party |= {p.stem for p in ROOT.glob("*.py")}
-    assert first_party - set(MAY_IMPORT) == {"bench", "tests", "scripts"} & first_party
+    assert first_party - set(MAY_IMPORT) <= set(NOT_PRODUCT)
 
 
 @pytest.mark.parametrize("folder", list(MAY_IMPORT))
@@ -202,14 +208,18 @@ def test_no_import_cycles() -> None:
 def test_a_lazy_upward_import_and_a_lazy_cycle_are_found() -> None:
     codec = ROOT / "payloads" / "codec.py"
     react_run = ROOT / "workflows" / "react_run.py"
-    imports = imports_of(codec, "def f():\n    from activities import llm\n    from workflows import react_run\n")
-    imports += imports_of(react_run, "from payloads.codec import f\nimport clients.runs\n")
+    lazy = "def f():\n    from activities import llm\n    from workflows import react_run\n"
+    imports = imports_of(codec, lazy)
+    imports += imports_of(
+        react_run, "from payloads.codec import f\nimport clients.runs\nimport tests.helpers\n"
+    )
     imports += imports_of(ROOT / "payloads" / "converter.py", "if TYPE_CHECKING:\n    import hosting\n")
     assert layer_violations(imports) == [
         "payloads.codec:2 imports activities.llm (payloads may not import activities)",
         "payloads.codec:3 imports workflows.react_run (payloads may not import workflows)",
         "workflows.react_run:1 imports payloads.codec (workflows may not import payloads)",
         "workflows.react_run:2 imports clients.runs (workflows may not import clients)",
+        "workflows.react_run:3 imports tests.helpers (workflows may not import tests)",
     ]
     assert import_cycles(imports) == [["payloads.codec", "workflows.react_run"]]
 

@@ -1,8 +1,9 @@
 """The LLM activity, run for real in the SDK's `ActivityEnvironment`, and litellm's one door.
 
-The scripted provider goes through litellm like a real provider; the OpenAI
-path is exercised against a fake OpenAI server on 127.0.0.1. Error classification
-has its own tests in `test_run_llm_errors.py`.
+The scripted model answers inside the activity with litellm's response type and
+exception classes (no litellm call); the OpenAI path is exercised against a fake OpenAI
+server on 127.0.0.1 (both of its routes in `test_provider_route.py`). Error
+classification has its own tests in `test_run_llm_errors.py`.
 """
 
 from __future__ import annotations

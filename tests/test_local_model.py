@@ -31,13 +31,13 @@ from activities.local_model import (
     DEFAULT_API_BASE,
     LocalModelServer,
     ensure_server,
-    key_problem,
     prepare_completion,
     reset_tool_choice,
     served_models,
     started_server,
     stop_started,
 )
+from activities.model_check import key_problem
 from cli.demo import DEMO_QUERY, DEMO_TOOL, local_model_settings
 from cli.errors import CliError
 from cli.inputs import AgentFlags, resolve_config

@@ -27,12 +27,13 @@ from temporalio.api.sdk.v1 import ExternalStorageReference
 from temporalio.client import WorkflowHistory
 from temporalio.converter import DataConverter
 from temporalio.worker import Replayer, UnsandboxedWorkflowRunner
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from contracts import RunResult
 from contracts.activities import COUNT_TOKENS_ACTIVITY
 from contracts.llm import CountTokensRequest
 from hosting.connection import build_data_converter
-from hosting.sandbox import workflow_runner
+from hosting.sandbox import SHARED_WITH_THE_SANDBOX, WORKFLOW_PACKAGES, workflow_runner
 from payloads.blob_store import LocalDiskBlobStore
 from payloads.settings import FileStoreSetting, Settings
 from scripts.record_histories import REQUIRED
@@ -167,6 +168,16 @@ async def test_history_replays(path: Path, sandboxed: bool, tmp_path: Path) -> N
             "commands for it behind workflow.patched; never re-record a released version (docs/replay.md).",
             pytrace=False,
         )
+
+
+def test_the_sandboxed_replays_import_the_product_afresh() -> None:
+    # With no `imports_passed_through` in workflow code (tests/test_workflow_rules.py), this is
+    # what decides which product modules a sandboxed replay shares with the test process.
+    runner = workflow_runner(sandboxed=True)
+    assert isinstance(runner, SandboxedWorkflowRunner)
+    passed = {m for m in runner.restrictions.passthrough_modules if m.split(".")[0] in WORKFLOW_PACKAGES}
+    assert passed == set(SHARED_WITH_THE_SANDBOX)
+    assert not runner.restrictions.passthrough_all_modules
 
 
 def _reason(failure: Exception) -> str:

@@ -25,6 +25,7 @@ from client import Runs
 from clients import sessions
 from contracts import Ack, CancelInput, RunResult, SteerInput
 from contracts.limits import MAX_QUEUED_INPUTS
+from payloads.blob_store import BlobStore
 from tests.helpers import (
     call,
     message_payloads,
@@ -34,11 +35,14 @@ from tests.helpers import (
     wait_until,
     workflow_task_failures,
 )
+from tests.llm_gate import answer_llm_call, held
 from tests.session_helpers import ask, new_session_id, session_thread
 
 SESSIONS = 16
 CONTROLS_PER_SESSION = 12
 RUNS = 48
+SAFETY_NET_S = 300
+"""How long a test waits for a run's end before it fails: a safety net, never what a test measures."""
 
 
 async def task_failures(client: Client, workflow_id: str) -> list[str]:
@@ -76,7 +80,9 @@ async def race_one_session(client: Client, task_queue: str, seed: int) -> None:
         return name, await send(handle, name, as_update, n)
 
     answers = await asyncio.gather(*(control(n, name, as_update) for n, (name, as_update) in enumerate(plan)))
-    record = await asyncio.wait_for(sessions.await_result(client, session_id, first.request_id), timeout=30)
+    record = await asyncio.wait_for(
+        sessions.await_result(client, session_id, first.request_id), timeout=SAFETY_NET_S
+    )
     assert record.status in ("completed", "cancelled"), record
     thread_inputs = input_ids(await session_thread(handle))
     for name, ack in answers:
@@ -94,7 +100,9 @@ async def race_one_session(client: Client, task_queue: str, seed: int) -> None:
     description = await handle.describe()
     assert description.status == WorkflowExecutionStatus.RUNNING, f"{session_id} is {description.status}"
     second = await ask(client, task_queue, session_id, "second", turn("again"))
-    record = await asyncio.wait_for(sessions.await_result(client, session_id, second.request_id), timeout=30)
+    record = await asyncio.wait_for(
+        sessions.await_result(client, session_id, second.request_id), timeout=SAFETY_NET_S
+    )
     assert record.status == "completed" and record.result == "again"
     users = [p.content for p in message_payloads(await session_thread(handle)) if p.role == "user"]
     assert users[0] == "first" and users[-1] == "second", f"{session_id} started a new conversation: {users}"
@@ -119,7 +127,7 @@ async def test_an_accepted_cancel_always_ends_the_run_cancelled(client: Client, 
         handle = await start_run(client, task_queue, script, tools=["echo", "slow"])
         await asyncio.sleep(offset_s)
         ack = await Runs(client, task_queue=task_queue).get(handle.id).cancel("race")
-        return ack, await asyncio.wait_for(handle.result(), timeout=30)
+        return ack, await asyncio.wait_for(handle.result(), timeout=SAFETY_NET_S)
 
     offsets = [0.1 + 4.0 * k / RUNS for k in range(RUNS)]  # from the first LLM call to after the run's end
     outcomes = await asyncio.gather(*(cancel_at(offset) for offset in offsets))
@@ -141,16 +149,15 @@ async def test_an_accepted_cancel_always_ends_the_run_cancelled(client: Client, 
     )
 
 
-async def test_a_session_never_acks_queued_for_input_the_run_rejects(client: Client, task_queue: str) -> None:
+async def test_a_session_never_acks_queued_for_input_the_run_rejects(
+    client: Client, task_queue: str, store: BlobStore
+) -> None:
     session_id = new_session_id()
     handle = client.get_workflow_handle(session_id)
-    # The draft call's delay is the window for the steers below; it must outlast them on a loaded
-    # worker (the earlier tests' runs may still be finishing), so it is generous.
-    accepted = await ask(
-        client, task_queue, session_id, "fill the queue", turn("draft", delay_s=45), *[turn("final")] * 4
-    )
+    # The draft call is held until the steers below are done: the window cannot close early.
+    accepted = await ask(client, task_queue, session_id, "fill the queue", held(), *[turn("final")] * 4)
     run = client.get_workflow_handle(accepted.run_workflow_id, result_type=RunResult)
-    await wait_until(run, lambda _s, trace: started_llm_calls(trace) == 1)
+    await wait_until(run, lambda _s, trace: started_llm_calls(trace) == 1, timeout_s=SAFETY_NET_S)
     with pytest.raises(WorkflowUpdateFailedError) as failed:
         await handle.execute_update("steer", {"content": "x" * 100_001})  # pyright: ignore[reportUnknownMemberType]
     assert isinstance(failed.value.cause, ApplicationError) and failed.value.cause.type == "payload_too_large"
@@ -161,14 +168,17 @@ async def test_a_session_never_acks_queued_for_input_the_run_rejects(client: Cli
     ]
     for steer in run_steers:
         await run.signal("steer", steer)
-    await wait_until(run, lambda state, _t: state.queued_inputs == MAX_QUEUED_INPUTS - 2)
+    await wait_until(
+        run, lambda state, _t: state.queued_inputs == MAX_QUEUED_INPUTS - 2, timeout_s=SAFETY_NET_S
+    )
     acks = [await sessions.update(handle, "steer", SteerInput(content=f"steer {n}"), Ack) for n in range(5)]
     queued = {ack.input_id for ack in acks if ack.status == "queued"}
     reasons = Counter(ack.reason for ack in acks if ack.status != "queued")
     assert len(queued) == 2 and reasons == {"queue_full": 3}, acks
     queued |= {steer.input_id for steer in run_steers if steer.input_id}
-    record = await asyncio.wait_for(  # the rest of the draft's delay, and litellm's first import
-        sessions.await_result(client, session_id, accepted.request_id), timeout=75
+    await answer_llm_call(client, store, run.id, "draft")
+    record = await asyncio.wait_for(
+        sessions.await_result(client, session_id, accepted.request_id), timeout=SAFETY_NET_S
     )
     assert record.status == "completed"
     assert input_ids(await session_thread(handle)) == queued
@@ -181,7 +191,7 @@ async def test_a_session_never_acks_queued_for_input_the_run_rejects(client: Cli
         acks.append(await sessions.update(handle, "steer", SteerInput(content=f"more {n}"), Ack))
         await asyncio.sleep(0.05)
     record = await asyncio.wait_for(
-        sessions.await_result(client, session_id, accepted.request_id), timeout=30
+        sessions.await_result(client, session_id, accepted.request_id), timeout=SAFETY_NET_S
     )
     assert record.status == "completed", record
     late = [ack for ack in acks if ack.status != "queued"]

@@ -8,16 +8,19 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, ValidationError
 from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import HistoryEvent
 from temporalio.api.sdk.v1 import WorkflowMetadata
-from temporalio.client import Client
+from temporalio.client import Client, Interceptor, OutboundInterceptor, QueryWorkflowInput
 
 from client import AgentConfig, Runs, Sessions
 from clients.api import WORKFLOWS
 from clients.schemas import SCHEMA_FOLDER, manifest, stale_files
-from contracts import ThreadQuery
 from contracts.errors import DESCRIPTIONS
-from tests.helpers import call, turn
-from tests.session_helpers import new_session_id
+from conversation import Context
+from payloads.blob_store import BlobStore
+from tests.helpers import call, payload_data, turn
+from tests.llm_gate import answer_llm_call, held, held_llm_call
+from tests.session_helpers import new_session_id, script
 
 
 def schema(name: str) -> Draft202012Validator:
@@ -78,43 +81,183 @@ def test_every_error_code_is_published() -> None:
     assert problems("error_codes.json", "no_such_code")
 
 
-async def test_real_payloads_match_their_schemas(client: Client, task_queue: str) -> None:
-    # What another service sends: plain JSON, no Python models.
-    assert_valid("RunInput.json", {"query": "What is 6 * 7?", "config": {"model": "openai/gpt-4o-mini"}})
-    assert_valid("SteerInput.json", {"content": "Answer in French."})
-    assert problems("SteerInput.json", {"content": "x" * 100_001})
-    assert problems("RunInput.json", {"query": "q"})  # no config
+# ---- every schema against payloads of real runs and sessions -------------------------------------
 
+API: dict[str, Any] = json.loads((SCHEMA_FOLDER / "api.json").read_text(encoding="utf-8"))
+MODEL_FILES = sorted(
+    path.name for path in SCHEMA_FOLDER.glob("*.json") if path.name not in ("api.json", "error_codes.json")
+)
+
+
+class SentQueries(Interceptor, OutboundInterceptor):
+    """Records the argument of every query the product's client sends (queries leave no history)."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, Any]] = []
+
+    def intercept_client(self, next: OutboundInterceptor) -> OutboundInterceptor:
+        OutboundInterceptor.__init__(self, next)
+        return self
+
+    async def query_workflow(self, input: QueryWorkflowInput) -> Any:
+        self.sent.extend((input.query, arg) for arg in input.args)
+        return await super().query_workflow(input)
+
+
+class Payloads:
+    """Real payloads by the schema file the manifest names for them."""
+
+    def __init__(self, client: Client, store: BlobStore) -> None:
+        self.client, self.store = client, store
+        self.by_schema: dict[str, list[Any]] = {}
+
+    def add(self, schema_file: str | None, value: Any) -> None:
+        if schema_file is not None:
+            self.by_schema.setdefault(schema_file, []).append(value)
+
+    async def decode(self, payloads: Any) -> Any:
+        return json.loads(await payload_data(payloads.payloads[0], self.store))
+
+    async def history(self, workflow_type: str, workflow_id: str) -> None:
+        """Start input, result, Update inputs and answers, and signals, of every run of a workflow."""
+        api = API["workflows"][workflow_type]
+        handlers: dict[str, Any] = api["handlers"]
+        run_id: str | None = None
+        while True:
+            history = await self.client.get_workflow_handle(workflow_id, run_id=run_id).fetch_history()
+            updates: dict[str, str] = {}
+            for event in history.events:
+                await self.event(event, api, handlers, updates)
+            started = history.events[0].workflow_execution_started_event_attributes
+            if not started.continued_execution_run_id:
+                return
+            run_id = started.continued_execution_run_id
+
+    async def event(
+        self, event: HistoryEvent, api: dict[str, Any], handlers: dict[str, Any], updates: dict[str, str]
+    ) -> None:
+        kind = event.event_type
+        if kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
+            self.add(
+                api["argument"], await self.decode(event.workflow_execution_started_event_attributes.input)
+            )
+        elif kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
+            result = event.workflow_execution_completed_event_attributes.result
+            self.add(api["result"], await self.decode(result))
+        elif kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
+            signal = event.workflow_execution_signaled_event_attributes
+            self.add(handlers[signal.signal_name]["argument"], await self.decode(signal.input))
+        elif kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
+            request = event.workflow_execution_update_accepted_event_attributes.accepted_request
+            updates[request.meta.update_id] = request.input.name
+            self.add(handlers[request.input.name]["argument"], await self.decode(request.input.args))
+        elif kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED:
+            completed = event.workflow_execution_update_completed_event_attributes
+            name = updates[completed.meta.update_id]
+            self.add(handlers[name]["result"], await self.decode(completed.outcome.success))
+
+    async def queries(self, workflow_type: str, workflow_id: str, arguments: dict[str, Any]) -> None:
+        """Every query of the workflow, answered as JSON (a plain client's view)."""
+        handle = self.client.get_workflow_handle(workflow_id)
+        for name, handler in API["workflows"][workflow_type]["handlers"].items():
+            if handler["kind"] == "query":
+                arg = arguments.get(name)
+                answer = await (handle.query(name, arg) if arg is not None else handle.query(name))
+                self.add(handler["result"], answer)
+
+    async def sent_queries(self, workflow_type: str, sent: list[tuple[str, Any]]) -> None:
+        """The query arguments the product's client sent, as the JSON it put on the wire."""
+        handlers = API["workflows"][workflow_type]["handlers"]
+        for name, arg in sent:
+            [payload] = await self.client.data_converter.encode([arg])
+            self.add(handlers[name]["argument"], json.loads(payload.data))
+
+
+async def a_run(client: Client, task_queue: str, store: BlobStore) -> str:
+    """A run steered, injected into and given a context op while its LLM call is held."""
     config = AgentConfig.model_validate(
         {
             "model": "scripted",
             "tools": ["calculator"],
-            "script": [turn(tool_calls=[call("calculator", {"expression": "6 * 7"})]), turn("42")],
+            "script": [turn(tool_calls=[call("calculator", {"expression": "6 * 7"})]), held(), turn("42")],
         }
     )
     run = await Runs(client, task_queue=task_queue).start("What is 6 * 7?", config)
+    await held_llm_call(client, store, run.workflow_id)
+    await run.steer("Show your work.")
+    await run.inject("In French, please.")
+    await run.replace_context(Context.model_validate({"messages": [{"role": "user", "content": "6 * 7?"}]}))
+    await answer_llm_call(client, store, run.workflow_id, "draft")
     await run.result()
-    raw = client.get_workflow_handle(run.workflow_id)
-    history = await raw.fetch_history()
-    [completed] = [
-        e for e in history.events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED
-    ]
-    [payload] = completed.workflow_execution_completed_event_attributes.result.payloads
-    assert_valid("RunResult.json", json.loads(payload.data))  # the bytes history holds
-    for name, query, argument in (
-        ("RunState.json", "state", None),
-        ("Trace.json", "trace", None),
-        ("Context.json", "context", None),
-        ("ThreadPage.json", "thread", ThreadQuery(limit=2)),
-    ):
-        answer = await (raw.query(query, argument) if argument else raw.query(query))
-        assert_valid(name, answer)
+    return run.workflow_id
 
-    session = Sessions(client, task_queue=task_queue).get(new_session_id())
-    await session.ask_sync(
-        "Hi", config=AgentConfig.model_validate({"model": "scripted", "script": [turn("Hello")]})
+
+async def a_session(client: Client, task_queue: str, store: BlobStore) -> str:
+    """A session driven through every Update: asks, controls of a held run, config, compaction, export."""
+    config = AgentConfig.model_validate({"model": "scripted", "tools": ["calculator"]})
+    session = Sessions(client, task_queue=task_queue, store=store).get(new_session_id())
+    accepted = await session.ask("Hi", config=config, overrides=script(held(), turn("Hello")))
+    await held_llm_call(client, store, accepted.run_workflow_id)
+    assert (await session.steer("Be brief.")).status == "queued"  # the run answers with `control_ack`
+    await answer_llm_call(client, store, accepted.run_workflow_id, "draft")
+    await session.await_result(accepted.request_id)
+    await session.ask_sync("And now?", overrides=script(turn("Fine")))
+    await session.cancel("nothing to cancel")
+    await session.inject("late")
+    await session.replace_context(Context.model_validate({"messages": [{"role": "user", "content": "Hi"}]}))
+    await session.compact(op_id="compact-1")
+    await session.set_system_prompt("You are terse.")
+    await session.register_tool("echo")
+    await session.unregister_tool("echo")
+    await session.set_tool_context({"tenant": "t-1"})
+    await session.set_model("scripted")
+    await session.export()
+    await session.thread_page(0, limit=2)
+    await session.context("default")
+    return session.workflow_id
+
+
+async def an_archived_segment(client: Client, task_queue: str, store: BlobStore) -> Any:
+    """A segment the session archived to the payload store, as stored (over 1 MiB in memory archives)."""
+    session = Sessions(client, task_queue=task_queue, store=store).get(new_session_id())
+    config = AgentConfig(model="scripted")
+    for n in range(5):  # 300 KB a turn: the fifth ask's run starts with over 1 MiB in memory
+        question, answer = f"question {n} " * 5_000, f"answer {n} " * 25_000
+        await session.ask_sync(question, config=config, overrides=script(turn(answer)))
+    assert (await session.status()).archived_entries > 0
+    page = await session.thread_page(0)  # the client reads the segment; the raw query names it
+    raw = await client.get_workflow_handle(session.workflow_id).query("thread", {"since_seq": 0})
+    assert page.entries and raw["segment"] is not None
+    return json.loads(await store.get(raw["segment"]["digest"]))
+
+
+async def test_every_schema_matches_real_payloads(client: Client, task_queue: str, store: BlobStore) -> None:
+    sent = SentQueries()
+    observed = Client(
+        client.service_client,
+        namespace=client.namespace,
+        data_converter=client.data_converter,
+        interceptors=[sent],
     )
-    raw_session = client.get_workflow_handle(session.workflow_id)
-    assert_valid("SessionStatus.json", await raw_session.query("status"))
-    assert_valid("RequestRecordList.json", await raw_session.query("requests"))
-    assert_valid("Ack.json", (await session.steer("anyone?")).model_dump(mode="json"))
+    payloads = Payloads(client, store)
+    run_id = await a_run(observed, task_queue, store)
+    await payloads.history("ReActRun", run_id)
+    await payloads.queries("ReActRun", run_id, {"thread": {"since_seq": 0, "limit": 2}})
+    session_id = await a_session(observed, task_queue, store)
+    await payloads.history("AgentSession", session_id)
+    for record in await Sessions(client, task_queue=task_queue).get(session_id).requests():
+        await payloads.history("ReActRun", record.run_workflow_id)  # its runs: forwarded controls
+    await payloads.queries("AgentSession", session_id, {"thread": {"since_seq": 0}, "context": {}})
+    await payloads.sent_queries("AgentSession", sent.sent)
+    payloads.add(API["payload_store"]["Segment"], await an_archived_segment(client, task_queue, store))
+
+    assert sorted(payloads.by_schema) == MODEL_FILES, "a schema without a real payload"
+    counts = {name.removesuffix(".json"): len(values) for name, values in sorted(payloads.by_schema.items())}
+    print(f"\n{len(MODEL_FILES)} schemas checked against {sum(counts.values())} real payloads: {counts}")
+    for name, values in payloads.by_schema.items():
+        for value in values:
+            assert_valid(name, value)
+    # What another service sends: plain JSON, no Python models.
+    assert_valid("RunInput.json", {"query": "What is 6 * 7?", "config": {"model": "openai/gpt-4o-mini"}})
+    assert problems("SteerInput.json", {"content": "x" * 100_001})
+    assert problems("RunInput.json", {"query": "q"})  # no config

@@ -1,19 +1,17 @@
 """Static rules for the packages workflow code runs: no I/O, clocks, randomness, threads or globals.
 
-The worker runs workflows outside Temporal's sandbox by default (see
-`hosting.sandbox.workflow_runner`), so nothing polices `workflows`, `contracts` and
-`conversation` (`hosting.sandbox.WORKFLOW_PACKAGES`) at run time. These rules do, on every test
-run: a banned import, a use of a banned name (followed through import aliases: `from datetime
-import datetime as D; D.now()` is `datetime.datetime.now`), a `global` statement or a function
-mutating a module-level dict, list or set fails here with the file and line. The probes
-below are source strings fed to the same checker: each gap once found stays closed. (The
-replay tests additionally run the workflows in the sandbox, and every other test runs them
-with a worker that caches no workflows.)
+The worker runs workflows outside Temporal's sandbox by default (`hosting.sandbox`), so these
+rules police `hosting.sandbox.WORKFLOW_PACKAGES` on every test run instead: a banned import, a
+use of a banned name (followed through import aliases: after `from datetime import datetime as
+D`, `D.now` is `datetime.datetime.now`), a `global` statement or a function changing a
+module-level dict, list or set fails here with its file and line. Each probe below is a source
+string fed to the same checker and must be flagged: a gap once found stays closed.
 """
 
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
@@ -25,32 +23,27 @@ NO_IO = "no I/O in workflow code"
 NO_ENV = "no environment or process state in workflow code"
 BANNED_MODULES = {
     "time": "use workflow.now() / workflow.sleep()",
-    "random": "use workflow.random()",
+    **dict.fromkeys(("random", "secrets"), "use workflow.random()"),
     "uuid": "use workflow.uuid4()",
-    "secrets": "use workflow.random()",
-    "os": NO_ENV,
-    "sys": NO_ENV,
-    "threading": "no threads in workflow code",
-    "multiprocessing": "no processes in workflow code",
-    "concurrent": "no threads in workflow code",
-    "subprocess": "no processes in workflow code",
-    "socket": NO_IO,
-    "ssl": NO_IO,
-    "select": NO_IO,
-    "urllib": NO_IO,
-    "http.client": NO_IO,
-    "http.server": NO_IO,
-    "http.cookiejar": NO_IO,
-    "ftplib": NO_IO,
-    "smtplib": NO_IO,
-    "requests": NO_IO,
-    "httpx": NO_IO,
-    "aiohttp": NO_IO,
-    "pathlib": NO_IO,
-    "shutil": NO_IO,
-    "tempfile": NO_IO,
-    "io": NO_IO,
-    "sqlite3": NO_IO,
+    **dict.fromkeys(("os", "sys"), NO_ENV),
+    **dict.fromkeys(("threading", "concurrent", "multiprocessing", "subprocess"), "no threads or processes"),
+    **dict.fromkeys(
+        (
+            "socket",
+            "ssl",
+            "select",
+            "urllib",
+            "http.client",
+            "http.server",
+            "http.cookiejar",
+            "ftplib",
+            "smtplib",
+        ),
+        NO_IO,
+    ),
+    **dict.fromkeys(
+        ("requests", "httpx", "aiohttp", "pathlib", "shutil", "tempfile", "io", "sqlite3"), NO_IO
+    ),
     "logging": "use workflow.logger",
     "litellm": "the LLM is an activity",
     "activities": "activities run in the worker, not in workflow code",
@@ -60,21 +53,19 @@ BANNED_MODULES = {
     "temporalio.client": "workflow code does not use the client",
 }
 BANNED_NAMES = {
-    "datetime.datetime.now": "use workflow.now()",
-    "datetime.datetime.utcnow": "use workflow.now()",
-    "datetime.datetime.today": "use workflow.now()",
+    **dict.fromkeys(
+        ("datetime.datetime.now", "datetime.datetime.utcnow", "datetime.datetime.today"), "use workflow.now()"
+    ),
     "datetime.date.today": "use workflow.now()",
-    "os.environ": NO_ENV,
-    "os.environb": NO_ENV,
-    "os.getenv": NO_ENV,
-    "os.getpid": NO_ENV,
+    **dict.fromkeys(("os.environ", "os.environb", "os.getenv", "os.getpid"), NO_ENV),
     "os.urandom": "use workflow.random()",
-    "open": NO_IO,
+    **dict.fromkeys(("open", "input", "breakpoint"), NO_IO),
     "print": "use workflow.logger",
-    "input": NO_IO,
-    "breakpoint": NO_IO,
+    "temporalio.workflow.unsafe.imports_passed_through": "the sandbox imports product code (hosting.sandbox)",
 }
 """Fully qualified names (after following import aliases) that workflow code may not use."""
+LIBRARIES = {*sys.stdlib_module_names, "temporalio", "pydantic", "pydantic_core", *WORKFLOW_PACKAGES}
+"""What workflow code may import: what Temporal's sandbox passes through, and the product's own."""
 MUTABLE_FACTORIES = {"dict", "list", "set", "collections.defaultdict", "collections.OrderedDict"}
 MUTATING_METHODS = {
     "append", "extend", "insert", "remove", "pop", "popitem", "clear", "update", "setdefault",
@@ -96,8 +87,15 @@ def _banned(name: str, table: dict[str, str]) -> str | None:
 
 
 def _aliases(tree: ast.Module) -> dict[str, str]:
-    """Each name an import binds, to the fully qualified name it stands for."""
+    """Each name an import binds, to the fully qualified name it stands for ("" for other names bound)."""
     bound: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg):
+            bound[node.arg] = ""  # a parameter called `input` is not the builtin
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound[node.id] = ""
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound[node.name] = ""
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -115,7 +113,7 @@ def _aliases(tree: ast.Module) -> dict[str, str]:
 def _qualified(node: ast.expr, aliases: dict[str, str]) -> str | None:
     """`D.now` -> `datetime.datetime.now` when `D` is imported as `datetime.datetime`."""
     if isinstance(node, ast.Name):
-        return aliases.get(node.id, node.id)
+        return aliases.get(node.id, node.id) or None
     if isinstance(node, ast.Attribute):
         base = _qualified(node.value, aliases)
         return f"{base}.{node.attr}" if base else None
@@ -199,8 +197,10 @@ def violations(source: str, relative: str) -> list[str]:
     found = _mutations(tree, aliases)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import | ast.ImportFrom):
-            for name in _imports(node) or ([node.module] if isinstance(node, ast.ImportFrom) else []):
-                why = _banned(name or "", BANNED_NAMES) or _banned(name or "", BANNED_MODULES)
+            for name in _imports(node):
+                why = _banned(name, BANNED_NAMES) or _banned(name, BANNED_MODULES)
+                if why is None and name.split(".")[0] not in LIBRARIES:
+                    why = "the sandbox would import it per run: only the stdlib, temporalio and pydantic"
                 if why:
                     found.add((node.lineno, f"imports {name} ({why})"))
         elif isinstance(node, ast.Global):
@@ -242,43 +242,33 @@ PROBES = {
     "os.environ.get": ("import os as o\nkey = o.environ.get('KEY')\n", "2: uses os.environ.get"),
     "from os import environ": ("from os import environ\n", "1: imports os.environ"),
     "an aliased environ": ("from os import environ as env\nkey = env['KEY']\n", "2: uses os.environ"),
-    "aliased datetime class": (
-        "from datetime import datetime as D\nt = D.now()\n",
-        "2: uses datetime.datetime.now",
-    ),
-    "datetime.datetime.today()": (
-        "import datetime\nt = datetime.datetime.today()\n",
-        "2: uses datetime.datetime.today",
-    ),
-    "an aliased module": ("import datetime as dt\nt = dt.date.today()\n", "2: uses datetime.date.today"),
-    "a clock passed, not called": (
-        "from datetime import datetime\nclock = datetime.utcnow\n",
-        "2: uses datetime",
-    ),
+    "D.now()": ("from datetime import datetime as D\nD.now()\n", "2: uses datetime.datetime.now"),
+    "today()": ("import datetime\ndatetime.datetime.today()\n", "2: uses datetime.datetime.today"),
+    "dt.date.today()": ("import datetime as dt\nt = dt.date.today()\n", "2: uses datetime.date.today"),
+    "a clock passed": ("from datetime import datetime\nclock = datetime.utcnow\n", "2: uses datetime"),
     "os.getpid()": ("import os\npid = os.getpid()\n", "2: uses os.getpid"),
     "from os import getpid": ("from os import getpid as pid\n", "1: imports os.getpid"),
     "import urllib.request": ("import urllib.request\n", "1: imports urllib.request"),
     "from urllib import parse": ("from urllib import parse\n", "1: imports urllib.parse"),
     "import http.client": ("import http.client as hc\n", "1: imports http.client"),
     "from http import client": ("from http import client\n", "1: imports http.client"),
-    "module dict item set": ("CACHE = {}\ndef f(k, v):\n    CACHE[k] = v\n", "3: mutates module-level CACHE"),
-    "module dict updated": (
-        "CACHE: dict[str, int] = {}\nasync def f():\n    CACHE.update(a=1)\n",
-        "3: mutates",
+    "another library": ("from numpy import ndarray\n", "1: imports numpy.ndarray"),
+    "dict item set": ("CACHE = {}\ndef f(k, v):\n    CACHE[k] = v\n", "3: mutates module-level CACHE"),
+    "dict updated": ("CACHE: dict[str, int] = {}\nasync def f():\n    CACHE.update(a=1)\n", "3: mutates"),
+    "dict method": (
+        "SEEN = dict()\nclass C:\n    def f(self):\n        SEEN.setdefault(1, 0)\n",
+        "4: mutates",
     ),
-    "module dict method": (
-        "SEEN = dict()\nclass C:\n    def f(self, k):\n        return SEEN.setdefault(k, 0)\n",
-        "4: mutates module-level SEEN",
-    ),
-    "module dict item deleted": ("CACHE = {'a': 1}\ndef f():\n    del CACHE['a']\n", "3: mutates"),
-    "module dict item incremented": (
-        "N = {'a': 1}\ndef f():\n    N['a'] += 1\n",
-        "3: mutates module-level N",
-    ),
-    "module list appended": ("LOG = []\ndef f(x):\n    LOG.append(x)\n", "3: mutates module-level LOG"),
+    "dict item deleted": ("CACHE = {'a': 1}\ndef f():\n    del CACHE['a']\n", "3: mutates"),
+    "dict item incremented": ("N = {'a': 1}\ndef f():\n    N['a'] += 1\n", "3: mutates module-level N"),
+    "list appended": ("LOG = []\ndef f(x):\n    LOG.append(x)\n", "3: mutates module-level LOG"),
     "defaultdict": (
-        "from collections import defaultdict\nB = defaultdict(list)\ndef f(k):\n    B[k].append(1)\n",
-        "4: mutates module-level B",
+        "from collections import defaultdict as D\nB = D(list)\ndef f():\n    B[1].append(1)\n",
+        "4: mutates",
+    ),
+    "passing product modules through the sandbox": (
+        "from temporalio import workflow as w\nwith w.unsafe.imports_passed_through():\n    import x\n",
+        "2: uses temporalio.workflow.unsafe.imports_passed_through",
     ),
 }
 
@@ -295,6 +285,7 @@ ALLOWED = {
     "filled at import": "TABLE = {}\nTABLE['a'] = 1\nTABLE.update(b=2)\n",
     "read in a function": "TABLE = {'a': 1}\ndef f():\n    return TABLE.get('a')\n",
     "a method called open": "book.open()\nself.clock.now()\n",
+    "a parameter called input": "def f(input):\n    return input.x\n",
     "workflow time": "from temporalio import workflow\nt = workflow.now()\n",
     "the datetime type": "from datetime import datetime, timedelta\nx: datetime | None = None\n",
 }

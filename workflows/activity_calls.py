@@ -15,10 +15,9 @@ from typing import Any, TypedDict, TypeVar
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 
-with workflow.unsafe.imports_passed_through():
-    from contracts.activities import ActivityOptions, ActivitySpec, Cancellation
-    from contracts.agent import AgentConfig
-    from workflows.activity_options import options_for
+from contracts.activities import ActivityOptions, ActivitySpec, Cancellation
+from contracts.agent import AgentConfig
+from workflows.activity_options import options_for
 
 In = TypeVar("In")
 Out = TypeVar("Out")

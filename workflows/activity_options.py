@@ -22,16 +22,15 @@ the worker restarts with it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, MutableMapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, cast
 
 from temporalio import workflow
 from temporalio.worker import Interceptor, WorkflowInboundInterceptor, WorkflowInterceptorClassInput
 
-with workflow.unsafe.imports_passed_through():
-    from contracts.activities import ActivityOptions, ActivityOverride, ActivitySpec, check_overrides
-    from contracts.agent import AgentConfig
+from contracts.activities import ActivityOptions, ActivityOverride, ActivitySpec, check_overrides
+from contracts.agent import AgentConfig
 
 OVERRIDES_EXTERN = "durable_react_activity_overrides"
 """The extern function (a worker's) answering an activity name with its override's set fields."""
@@ -67,13 +66,15 @@ class ActivityOptionsInterceptor(Interceptor):
         self, input: WorkflowInterceptorClassInput
     ) -> type[WorkflowInboundInterceptor] | None:
         """Expose the overrides to this worker's workflows; no per-workflow interceptor is needed."""
-        input.unsafe_extern_functions[OVERRIDES_EXTERN] = self._lookup
+        externs = cast(MutableMapping[str, Any], input.unsafe_extern_functions)  # pyright: ignore[reportUnknownMemberType]
+        externs[OVERRIDES_EXTERN] = self._lookup
         return None
 
 
 def deployment_override(name: str) -> Mapping[str, Any]:
     """The option fields this worker's deployment sets for activity `name` (none without the interceptor)."""
-    lookup: OverrideLookup | None = workflow.extern_functions().get(OVERRIDES_EXTERN)
+    externs = cast(Mapping[str, Any], workflow.extern_functions())  # pyright: ignore[reportUnknownMemberType]
+    lookup = cast(OverrideLookup | None, externs.get(OVERRIDES_EXTERN))
     return lookup(name) if lookup is not None else {}
 
 

@@ -8,20 +8,15 @@ projection would drop messages.
 
 from __future__ import annotations
 
-from datetime import timedelta
-
-from temporalio import workflow
-from temporalio.common import RetryPolicy
-
-with workflow.unsafe.imports_passed_through():
-    from contracts import AgentConfig
-    from contracts.activities import SUMMARIZE_ACTIVITY
-    from contracts.compaction import SummarizeRequest, SummarizeResult
-    from conversation import ContextOpPayload, Message
-    from conversation.budget import compaction_split, project_for_model, would_drop
-    from conversation.compaction import compaction_op
-    from conversation.policy import ContextPolicy
-    from workflows.session_thread import SessionThread
+from contracts import AgentConfig
+from contracts.activities import SUMMARIZE
+from contracts.compaction import SummarizeRequest
+from conversation import ContextOpPayload, Message
+from conversation.budget import compaction_split, project_for_model, would_drop
+from conversation.compaction import compaction_op
+from conversation.policy import ContextPolicy
+from workflows.activity_calls import call_activity
+from workflows.session_thread import SessionThread
 
 
 class Compactor:
@@ -42,8 +37,8 @@ class Compactor:
             return None
         summary_model = model or policy.summary_model or config.model
         base_seq = thread.next_seq - 1
-        result = await workflow.execute_activity(
-            SUMMARIZE_ACTIVITY,
+        result = await call_activity(
+            SUMMARIZE,
             SummarizeRequest(
                 model=summary_model,
                 messages=older,
@@ -51,11 +46,7 @@ class Compactor:
                 settings=config.model_settings,
                 timeout_s=config.llm_timeout_s,
             ),
-            result_type=SummarizeResult,
-            start_to_close_timeout=timedelta(seconds=config.llm_timeout_s + 30),
-            heartbeat_timeout=timedelta(seconds=10),
-            retry_policy=RetryPolicy(maximum_attempts=config.llm_max_attempts),
-            summary=f"summarize {summary_model}",
+            config=config,
         )
         unbounded = policy.model_copy(update={"max_input_tokens": 10**12, "max_messages": 0})
         ref = thread.active_context_ref

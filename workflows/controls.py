@@ -18,10 +18,9 @@ from typing import Any
 from pydantic import BaseModel
 from temporalio import workflow
 
-with workflow.unsafe.imports_passed_through():
-    from contracts import Ack
-    from contracts.decoding import PayloadProblem, decode_args
-    from workflows.refusals import decode_or_refuse
+from contracts import Ack
+from contracts.decoding import PayloadProblem, decode_args
+from workflows.refusals import decode_or_refuse
 
 Handle = Callable[[Any, bool], Awaitable[Ack]]
 """`handle(payload, via_signal)`: decide what to do with a decoded payload."""

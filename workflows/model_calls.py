@@ -10,29 +10,25 @@ message (`message_cache_miss`), the same call is sent again with every message i
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
-with workflow.unsafe.imports_passed_through():
-    from contracts import (
-        SCRIPTED_MODEL,
-        AgentConfig,
-        LLMRequest,
-        LLMResponse,
-        MessageRef,
-        PrefixRef,
-        ScriptedCall,
-    )
-    from contracts.activities import COUNT_TOKENS_ACTIVITY, LLM_ACTIVITY, activity_summary
-    from contracts.errors import MESSAGE_CACHE_MISS
-    from contracts.llm import CountTokensRequest
-    from conversation import Context, ContextPolicy, Message, ModelView, project_for_model
-    from conversation.digest import list_digest, message_digest
+from contracts import (
+    SCRIPTED_MODEL,
+    AgentConfig,
+    LLMRequest,
+    LLMResponse,
+    MessageRef,
+    PrefixRef,
+    ScriptedCall,
+)
+from contracts.activities import COUNT_TOKENS, LLM_CALL
+from contracts.errors import MESSAGE_CACHE_MISS
+from contracts.llm import CountTokensRequest
+from conversation import Context, ContextPolicy, Message, ModelView, project_for_model
+from conversation.digest import list_digest, message_digest
+from workflows.activity_calls import call_activity
 
-LLM_HEARTBEAT_TIMEOUT = timedelta(seconds=10)
 MAX_CACHE_MISSES = 2
 """After this many misses in one run (e.g. workers without a shared store), stop using references."""
 
@@ -84,13 +80,8 @@ class ModelCalls:
         keys = [self._digest(message) for message in context.messages]
         missing = {k: m for k, m in zip(keys, context.messages, strict=True) if k not in self._token_counts}
         if missing:
-            counts = await workflow.execute_activity(
-                COUNT_TOKENS_ACTIVITY,
-                CountTokensRequest(model=self._config.model, messages=list(missing.values())),
-                result_type=list[int],
-                start_to_close_timeout=timedelta(seconds=30),
-                summary=f"count tokens ({len(missing)} messages)",
-            )
+            request = CountTokensRequest(model=self._config.model, messages=list(missing.values()))
+            counts = await call_activity(COUNT_TOKENS, request)
             self._token_counts.update(zip(missing, counts, strict=True))
         return project_for_model(context, self._policy, token_counts=[self._token_counts[k] for k in keys])
 
@@ -151,18 +142,4 @@ class ModelCalls:
         self._known.add(message_digest(response.assistant_message()))
 
     async def _execute(self, request: LLMRequest) -> LLMResponse:
-        return await workflow.execute_activity(
-            LLM_ACTIVITY,
-            request,
-            result_type=LLMResponse,
-            start_to_close_timeout=timedelta(seconds=self._config.llm_timeout_s + 30),
-            heartbeat_timeout=LLM_HEARTBEAT_TIMEOUT,
-            retry_policy=RetryPolicy(
-                initial_interval=timedelta(seconds=1),
-                backoff_coefficient=2.0,
-                maximum_interval=timedelta(seconds=60),
-                maximum_attempts=self._config.llm_max_attempts,
-            ),
-            cancellation_type=workflow.ActivityCancellationType.TRY_CANCEL,
-            summary=activity_summary(request),
-        )
+        return await call_activity(LLM_CALL, request, config=self._config)

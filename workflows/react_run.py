@@ -1,42 +1,42 @@
 """The `ReActRun` workflow: one ReAct run (reason + act, tool calling) as one workflow execution.
 
 The class is thin: the loop and the state it drives live in `RunLoop` (ledger, input
-queue, op slot, trace, conversation, model calls, tool round), the control surface in
-`RunControls`, and every handler is a delegation. Input that does not decode fails
-the workflow once with `invalid_input` (never a workflow task failing over and over).
+queue, op slot, model calls, tool round, and the `RunRecord`: thread and trace), which
+offers intents (`offer_input`, `accept_cancel`, `defer_op`, `state`) rather than its
+parts; the control surface is in `RunControls`, and every handler is a delegation.
+Input that does not decode fails the workflow once with `invalid_input` (never a
+workflow task failing over and over).
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
-with workflow.unsafe.imports_passed_through():
-    from contracts import (
-        WORKFLOW_TYPE,
-        AgentConfig,
-        ResolveToolsRequest,
-        RunInput,
-        RunResult,
-        RunState,
-        ThreadPage,
-        ThreadQuery,
-        Trace,
-    )
-    from contracts.activities import RESOLVE_TOOLS_ACTIVITY
-    from contracts.errors import INVALID_INPUT
-    from contracts.thread import page_of
-    from conversation import Context
-    from workflows import controls
-    from workflows.failures import run_error
-    from workflows.refusals import decode_or_refuse, decode_start, refusal
-    from workflows.run_controls import RunControls
-    from workflows.run_loop import RunLoop
-    from workflows.validation import input_problems
+from contracts import (
+    WORKFLOW_TYPE,
+    AgentConfig,
+    ResolveToolsRequest,
+    RunInput,
+    RunResult,
+    RunState,
+    ThreadPage,
+    ThreadQuery,
+    Trace,
+)
+from contracts.activities import RESOLVE_TOOLS
+from contracts.errors import INVALID_INPUT
+from contracts.thread import page_of
+from conversation import Context
+from workflows import controls
+from workflows.activity_calls import call_activity
+from workflows.failures import run_error
+from workflows.refusals import decode_or_refuse, decode_start, refusal
+from workflows.run_controls import RunControls
+from workflows.run_loop import RunLoop
+from workflows.validation import input_problems
 
 PATCH_TOOLS_IN_LLM_CALL = "llm-call-resolves-tools"
 """Version 1 resolved tools in an activity of its own; runs now let the LLM activity do it."""
@@ -74,13 +74,7 @@ class ReActRun:
     async def _resolve_tools_v1(self) -> None:
         """Replays of version-1 histories only: the tool check was an activity of its own."""
         try:
-            await workflow.execute_activity(
-                RESOLVE_TOOLS_ACTIVITY,
-                ResolveToolsRequest(names=self._run.config.tools),
-                start_to_close_timeout=timedelta(seconds=10),
-                retry_policy=RetryPolicy(maximum_attempts=3),
-                summary="resolve tools",
-            )
+            await call_activity(RESOLVE_TOOLS, ResolveToolsRequest(names=self._run.config.tools))
         except ActivityError as err:
             raise ApplicationError(run_error(err).message, type=INVALID_INPUT, non_retryable=True) from None
 
@@ -93,14 +87,14 @@ class ReActRun:
     def thread(self, *args: Any) -> ThreadPage:
         """A page of the run's thread (`{since_seq, limit}`; it starts with the seed context, if any)."""
         query = decode_or_refuse(args, ThreadQuery, "thread")
-        return page_of(self._run.conversation.thread, 0, query)
+        return page_of(self._run.record.conversation.thread, 0, query)
 
     @workflow.query(name="context")
     def context(self) -> Context:
         """The materialized context of the active lane."""
-        return self._run.conversation.context
+        return self._run.record.conversation.context
 
     @workflow.query(name="trace")
     def trace(self) -> Trace:
         """The run's event trace (bounded; see `workflows.trace_log`)."""
-        return self._run.trace.snapshot()
+        return self._run.record.trace.snapshot()

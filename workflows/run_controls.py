@@ -10,14 +10,13 @@ from __future__ import annotations
 from temporalio import workflow
 from temporalio.exceptions import FailureError
 
-with workflow.unsafe.imports_passed_through():
-    from contracts import Ack, CancelInput, ControlAck, InputKind, SteerInput
-    from contracts.decoding import PayloadProblem
-    from conversation import ContextModifyInput
-    from workflows.controls import Control
-    from workflows.op_slot import op_ack
-    from workflows.run_loop import RunLoop
-    from workflows.trace_log import preview
+from contracts import Ack, CancelInput, ControlAck, InputKind, SteerInput
+from contracts.decoding import PayloadProblem
+from conversation import ContextModifyInput
+from workflows.controls import Control
+from workflows.op_slot import op_ack
+from workflows.run_loop import RunLoop
+from workflows.trace_log import preview
 
 CONTROL_ACK_SIGNAL = "control_ack"
 """The signal a run sends its parent session with the `Ack` of forwarded input or a cancel."""
@@ -42,7 +41,7 @@ class RunControls:
     def dropped(self, name: str, problem: PayloadProblem) -> None:
         """A signal dropped for its payload: counted in the trace like any rejected input."""
         data = {"kind": name, "reason": problem.code, "message": preview(problem.message)}
-        self._run.event("input_rejected", data=data)
+        self._run.record.event("input_rejected", data=data)
 
     async def _steer(self, payload: SteerInput, via_signal: bool) -> Ack:
         return await self._input("steer", payload, via_signal)
@@ -56,7 +55,7 @@ class RunControls:
         ack = run.offer_input(kind, payload, input_id)
         if ack.status == "rejected":
             data = {"kind": kind, "reason": ack.reason, "message": ack.message}
-            run.event("input_rejected", input_id=payload.input_id, data=data)
+            run.record.event("input_rejected", input_id=payload.input_id, data=data)
         if via_signal and payload.input_id is not None:
             await self._reply(payload.reply_to, payload.input_id, ack)
         return ack
@@ -69,16 +68,16 @@ class RunControls:
 
     async def _modify(self, request: ContextModifyInput, via_signal: bool) -> Ack:
         run = self._run
-        ack, op = op_ack(run.conversation, request, running=run.running)
+        ack, op = op_ack(run.record.conversation, request, running=run.running)
         if ack.status == "rejected":
             data = {"reason": ack.reason, "message": ack.message}
-            run.event("context_op_rejected", op_id=ack.op_id, data=data)
+            run.record.event("context_op_rejected", op_id=ack.op_id, data=data)
         elif op is not None and ack.status == "applied":
-            run.apply_op(op)
+            run.record.apply_op(op)
         elif op is not None:
             replaced = run.defer_op(op)
             data = {"type": op.operation.type, "replaces": replaced.op_id if replaced else None}
-            run.event("context_op_deferred", op_id=op.op_id, data=data)
+            run.record.event("context_op_deferred", op_id=op.op_id, data=data)
         return ack
 
     async def _reply(self, reply_to: str | None, ack_id: str, ack: Ack) -> None:

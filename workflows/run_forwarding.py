@@ -16,12 +16,11 @@ from typing import Any
 from temporalio import workflow
 from temporalio.exceptions import FailureError
 
-with workflow.unsafe.imports_passed_through():
-    from contracts import Ack, CancelInput, ControlAck, InputKind, RunResult, RunStatus, SteerInput
-    from contracts.errors import IDLE, NOT_RUNNING
-    from contracts.session import RequestRecord
-    from workflows.input_rules import input_rejection
-    from workflows.request_book import RequestBook
+from contracts import Ack, CancelInput, ControlAck, InputKind, RunResult, RunStatus, SteerInput
+from contracts.errors import IDLE, NOT_RUNNING
+from contracts.session import RequestRecord
+from workflows.input_rules import input_rejection
+from workflows.request_book import RequestBook
 
 ENDED_KEPT = 8
 """How many ended runs' input ids are kept to answer forwards that raced with the run's end."""
@@ -76,8 +75,11 @@ class RunForwarder:
             "input_id": input_id,
             "reply_to": workflow.info().workflow_id if wait else None,
         }
+        if wait:  # before the signal: the run's answer may arrive in the same workflow task
+            self._waiting.add(input_id)
         sent = await self._send(active, kind, payload.model_copy(update=update))
         if not sent:
+            self._waiting.discard(input_id)
             return _idle("the request finished before the input reached it")
         if not wait:
             return Ack(status="queued", input_id=input_id)
@@ -99,7 +101,10 @@ class RunForwarder:
             "cancel_id": cancel_id,
             "reply_to": workflow.info().workflow_id if wait else None,
         }
+        if wait:
+            self._waiting.add(cancel_id)
         if not await self._send(active, "cancel", payload.model_copy(update=update)):
+            self._waiting.discard(cancel_id)
             return Ack.rejected(NOT_RUNNING, f"request {active.request_id} already finished")
         if not wait:
             return Ack(status="accepted", message=f"cancelling {active.request_id}")
@@ -126,7 +131,6 @@ class RunForwarder:
 
     async def _await_answer(self, answer_id: str, active: RequestRecord) -> tuple[RunStatus, set[str]] | None:
         """Wait for the run's answer (None) or its end (its status and the input ids it saw)."""
-        self._waiting.add(answer_id)
         try:
             await workflow.wait_condition(lambda: answer_id in self._acks or self._book.active is not active)
         finally:

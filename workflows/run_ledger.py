@@ -16,6 +16,15 @@ class RunCancelledError(Exception):
     """Raised inside the run's loop once a cancel has been accepted (checked after every await)."""
 
 
+class RunFailedError(Exception):
+    """A run-level failure (the run ends `failed`, the workflow still returns its result)."""
+
+    def __init__(self, error_type: str, message: str) -> None:
+        """Create the failure."""
+        super().__init__(message)
+        self.error = RunError(type=error_type, message=message)
+
+
 @dataclass
 class RunLedger:
     """The run's counters and outcome."""

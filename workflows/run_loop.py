@@ -19,40 +19,36 @@ from typing import Any
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
-with workflow.unsafe.imports_passed_through():
-    from contracts import (
-        MAX_ITERATIONS_RESULT,
-        Ack,
-        InputKind,
-        LLMResponse,
-        RunError,
-        RunInput,
-        RunResult,
-        RunState,
-        RunStatus,
-        SteerInput,
-        TerminationReason,
-        ToolCallRequest,
-        ToolOutcome,
-        TraceKind,
-    )
-    from contracts.errors import CANCELLED, INCOMPLETE_RESPONSE, INVALID_INPUT, UNKNOWN_TOOL
-    from conversation import (
-        ContextOpPayload,
-        ContextPolicy,
-        ConversationState,
-        Entry,
-        MessagePayload,
-        Role,
-        ToolCall,
-    )
-    from workflows.failures import run_error
-    from workflows.input_queue import InputQueue
-    from workflows.model_calls import ModelCalls
-    from workflows.op_slot import OpSlot
-    from workflows.run_ledger import RunCancelledError, RunLedger
-    from workflows.tool_round import ToolRound
-    from workflows.trace_log import TraceLog, preview
+from contracts import (
+    MAX_ITERATIONS_RESULT,
+    Ack,
+    InputKind,
+    LLMResponse,
+    RunError,
+    RunInput,
+    RunResult,
+    RunState,
+    RunStatus,
+    SteerInput,
+    TerminationReason,
+    ToolCallRequest,
+    ToolOutcome,
+    TraceKind,
+)
+from contracts.errors import CANCELLED, INCOMPLETE_RESPONSE, INVALID_INPUT, UNKNOWN_TOOL
+from conversation import (
+    ContextOpPayload,
+    ContextPolicy,
+    ToolCall,
+)
+from workflows.failures import run_error
+from workflows.input_queue import InputQueue
+from workflows.model_calls import ModelCalls
+from workflows.op_slot import OpSlot
+from workflows.run_ledger import RunCancelledError, RunFailedError, RunLedger
+from workflows.run_record import RunRecord
+from workflows.tool_round import ToolRound
+from workflows.trace_log import preview
 
 REPEAT_NUDGE = (
     "You just repeated exactly the same tool calls as in your previous step, and their results are "
@@ -60,17 +56,8 @@ REPEAT_NUDGE = (
 )
 
 
-class RunFailedError(Exception):
-    """A run-level failure (the run ends `failed`, the workflow still returns its result)."""
-
-    def __init__(self, error_type: str, message: str) -> None:
-        """Create the failure."""
-        super().__init__(message)
-        self.error = RunError(type=error_type, message=message)
-
-
 class RunLoop:
-    """One run's loop and the state it drives (ledger, queue, op slot, trace, conversation, tool round)."""
+    """One run's loop and the state it drives (ledger, queue, op slot, tool round, thread and trace)."""
 
     def __init__(self, run: RunInput, request_id: str, run_id: str) -> None:
         """Set up the run's components; a given `context` becomes the thread's first entry."""
@@ -81,22 +68,11 @@ class RunLoop:
         self._ledger = RunLedger(max_iterations=self.config.max_iterations)
         self._queue = InputQueue()
         self._ops = OpSlot()
-        self.trace = TraceLog(request_id, run_id)
         self._round = ToolRound()
         self.model = ModelCalls(
             self.config, self.config.context_policy or ContextPolicy(), request_id, run_id
         )
-        self.conversation = ConversationState.new(self.config.system_prompt, run.context_ref)
-        if run.context is not None:
-            seed = ContextOpPayload.model_validate(
-                {
-                    "op_id": f"seed:{request_id}",
-                    "context_ref": run.context_ref,
-                    "operation": {"type": "replace", "reason": "system", "result_context": run.context},
-                }
-            )
-            self.conversation.apply_operation(seed, workflow.now(), {"request_id": request_id})
-        self.first_seq = self.conversation.next_seq
+        self.record = RunRecord(run, request_id, run_id, self._ledger)
         self._dropped_inputs: list[str] = []
         self._task: asyncio.Task[None] | None = None
 
@@ -106,8 +82,10 @@ class RunLoop:
         Raises:
             ApplicationError: `invalid_input`, when the worker's registry lacks a tool of the config.
         """
-        self.event("request_started", data={"model": self.config.model, "query": preview(self.input.query)})
-        self.append("user", self.input.query)
+        self.record.event(
+            "request_started", data={"model": self.config.model, "query": preview(self.input.query)}
+        )
+        self.record.append("user", self.input.query)
         self._task = asyncio.create_task(self._loop())
         try:
             await self._task
@@ -129,9 +107,9 @@ class RunLoop:
             request_id=self.request_id,
             run_id=self.run_id,
             outcome=self._ledger.outcome(),
-            entries=self.conversation.thread[self.first_seq :],
-            first_seq=self.first_seq,
-            context_ref=self.conversation.active_context_ref,
+            entries=self.record.entries,
+            first_seq=self.record.first_seq,
+            context_ref=self.record.conversation.active_context_ref,
             dropped_input_ids=self._dropped_inputs,
         )
 
@@ -147,14 +125,14 @@ class RunLoop:
             response = await self._call_llm()
             ledger.check_cancel()
             if response.tool_calls:
-                self.append(
+                self.record.append(
                     "assistant", response.content, tool_calls=response.tool_calls, thinking=response.thinking
                 )
                 await self._tool_round(response)
                 ledger.check_cancel()
                 this_round = [(call.name, call.arguments) for call in response.tool_calls]
                 if this_round == previous_round:
-                    self.append("user", REPEAT_NUDGE, refs={"source": "repeat_nudge"})
+                    self.record.append("user", REPEAT_NUDGE, refs={"source": "repeat_nudge"})
                 previous_round = this_round
                 continue
             if not response.content.strip() and response.finish_reason not in ("stop", "tool_calls"):
@@ -162,7 +140,7 @@ class RunLoop:
                     INCOMPLETE_RESPONSE,
                     f"the model returned an empty answer (finish reason {response.finish_reason!r})",
                 )
-            answer = self.append("assistant", response.content, thinking=response.thinking)
+            answer = self.record.append("assistant", response.content, thinking=response.thinking)
             if self._queue.items:
                 continue
             self._queue.seal()
@@ -170,12 +148,14 @@ class RunLoop:
             return
 
     async def _call_llm(self) -> LLMResponse:
-        view = await self.model.view(self.conversation.context)
+        view = await self.model.view(self.record.conversation.context)
         self._ledger.check_cancel()
         index = self._ledger.llm_calls
         self._ledger.llm_calls += 1
         meta = view.meta.model_dump(mode="json")
-        self.event("llm_started", data={"model": self.config.model, "messages": len(view.messages), **meta})
+        self.record.event(
+            "llm_started", data={"model": self.config.model, "messages": len(view.messages), **meta}
+        )
         self._details()
         response = await self.model.call(view, self._ledger.iteration, index)
         self._ledger.usage = self._ledger.usage.plus(response.usage)
@@ -185,21 +165,21 @@ class RunLoop:
             "content": preview(response.content),
             "total_tokens": response.usage.total_tokens,
         }
-        self.event("llm_completed", data=data)
+        self.record.event("llm_completed", data=data)
         return response
 
     async def _tool_round(self, response: LLMResponse) -> None:
         def on_event(call: ToolCall, outcome: ToolOutcome | None) -> None:
             if outcome is None:
                 self._details()  # the round's statuses are filled now: name the tools being called
-                self.event(
+                self.record.event(
                     "tool_started",
                     call_id=call.id,
                     data={"name": call.name, "arguments": preview(call.arguments)},
                 )
             else:
                 summary = preview(json.dumps(outcome.for_model(), ensure_ascii=False))
-                self.event(
+                self.record.event(
                     "tool_completed",
                     call_id=call.id,
                     data={"name": call.name, "ok": outcome.ok, "outcome": summary},
@@ -217,7 +197,7 @@ class RunLoop:
         """Append the round's results in the original call order (unfinished calls get `cancelled`)."""
         for call, outcome in self._round.close():
             content = json.dumps(outcome.for_model(), ensure_ascii=False)
-            self.append("tool", content, tool_call_id=call.id, name=call.name)
+            self.record.append("tool", content, tool_call_id=call.id, name=call.name)
 
     # ---- what the controls and queries ask of the run -------------------------------------
 
@@ -254,9 +234,9 @@ class RunLoop:
             iteration=self._ledger.iteration,
             pending_tool_calls=self._round.statuses,
             queued_inputs=len(self._queue.items),
-            active_context_ref=self.conversation.active_context_ref,
+            active_context_ref=self.record.conversation.active_context_ref,
             pending_context_op=self._ops.pending,
-            thread_length=self.conversation.next_seq,
+            thread_length=self.record.conversation.next_seq,
         )
 
     # ---- terminal transition ---------------------------------------------------------------
@@ -282,10 +262,10 @@ class RunLoop:
             data["result"] = MAX_ITERATIONS_RESULT
         if error is not None:
             data["error"] = {"type": error.type, "message": preview(error.message)}
-        self.event(kinds.get(status, "request_cancelled"), data=data)
+        self.record.event(kinds.get(status, "request_cancelled"), data=data)
         pending = self._ops.take()
         if pending is not None:
-            self.apply_op(pending)
+            self.record.apply_op(pending)
         self._details()
 
     def _finish_cancelled(self) -> None:
@@ -296,66 +276,11 @@ class RunLoop:
         if self._task is not None and not self._task.done():
             self._task.cancel()
 
-    # ---- thread, trace and details ---------------------------------------------------------
-
-    def append(
-        self,
-        role: Role,
-        content: str,
-        *,
-        tool_calls: list[ToolCall] | None = None,
-        tool_call_id: str | None = None,
-        name: str | None = None,
-        thinking: str | None = None,
-        refs: dict[str, str] | None = None,
-    ) -> Entry:
-        """Append a message of this run to the active lane."""
-        payload = MessagePayload(
-            role=role,
-            content=content,
-            context_ref=self.conversation.active_context_ref,
-            tool_calls=tool_calls or None,
-            tool_call_id=tool_call_id,
-            name=name,
-            thinking=thinking,
-        )
-        return self.conversation.append_message(payload, workflow.now(), refs)
-
-    def apply_op(self, op: ContextOpPayload) -> None:
-        """Apply a context op now (immediately when idle, or at the end of the run)."""
-        entry = self.conversation.apply_operation(op, workflow.now(), {"request_id": self.request_id})
-        if entry is not None:
-            data = {"type": op.operation.type, "context_ref": op.context_ref, "seq": entry.seq}
-            self.event("context_op_applied", op_id=op.op_id, data=data)
+    # ---- details ---------------------------------------------------------------------------
 
     def _drain_inputs(self) -> None:
         for item in self._queue.drain():
-            refs = {**item.refs, "input_id": item.input_id, "input_kind": item.kind}
-            if item.source:
-                refs["source"] = item.source
-            entry = self.append("user", item.content, refs=refs)
-            data = {"kind": item.kind, "seq": entry.seq, "content": preview(item.content)}
-            self.event("input_injected", input_id=item.input_id, data=data)
-
-    def event(
-        self,
-        kind: TraceKind,
-        *,
-        call_id: str | None = None,
-        input_id: str | None = None,
-        op_id: str | None = None,
-        data: dict[str, Any] | None = None,
-    ) -> None:
-        """Record a trace event at the current iteration."""
-        self.trace.add(
-            kind,
-            workflow.now(),
-            self._ledger.iteration,
-            call_id=call_id,
-            input_id=input_id,
-            op_id=op_id,
-            data=data,
-        )
+            self.record.add_input(item)
 
     def _details(self) -> None:
         parts = [

@@ -9,22 +9,20 @@ the conversation's base prompt (lanes whose anchor carries a prompt keep theirs)
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import timedelta
 
 from pydantic import BaseModel, ValidationError
-from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
-with workflow.unsafe.imports_passed_through():
-    from contracts import Ack, AgentConfig, ResolveToolsRequest, RunInput, ToolSpec
-    from contracts.activities import RESOLVE_TOOLS_ACTIVITY
-    from contracts.decoding import PayloadProblem, problem_of
-    from contracts.errors import INVALID_INPUT, UNKNOWN_TOOL
-    from contracts.session import AskInput
-    from contracts.session_config import ModelInput, SystemPromptInput, ToolContextInput, ToolNameInput
-    from conversation.policy import ContextPolicy, resolve_policy
-    from workflows.failures import run_error
-    from workflows.validation import input_problems
+from contracts import Ack, AgentConfig, ResolveToolsRequest, RunInput
+from contracts.activities import RESOLVE_TOOLS
+from contracts.decoding import PayloadProblem, problem_of
+from contracts.errors import INVALID_INPUT, UNKNOWN_TOOL
+from contracts.session import AskInput
+from contracts.session_config import ModelInput, SystemPromptInput, ToolContextInput, ToolNameInput
+from conversation.policy import ContextPolicy, resolve_policy
+from workflows.activity_calls import call_activity
+from workflows.failures import run_error
+from workflows.validation import input_problems
 
 OVERRIDABLE = frozenset(AgentConfig.model_fields)
 CONFIG_CONTROLS: dict[str, type[BaseModel]] = {
@@ -105,13 +103,7 @@ class SessionSettings:
         if name in self.config.tools:
             return Ack(status="accepted", message=f"{name} is already registered")
         try:
-            await workflow.execute_activity(
-                RESOLVE_TOOLS_ACTIVITY,
-                ResolveToolsRequest(names=[name]),
-                result_type=list[ToolSpec],
-                start_to_close_timeout=timedelta(seconds=10),
-                summary=f"resolve tool {name}",
-            )
+            await call_activity(RESOLVE_TOOLS, ResolveToolsRequest(names=[name]))
         except ActivityError as err:
             return Ack.rejected(UNKNOWN_TOOL, run_error(err).message)
         self.config = self.config.model_copy(update={"tools": [*self.config.tools, name]})

@@ -6,36 +6,28 @@ activity; a refusal (`snapshot_secret_*`) comes back as the Update's named error
 
 from __future__ import annotations
 
-from datetime import timedelta
-
-from temporalio import workflow
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
-with workflow.unsafe.imports_passed_through():
-    from contracts.activities import EXPORT_SNAPSHOT_ACTIVITY
-    from contracts.session import ExportInput, ExportResult
-    from contracts.snapshot import ExportSnapshotRequest
-    from workflows.failures import run_error
-    from workflows.session_thread import SessionThread
+from contracts.activities import EXPORT_SNAPSHOT
+from contracts.session import ExportInput, ExportResult
+from contracts.snapshot import ExportSnapshotRequest
+from workflows.activity_calls import call_activity
+from workflows.failures import run_error
+from workflows.session_thread import SessionThread
 
 
 async def export_lane(agent_id: str, thread: SessionThread, request: ExportInput) -> ExportResult:
     """A token of `request.context_ref`'s lane (default: the active lane), or the named error."""
     lane = request.context_ref or thread.active_context_ref
     try:
-        return await workflow.execute_activity(
-            EXPORT_SNAPSHOT_ACTIVITY,
+        return await call_activity(
+            EXPORT_SNAPSHOT,
             ExportSnapshotRequest(
                 agent_id=agent_id,
                 context_ref=lane,
                 context=thread.lane(lane),
                 ttl_s=request.ttl_s,
             ),
-            result_type=ExportResult,
-            start_to_close_timeout=timedelta(seconds=10),
-            retry_policy=RetryPolicy(maximum_attempts=3),
-            summary=f"export {lane}",
         )
     except ActivityError as err:
         error = run_error(err)

@@ -11,19 +11,18 @@ from __future__ import annotations
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 
-with workflow.unsafe.imports_passed_through():
-    from contracts import WORKFLOW_TYPE, Outcome, RunInput, RunResult
-    from contracts.decoding import PayloadProblem
-    from contracts.errors import BUSY, UNKNOWN_REQUEST
-    from contracts.session import AskAccepted, AskInput, RequestResult
-    from contracts.web_ui import static_details, static_summary
-    from workflows.compactor import Compactor
-    from workflows.failures import run_error
-    from workflows.op_slot import OpSlot
-    from workflows.request_book import RequestBook
-    from workflows.run_forwarding import RunForwarder
-    from workflows.session_config import SessionSettings
-    from workflows.session_thread import ARCHIVE_CHARS, SessionThread
+from contracts import WORKFLOW_TYPE, Outcome, RunInput, RunResult
+from contracts.errors import BUSY, UNKNOWN_REQUEST
+from contracts.session import AskAccepted, AskInput, RequestResult
+from contracts.web_ui import static_details, static_summary
+from workflows.compactor import Compactor
+from workflows.failures import run_error
+from workflows.op_slot import OpSlot
+from workflows.refusals import refusal
+from workflows.request_book import RequestBook
+from workflows.run_forwarding import RunForwarder
+from workflows.session_config import SessionSettings
+from workflows.session_thread import ARCHIVE_CHARS, SessionThread
 
 PATCH_ARCHIVE = "session-archives-thread"
 """Version 1 carried the whole thread through continue-as-new; sessions now archive it as they go."""
@@ -49,7 +48,7 @@ class SessionRequests:
         self._forwarder = forwarder
         self._compactor = compactor
 
-    def problem(self, ask: AskInput) -> PayloadProblem | ApplicationError | None:
+    def problem(self, ask: AskInput) -> ApplicationError | None:
         """Why an ask cannot be accepted now (read-only: the `ask` validator's rule), or None."""
         if ask.request_id and self._book.find(ask.request_id) is not None:
             return None  # a retried ask: answered with the existing request
@@ -57,7 +56,8 @@ class SessionRequests:
         if active is not None:
             message = f"the session is running request {active.request_id}; wait for it or cancel it"
             return ApplicationError(message, type=BUSY)
-        return self._settings.ask_problem(ask)
+        problem = self._settings.ask_problem(ask)
+        return refusal(problem) if problem is not None else None
 
     def accept(self, ask: AskInput) -> AskAccepted:
         """Record the request (or find the one a retried ask names) and queue its run."""

@@ -7,33 +7,23 @@ session gets that error instead of a request id.
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
-with workflow.unsafe.imports_passed_through():
-    from contracts.activities import RESTORE_SNAPSHOT_ACTIVITY
-    from contracts.session import SessionInput
-    from contracts.snapshot import RestoreSnapshotRequest, SnapshotPayload
-    from conversation import ContextOpPayload
-    from workflows.failures import run_error
-    from workflows.session_thread import SessionThread
+from contracts.activities import RESTORE_SNAPSHOT
+from contracts.session import SessionInput
+from contracts.snapshot import RestoreSnapshotRequest
+from conversation import ContextOpPayload
+from workflows.activity_calls import call_activity
+from workflows.failures import run_error
+from workflows.session_thread import SessionThread
 
 
 async def restore_snapshot(session: SessionInput, thread: SessionThread) -> ApplicationError | None:
     """Apply `session.snapshot` to `thread`; return the error that fails the session, if any."""
     assert session.snapshot is not None
     try:
-        payload = await workflow.execute_activity(
-            RESTORE_SNAPSHOT_ACTIVITY,
-            RestoreSnapshotRequest(token=session.snapshot),
-            result_type=SnapshotPayload,
-            start_to_close_timeout=timedelta(seconds=10),
-            retry_policy=RetryPolicy(maximum_attempts=3),
-            summary="restore snapshot",
-        )
+        payload = await call_activity(RESTORE_SNAPSHOT, RestoreSnapshotRequest(token=session.snapshot))
     except ActivityError as err:
         error = run_error(err)
         return ApplicationError(error.message, type=error.type, non_retryable=True)

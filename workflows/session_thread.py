@@ -12,19 +12,17 @@ conversation, and never waits for storage.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 
-with workflow.unsafe.imports_passed_through():
-    from contracts import RunResult, Segment, SegmentRef, ThreadPage, ThreadQuery
-    from contracts.activities import ARCHIVE_SEGMENT_ACTIVITY, READ_SEGMENT_ACTIVITY
-    from contracts.thread import entry_size, page_of
-    from conversation import Context, ContextOpEntry, ContextOpPayload, ConversationState, Entry, MessageEntry
-    from conversation.budget import BYTES_PER_TOKEN, trim_to_view
-    from conversation.compaction import rebase
-    from conversation.policy import ContextPolicy
+from contracts import RunResult, Segment, SegmentRef, ThreadPage, ThreadQuery
+from contracts.activities import ARCHIVE_SEGMENT, READ_SEGMENT
+from contracts.thread import entry_size, page_of
+from conversation import Context, ContextOpEntry, ContextOpPayload, ConversationState, Entry, MessageEntry
+from conversation.budget import BYTES_PER_TOKEN, trim_to_view
+from conversation.compaction import rebase
+from conversation.policy import ContextPolicy
+from workflows.activity_calls import call_activity
 
 ARCHIVE_CHARS = 1024 * 1024
 """When a run starts, the entries before it are archived once the in-memory thread is this large."""
@@ -150,15 +148,7 @@ class SessionThread:
         segment = self.segment_to_archive()
         if segment is None:
             return
-        entries = segment.entries
-        ref = await workflow.execute_activity(
-            ARCHIVE_SEGMENT_ACTIVITY,
-            segment,
-            result_type=SegmentRef,
-            start_to_close_timeout=timedelta(seconds=60),
-            retry_policy=RetryPolicy(maximum_interval=timedelta(seconds=30)),
-            summary=f"archive entries {entries[0].seq}-{entries[-1].seq}",
-        )
+        ref = await call_activity(ARCHIVE_SEGMENT, segment)
         self.archived(ref, segment)
 
     def segment_to_archive(self) -> Segment | None:
@@ -187,13 +177,6 @@ class SessionThread:
         ref = next((r for r in self.archive if r.first_seq <= seq <= r.last_seq), None)
         if ref is None:
             return None
-        segment = await workflow.execute_activity(
-            READ_SEGMENT_ACTIVITY,
-            ref,
-            result_type=Segment,
-            start_to_close_timeout=timedelta(seconds=60),
-            retry_policy=RetryPolicy(maximum_attempts=3),
-            summary=f"read entries {ref.first_seq}-{ref.last_seq}",
-        )
+        segment = await call_activity(READ_SEGMENT, ref)
         index = seq - segment.first_seq
         return segment.entries[index] if 0 <= index < len(segment.entries) else None

@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError, TimeoutError
 
-with workflow.unsafe.imports_passed_through():
-    from contracts import AgentConfig, ToolCallRequest, ToolCallStatus, ToolError, ToolOutcome
-    from contracts.activities import TOOL_ACTIVITY, tool_activity_summary
-    from contracts.errors import CANCELLED, TIMEOUT, TOOL_ERROR, UNKNOWN_TOOL
-    from conversation import ToolCall
+from contracts import AgentConfig, ToolCallRequest, ToolCallStatus, ToolError, ToolOutcome
+from contracts.activities import RUN_TOOL, ActivityOptions
+from contracts.errors import CANCELLED, TIMEOUT, TOOL_ERROR, UNKNOWN_TOOL
+from conversation import ToolCall
+from workflows.activity_calls import call_activity
+from workflows.activity_options import options_for
 
 
 def cancelled_outcome(call: ToolCall) -> ToolOutcome:
@@ -32,11 +31,13 @@ def cancelled_outcome(call: ToolCall) -> ToolOutcome:
     )
 
 
-def _failure_outcome(call: ToolCall, err: ActivityError, config: AgentConfig) -> ToolOutcome:
-    cause = err.cause
-    attempts = config.tool_max_retries + 1
+def _failure_outcome(
+    call: ToolCall, err: ActivityError | TimeoutError, options: ActivityOptions
+) -> ToolOutcome:
+    cause = err.cause if isinstance(err, ActivityError) else err
+    attempts = options.maximum_attempts
     if isinstance(cause, TimeoutError):
-        message = f"tool {call.name} timed out after {config.tool_timeout_s:g}s"
+        message = f"tool {call.name} timed out after {options.start_to_close_timeout_s:g}s"
         return ToolOutcome(
             ok=False, attempts=attempts, error=ToolError(type=TIMEOUT, message=message, retryable=True)
         )
@@ -62,36 +63,15 @@ async def execute_tool(
         available = ", ".join(config.tools) or "none"
         message = f"unknown tool {call.name!r}; available tools: {available}"
         return ToolOutcome(ok=False, attempts=0, error=ToolError(type=UNKNOWN_TOOL, message=message))
-    retry = RetryPolicy(
-        initial_interval=timedelta(seconds=max(config.tool_retry_backoff_s, 0.001)),
-        backoff_coefficient=2.0,
-        maximum_attempts=config.tool_max_retries + 1,
-    )
-    timeout = timedelta(seconds=config.tool_timeout_s)
     try:
-        if local:
-            return await workflow.execute_local_activity(
-                TOOL_ACTIVITY,
-                request,
-                result_type=ToolOutcome,
-                start_to_close_timeout=timeout,
-                retry_policy=retry,
-                cancellation_type=workflow.ActivityCancellationType.TRY_CANCEL,
-                summary=tool_activity_summary(request),
-            )
-        return await workflow.execute_activity(
-            TOOL_ACTIVITY,
-            request,
-            result_type=ToolOutcome,
-            start_to_close_timeout=timeout,
-            retry_policy=retry,
-            cancellation_type=workflow.ActivityCancellationType.TRY_CANCEL,
-            summary=tool_activity_summary(request),
-        )
+        return await call_activity(RUN_TOOL, request, config=config, local=local)
     except ActivityError as err:
         if isinstance(err.cause, CancelledError):
             raise  # the run is being cancelled: not a tool failure
-        return _failure_outcome(call, err, config)
+        return _failure_outcome(call, err, options_for(RUN_TOOL, config))
+    except TimeoutError as err:
+        # A local activity's timeout, as a replay raises it: not wrapped in an ActivityError.
+        return _failure_outcome(call, err, options_for(RUN_TOOL, config))
 
 
 OnEvent = Callable[[ToolCall, ToolOutcome | None], None]

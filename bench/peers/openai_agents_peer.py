@@ -4,6 +4,10 @@ Runs only in the second environment that `bench/peers/second_env.py` creates (it
 openai >= 3, which litellm 1.106 forbids). The same work as the other scenarios: 10 rounds
 of one `calculator` call (a Temporal activity as a tool), then the final answer. The SDK's
 trace export (to OpenAI's servers) is disabled: no network.
+
+`openai-agents-provider` runs the same workflow with the SDK's own Chat Completions model
+(`OpenAIChatCompletionsModel` on an `AsyncOpenAI` client) against the local
+OpenAI-compatible server (`bench/provider_server.py`), which answers the same script.
 """
 
 from __future__ import annotations
@@ -16,7 +20,15 @@ from datetime import timedelta
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
-from agents import Agent, ModelResponse, Runner, set_tracing_disabled
+from agents import (
+    Agent,
+    Model,
+    ModelProvider,
+    ModelResponse,
+    OpenAIChatCompletionsModel,
+    Runner,
+    set_tracing_disabled,
+)
 from temporalio import activity, workflow
 from temporalio.openai_agents import OpenAIAgentsPlugin
 from temporalio.openai_agents.testing import ResponseBuilders, TestModel, TestModelProvider
@@ -86,16 +98,42 @@ def _check(result: Any) -> str | None:
     return None if result == FINAL_ANSWER else f"answered {result!r}, not {FINAL_ANSWER!r}"
 
 
+class LocalServerProvider(ModelProvider):
+    """Every agent gets `OpenAIChatCompletionsModel` on one `AsyncOpenAI` client for the local server."""
+
+    def __init__(self, base_url: str) -> None:
+        from openai import AsyncOpenAI
+
+        client = AsyncOpenAI(base_url=base_url, api_key="sk-bench-loopback", max_retries=0)
+        self._model = OpenAIChatCompletionsModel(model="bench-model", openai_client=client)
+
+    def get_model(self, model_name: str | None) -> Model:
+        """The one model, whatever the name."""
+        return self._model
+
+
 async def openai_agents_plugin(bench: Bench) -> Prepared:
     """The OpenAI Agents SDK scenario: the plugin on the client, the calculator activity on the worker."""
+    return await _plugin_scenario(bench, "openai-agents", TestModelProvider(ScriptedModel()), "")
+
+
+async def openai_agents_plugin_provider(bench: Bench) -> Prepared:
+    """The same with `OpenAIChatCompletionsModel` against the local OpenAI-compatible server."""
+    provider = LocalServerProvider(bench.require_provider_url())
+    return await _plugin_scenario(bench, "openai-agents-provider", provider, ", OpenAIChatCompletionsModel")
+
+
+async def _plugin_scenario(
+    bench: Bench, key: str, model_provider: ModelProvider, model_label: str
+) -> Prepared:
     from temporalio.client import Client
     from temporalio.worker import Worker
 
     from bench._harness import Prepared
 
-    plugin = OpenAIAgentsPlugin(model_provider=TestModelProvider(ScriptedModel()))
+    plugin = OpenAIAgentsPlugin(model_provider=model_provider)
     client = await Client.connect(bench.address, plugins=[plugin])
-    queue = bench.task_queue("openai-agents")
+    queue = bench.task_queue(key)
     await bench.run_worker(
         Worker(client, task_queue=queue, workflows=[OpenAIAgentsWorkflow], activities=[calculator])
     )
@@ -105,6 +143,6 @@ async def openai_agents_plugin(bench: Bench) -> Prepared:
 
     label = (
         f"OpenAI Agents SDK {version('openai-agents')} + temporalio-openai-agents "
-        f"{version('temporalio-openai-agents')}"
+        f"{version('temporalio-openai-agents')}{model_label}"
     )
     return Prepared(start=start, check=_check, label=label)

@@ -57,3 +57,19 @@ async def temporal_agent(bench: Bench) -> Prepared:
     return await _prepared(
         bench, TemporalAgentWorkflow, WORKFLOW, "pydantic-ai-agent", "pydantic-ai TemporalAgent"
     )
+
+
+async def durability_provider(bench: Bench) -> Prepared:
+    """The `TemporalDurability` scenario with `OpenAIChatModel` against the local server."""
+    import os
+
+    os.environ["BENCH_PROVIDER_URL"] = bench.require_provider_url()  # read by the module below
+    from bench.peers.pydantic_ai_provider import WORKFLOW, ProviderWorkflow
+
+    return await _prepared(
+        bench,
+        ProviderWorkflow,
+        WORKFLOW,
+        "pydantic-ai-provider",
+        "pydantic-ai TemporalDurability + OpenAIChatModel",
+    )

@@ -8,6 +8,7 @@ there against its own floor, on the same dev server, by running this benchmark a
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import shutil
@@ -16,6 +17,8 @@ import sys
 from collections import deque
 from pathlib import Path
 from typing import Any
+
+from bench._harness import Figures
 
 REPO = Path(__file__).resolve().parents[2]
 ENV_DIR = REPO / ".bench" / "openai-agents-env"
@@ -91,3 +94,35 @@ def run_in_env(python: Path, address: str, scenarios: list[str], options: list[s
         raise SecondEnvError(f"the run in the second environment failed: {_tail(''.join(tail), 12)}")
     report: dict[str, Any] = json.loads(out.read_text())
     return report
+
+
+def _child_options(args: argparse.Namespace) -> list[str]:
+    return [
+        "--runs", str(args.runs), "--warmup", str(args.warmup), "--concurrent", str(args.concurrent),
+        "--concurrent-rounds", str(args.concurrent_rounds),
+    ]  # fmt: skip
+
+
+def measure_in_env(
+    address: str, args: argparse.Namespace, provider_url: str | None
+) -> tuple[list[Figures], dict[str, str]]:
+    """The second environment's figures (its floors and peers) and the peers it could not measure, with why.
+
+    The provider-path peer is measured when `provider_url` (the running provider server) is given.
+    """
+    from bench.scenarios import PEERS_SECOND_ENV, SCENARIOS
+
+    peers = [key for key in PEERS_SECOND_ENV if provider_url is not None or SCENARIOS[key].floor == "floor"]
+    options = _child_options(args) + (["--provider-url", provider_url] if provider_url else [])
+    try:
+        print(
+            "second environment: preparing .bench/openai-agents-env (openai >= 3) ...",
+            file=sys.stderr,
+            flush=True,
+        )
+        python = ensure_env()
+        result = run_in_env(python, address, peers, options)
+    except SecondEnvError as err:
+        return [], dict.fromkeys(peers, str(err))
+    figures = [Figures(**item) for item in result["figures"]]
+    return figures, dict(result["skipped"])

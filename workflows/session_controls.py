@@ -1,0 +1,80 @@
+"""The session's control surface: steer, inject, cancel, context_modify, compact and the config controls.
+
+Mirrors `RunControls`: decisions come back as an `Ack`, and the `SessionLoop` owns the
+state they change. Steer, inject and cancel are forwarded to the active run, whose
+own `Ack` the session returns (see `workflows.run_forwarding`). Context ops, a
+compaction included, go through the one rule of `workflows.op_slot`: applied when
+idle, deferred while a run is active, `duplicate` when the op id was applied already.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from pydantic import BaseModel
+from temporalio import workflow
+
+from contracts import Ack, CancelInput, InputKind, SteerInput
+from contracts.compaction import CompactInput
+from contracts.errors import NOTHING_TO_COMPACT
+from conversation import ContextModifyInput, ContextOpPayload
+from workflows.controls import Control
+from workflows.op_slot import duplicate, op_ack, settle
+from workflows.session_config import CONFIG_CONTROLS
+from workflows.session_loop import SessionLoop
+
+
+class SessionControls:
+    """Decides what happens to control input; the `SessionLoop` owns the state it changes."""
+
+    def __init__(self, session: SessionLoop) -> None:
+        """Control `session`."""
+        self._session = session
+
+    def controls(self) -> list[Control]:
+        """The session's controls, to register as signals and Updates."""
+        return [
+            Control("steer", SteerInput, partial(self._input, "steer")),
+            Control("inject", SteerInput, partial(self._input, "inject")),
+            Control("cancel", CancelInput, self._cancel),
+            Control("context_modify", ContextModifyInput, self._modify),
+            Control("compact", CompactInput, self._compact),
+            *(
+                Control(name, model, partial(self._configure, name))
+                for name, model in CONFIG_CONTROLS.items()
+            ),
+        ]
+
+    async def _input(self, kind: InputKind, payload: SteerInput, via_signal: bool) -> Ack:
+        return await self._session.forward_input(kind, payload, wait=not via_signal)
+
+    async def _cancel(self, payload: CancelInput, via_signal: bool) -> Ack:
+        return await self._session.forward_cancel(payload, wait=not via_signal)
+
+    async def _configure(self, name: str, payload: BaseModel, via_signal: bool) -> Ack:
+        return await self._session.configure(name, payload)
+
+    async def _modify(self, request: ContextModifyInput, via_signal: bool) -> Ack:
+        session = self._session
+        ack, op = op_ack(session, request, running=session.running)
+        self._carry_out(ack, op)
+        return ack
+
+    async def _compact(self, request: CompactInput, via_signal: bool) -> Ack:
+        session = self._session
+        op_id = request.op_id or f"compact-{workflow.uuid4()}"
+        seen = duplicate(session, op_id)  # before summarising: a repeated compact costs no LLM call
+        if seen is not None:
+            return seen
+        op = await session.compaction(op_id, request.model)
+        if op is None:
+            return Ack.rejected(NOTHING_TO_COMPACT, "nothing older to summarise", op_id=op_id)
+        ack, settled = settle(session, op, running=session.running)
+        self._carry_out(ack, settled)
+        return ack
+
+    def _carry_out(self, ack: Ack, op: ContextOpPayload | None) -> None:
+        if op is not None and ack.status == "applied":
+            self._session.apply_op(op)
+        elif op is not None and ack.status == "deferred":
+            self._session.defer_op(op)
