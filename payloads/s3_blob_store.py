@@ -59,13 +59,7 @@ class S3BlobStore(BlobStore):
         key = self.key_of(digest)
         if await self._exists(key, "put"):
             return digest
-        s3 = await self._s3()
-        try:
-            await s3.put_object(
-                Bucket=self.setting.bucket, Key=key, Body=data, ContentType="application/octet-stream"
-            )
-        except (ClientError, BotoCoreError) as error:
-            raise self._failure("put", key, error) from error
+        await self._put(key, data)
         return digest
 
     async def get(self, digest: str) -> bytes:
@@ -92,9 +86,7 @@ class S3BlobStore(BlobStore):
         check_digest(name)
         return f"{self.setting.prefix}/sealed/{name}" if self.setting.prefix else f"sealed/{name}"
 
-    async def put_sealed(self, name: str, data: bytes, *, durable: bool = True) -> None:
-        """Upload `data` as the object `<prefix>/sealed/<name>`."""
-        key = self.sealed_key_of(name)
+    async def _put(self, key: str, data: bytes) -> None:
         s3 = await self._s3()
         try:
             await s3.put_object(
@@ -102,6 +94,11 @@ class S3BlobStore(BlobStore):
             )
         except (ClientError, BotoCoreError) as error:
             raise self._failure("put", key, error) from error
+
+    async def put_sealed(self, name: str, data: bytes, *, durable: bool = True) -> None:
+        """Upload `data` as the object `<prefix>/sealed/<name>`."""
+        key = self.sealed_key_of(name)
+        await self._put(key, data)
 
     async def get_sealed(self, name: str) -> bytes | None:
         """The object's bytes, or None when there is none."""

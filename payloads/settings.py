@@ -37,6 +37,8 @@ from temporalio.service import TLSConfig
 
 from contracts.activities import ActivityOverride
 from payloads.activity_overrides import parse_activity_overrides
+from payloads.env_values import SettingsError, flag, value
+from payloads.tls_settings import tls_from_env
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_PAYLOAD_ROOT = REPO_ROOT / ".temporal" / "payloads"
@@ -51,17 +53,6 @@ DEFAULT_S3_REGION = "us-east-1"
 KEY_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 SIZE = re.compile(r"(\d+)\s*(b|k|kb|kib|m|mb|mib)?", re.IGNORECASE)
-TRUE_WORDS = {"1", "true", "yes", "on"}
-FALSE_WORDS = {"0", "false", "no", "off"}
-
-
-class SettingsError(ValueError):
-    """A setting that cannot be used; the message is one line naming the variable."""
-
-    def __init__(self, variable: str, problem: str) -> None:
-        """Create the error for `variable`."""
-        super().__init__(f"{variable}: {problem}")
-        self.variable = variable
 
 
 @dataclass(frozen=True)
@@ -129,29 +120,23 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         payload_threshold=_threshold(env),
         encryption_keys=keys,
         codec_endpoint=codec_endpoint,
-        tls=_tls(env, api_key is not None),
+        tls=tls_from_env(env, api_key is not None),
         api_key=api_key,
-        workflow_sandbox=bool(_flag(env, "REACT_WORKFLOW_SANDBOX")),
+        workflow_sandbox=bool(flag(env, "REACT_WORKFLOW_SANDBOX")),
         activity_options=_activity_options(env),
     )
 
 
-def _value(env: Mapping[str, str], name: str) -> str | None:
-    """The variable's value with surrounding blanks removed; unset or blank is None."""
-    raw = env.get(name)
-    return raw.strip() or None if raw is not None else None
-
-
 def _payload_store(env: Mapping[str, str]) -> FileStoreSetting | S3StoreSetting:
     name = "REACT_PAYLOAD_STORE"
-    spec = _value(env, name)
+    spec = value(env, name)
     if spec is None:
         return FileStoreSetting(DEFAULT_PAYLOAD_ROOT)
     if spec.startswith("s3://"):
         bucket, _, prefix = spec.removeprefix("s3://").partition("/")
         if not BUCKET.fullmatch(bucket) or ".." in bucket:
             raise SettingsError(name, f"{bucket!r} is not a valid S3 bucket name (3-63 of a-z 0-9 . -)")
-        region = _value(env, "AWS_REGION") or _value(env, "AWS_DEFAULT_REGION") or DEFAULT_S3_REGION
+        region = value(env, "AWS_REGION") or value(env, "AWS_DEFAULT_REGION") or DEFAULT_S3_REGION
         return S3StoreSetting(bucket, prefix.strip("/"), _url(env, "REACT_S3_ENDPOINT_URL"), region)
     if spec.startswith("file:"):
         path = spec.removeprefix("file:")
@@ -169,7 +154,7 @@ def _payload_store(env: Mapping[str, str]) -> FileStoreSetting | S3StoreSetting:
 
 def _threshold(env: Mapping[str, str]) -> int:
     name = "REACT_PAYLOAD_THRESHOLD"
-    text = _value(env, name)
+    text = value(env, name)
     if text is None:
         return DEFAULT_PAYLOAD_THRESHOLD
     match = SIZE.fullmatch(text)
@@ -185,7 +170,7 @@ def _threshold(env: Mapping[str, str]) -> int:
 
 
 def _url(env: Mapping[str, str], name: str) -> str | None:
-    text = _value(env, name)
+    text = value(env, name)
     if text is None:
         return None
     parts = urlsplit(text)
@@ -200,7 +185,7 @@ def _url(env: Mapping[str, str], name: str) -> str | None:
 
 def _encryption_keys(env: Mapping[str, str]) -> tuple[EncryptionKey, ...]:
     name = "REACT_ENCRYPTION_KEYS"
-    text = _value(env, name)
+    text = value(env, name)
     if text is None:
         return ()
     keys: list[EncryptionKey] = []
@@ -231,7 +216,7 @@ def _encryption_keys(env: Mapping[str, str]) -> tuple[EncryptionKey, ...]:
 
 
 def _api_key(env: Mapping[str, str]) -> str | None:
-    key = _value(env, "TEMPORAL_API_KEY")
+    key = value(env, "TEMPORAL_API_KEY")
     if key is not None and any(c.isspace() for c in key):
         raise SettingsError(
             "TEMPORAL_API_KEY", "contains blanks or line breaks (was more than the key pasted?)"
@@ -241,67 +226,8 @@ def _api_key(env: Mapping[str, str]) -> str | None:
 
 def _activity_options(env: Mapping[str, str]) -> dict[str, ActivityOverride]:
     name = "REACT_ACTIVITY_OPTIONS"
-    text = _value(env, name)
+    text = value(env, name)
     try:
         return {} if text is None else parse_activity_overrides(text)
     except ValueError as error:
         raise SettingsError(name, str(error)) from None
-
-
-def _flag(env: Mapping[str, str], name: str) -> bool | None:
-    text = _value(env, name)
-    if text is None:
-        return None
-    if text.lower() in TRUE_WORDS:
-        return True
-    if text.lower() in FALSE_WORDS:
-        return False
-    raise SettingsError(name, f"expected true or false, got {text!r}")
-
-
-def _pem(env: Mapping[str, str], *names: str) -> tuple[str, bytes] | None:
-    """(variable, PEM bytes) from the first of `names` that is set: inline PEM or a file path."""
-    for name in names:
-        text = _value(env, name)
-        if text is None:
-            continue
-        if text.startswith("-----BEGIN"):
-            return name, text.encode()
-        try:
-            data = Path(text).expanduser().read_bytes()
-        except OSError as error:
-            raise SettingsError(name, f"cannot read {text!r}: {error.strerror or error}") from None
-        if b"-----BEGIN" not in data:
-            raise SettingsError(name, f"{text!r} is not a PEM file (no -----BEGIN line)")
-        return name, data
-    return None
-
-
-def _tls(env: Mapping[str, str], has_api_key: bool) -> TLSConfig | bool:
-    forced = _flag(env, "TEMPORAL_TLS")
-    cert = _pem(env, "TEMPORAL_TLS_CERT", "TEMPORAL_TLS_CLIENT_CERT_PATH")
-    key = _pem(env, "TEMPORAL_TLS_KEY", "TEMPORAL_TLS_CLIENT_KEY_PATH")
-    ca = _pem(env, "TEMPORAL_TLS_CA", "TEMPORAL_TLS_SERVER_CA_CERT_PATH")
-    server_name = _value(env, "TEMPORAL_TLS_SERVER_NAME")
-    if (cert is None) != (key is None):
-        given, missing = (
-            ("TEMPORAL_TLS_CERT", "TEMPORAL_TLS_KEY")
-            if key is None
-            else ("TEMPORAL_TLS_KEY", "TEMPORAL_TLS_CERT")
-        )
-        raise SettingsError(missing, f"is required when {given} is set (mTLS needs both)")
-    configured = cert is not None or ca is not None or server_name is not None
-    if forced is False:
-        if configured:
-            raise SettingsError("TEMPORAL_TLS", "is false, but TLS certificates or a server name are set")
-        return False
-    if not (forced or configured or has_api_key):
-        return False
-    if not configured:
-        return True
-    return TLSConfig(
-        server_root_ca_cert=ca[1] if ca else None,
-        domain=server_name,
-        client_cert=cert[1] if cert else None,
-        client_private_key=key[1] if key else None,
-    )

@@ -1,0 +1,39 @@
+"""Reading one environment variable: its value, a true/false flag, and the error that names it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+TRUE_WORDS = {"1", "true", "yes", "on"}
+FALSE_WORDS = {"0", "false", "no", "off"}
+
+
+class SettingsError(ValueError):
+    """A setting that cannot be used; the message is one line naming the variable."""
+
+    def __init__(self, variable: str, problem: str) -> None:
+        """Create the error for `variable`."""
+        super().__init__(f"{variable}: {problem}")
+        self.variable = variable
+
+
+def value(env: Mapping[str, str], name: str) -> str | None:
+    """The variable's value with surrounding blanks removed; unset or blank is None."""
+    raw = env.get(name)
+    return raw.strip() or None if raw is not None else None
+
+
+def flag(env: Mapping[str, str], name: str) -> bool | None:
+    """The variable as true or false (`1/true/yes/on`, `0/false/no/off`); unset or blank is None.
+
+    Raises:
+        SettingsError: any other value.
+    """
+    text = value(env, name)
+    if text is None:
+        return None
+    if text.lower() in TRUE_WORDS:
+        return True
+    if text.lower() in FALSE_WORDS:
+        return False
+    raise SettingsError(name, f"expected true or false, got {text!r}")
