@@ -25,7 +25,6 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from moto.server import ThreadedMotoServer
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHistory
 
@@ -37,7 +36,8 @@ from payloads.settings import S3StoreSetting, load_settings
 from testing import answer, call_tools, script_overrides, scripted_agent, tool_call
 from tests.helpers import claim_digest_of, payload_data
 from tests.many_workers_tools import GATE_DIR_ENV
-from tests.test_s3_blob_store import BUCKET, free_port, s3_call
+from tests.s3_server import CREDENTIALS, moto_s3_endpoint
+from tests.test_s3_blob_store import BUCKET, s3_call
 
 ROOT = Path(__file__).resolve().parent.parent
 THRESHOLD = 8 * 1024
@@ -45,11 +45,6 @@ HUGE = 20_000
 """Characters of the tool result (claim-checked: over THRESHOLD, under the 64 KiB tool-result cut)."""
 SAFETY_BOUND_S = 300
 """Fail instead of hanging if something never happens (the test takes about a minute)."""
-CREDENTIALS = {
-    "AWS_ACCESS_KEY_ID": "test-key",
-    "AWS_SECRET_ACCESS_KEY": "test-secret",
-    "AWS_EC2_METADATA_DISABLED": "true",
-}
 
 
 @dataclass
@@ -66,20 +61,8 @@ class Subject:
 @pytest.fixture(scope="module")
 def s3_endpoint() -> Iterator[str]:
     """Moto's S3 server on 127.0.0.1, with test credentials in this process's environment."""
-    saved = {key: os.environ.get(key) for key in CREDENTIALS}
-    os.environ.update(CREDENTIALS)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=free_port(), verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    try:
-        yield f"http://{host}:{port}"
-    finally:
-        server.stop()
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+    with moto_s3_endpoint() as endpoint:
+        yield endpoint
 
 
 @pytest_asyncio.fixture(loop_scope="session")

@@ -6,7 +6,6 @@ Includes a workflow round trip through the dev server with the S3 store as the c
 from __future__ import annotations
 
 import os
-import socket
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -14,7 +13,6 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from aiobotocore.session import get_session
-from moto.server import ThreadedMotoServer
 from temporalio.client import Client
 from temporalio.worker import Worker
 
@@ -23,6 +21,7 @@ from payloads.blob_store import BlobMissingError, BlobStoreError, digest_of
 from payloads.codec import SealedBlobStore
 from payloads.s3_blob_store import S3BlobStore
 from payloads.settings import EncryptionKey, S3StoreSetting, load_settings
+from tests.s3_server import free_port, moto_s3_endpoint
 from tests.test_payload_storage import PayloadEcho, big_text, payload_digest, raw_history, references, shout
 
 BUCKET = "react-payloads"
@@ -31,32 +30,8 @@ BUCKET = "react-payloads"
 @pytest.fixture(scope="module")
 def s3_endpoint() -> Iterator[str]:
     """A real S3-compatible server on a free port of 127.0.0.1, with test credentials in the environment."""
-    saved = {
-        k: os.environ.get(k)
-        for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_EC2_METADATA_DISABLED")
-    }
-    # Static credentials, and never the instance-metadata lookup (no traffic off this machine).
-    os.environ.update(
-        AWS_ACCESS_KEY_ID="test-key", AWS_SECRET_ACCESS_KEY="test-secret", AWS_EC2_METADATA_DISABLED="true"
-    )
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=free_port(), verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    try:
-        yield f"http://{host}:{port}"
-    finally:
-        server.stop()
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    with moto_s3_endpoint() as endpoint:
+        yield endpoint
 
 
 async def s3_call(endpoint: str, operation: str, **arguments: Any) -> Any:
