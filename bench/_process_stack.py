@@ -18,8 +18,7 @@ import time
 import uuid
 from pathlib import Path
 
-from bench import _harness
-from bench._harness import BenchError
+from bench._dev_server import BenchError, die_with_parent, free_ports
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -29,7 +28,7 @@ class Stack:
 
     def __init__(self, work: Path) -> None:
         self.work = work
-        port, self.ui_port = _harness._free_ports(2)  # pyright: ignore[reportPrivateUsage]
+        port, self.ui_port = free_ports(2)
         self.address = f"127.0.0.1:{port}"
         self.queue = f"crash-{uuid.uuid4().hex[:8]}"
         self.effects = work / "effects.jsonl"
@@ -66,7 +65,7 @@ class Stack:
         command += ["--tools", "tests.agent_tools"]
         started = time.monotonic()
         with log_path.open("wb") as log:
-            command = _harness.die_with_parent(command)
+            command = die_with_parent(command)
             self.worker = subprocess.Popen(  # noqa: ASYNC220 (returns at once)
                 command, cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT
             )

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from bench._crash_audit import Subject, audit_table
-from bench._harness import BenchError, wait_for_server
+from bench._dev_server import BenchError, wait_for_server
 from bench._process_stack import Stack, machine
 
 POINTS = ("mid LLM call", "mid tool, after its side effect", "right after a tool round")

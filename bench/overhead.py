@@ -35,9 +35,9 @@ from typing import Any
 
 from temporalio.client import WorkflowHandle
 
+from bench._dev_server import BenchError
 from bench._harness import (
     Bench,
-    BenchError,
     Figures,
     Prepared,
     Scenario,
@@ -194,12 +194,12 @@ async def run(args: argparse.Namespace) -> int:
             # The local server ignores keys; no real key is ever sent to it.
             os.environ["OPENAI_API_KEY"] = PROVIDER_KEY
         if args.address:
-            from bench._harness import wait_for_server
+            from bench._dev_server import wait_for_server
 
             await wait_for_server(args.address, timeout_s=10)
             figures, profiled = await measure(args.address, scenarios, args, skipped, provider_url)
         else:
-            from bench._harness import dev_server
+            from bench._dev_server import dev_server
             from hosting.dev_server import temporal_binary
 
             address = await stack.enter_async_context(dev_server(temporal_binary()))

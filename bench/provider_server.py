@@ -106,7 +106,7 @@ async def serve(port: int, parent_pid: int | None) -> None:
 @contextlib.asynccontextmanager
 async def launched() -> AsyncIterator[str]:
     """`bench/provider_server.py` in its own process on a free loopback port; yields its base URL."""
-    from bench._harness import BenchError, die_with_parent
+    from bench._dev_server import BenchError, die_with_parent
 
     command = [sys.executable, "-m", "bench.provider_server", "--parent-pid", str(os.getpid())]
     root = Path(__file__).resolve().parents[1]
