@@ -36,8 +36,8 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client
 
+from bench._histories import payload_data
 from bench._process_stack import Stack, machine
-from bench.long_session import payload_data
 
 if TYPE_CHECKING:
     from payloads.blob_store import BlobStore

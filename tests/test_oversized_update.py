@@ -32,6 +32,7 @@ from temporalio.client import (
     Client,
     WorkflowExecutionStatus,
     WorkflowHandle,
+    WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
     WorkflowUpdateRPCTimeoutOrCancelledError,
 )
@@ -189,6 +190,21 @@ async def wedged(server: Server, workflow_id: str) -> WorkflowHandle[Any, Any]:
     return handle
 
 
+async def until_idle(server: Server, session_id: str) -> None:
+    """Wait until the (reset) session answers `status` as idle; a safety bound turns a hang into a failure."""
+    handle = server.client.get_workflow_handle(session_id)
+    status: SessionStatus | None = None
+    for _ in range(1_200):  # about 2 minutes
+        try:
+            status = await handle.query("status", result_type=SessionStatus)
+        except (RPCError, WorkflowQueryFailedError):
+            status = None  # the new run's first task may not have completed yet
+        if status is not None and status.state == "idle":
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{session_id} did not become idle after the reset: {status}")
+
+
 async def retried_at_least(handle: WorkflowHandle[Any, Any], attempts: int) -> None:
     """Wait until the workflow's pending task is on attempt `attempts` (the same failure, again)."""
     for _ in range(3_000):
@@ -246,6 +262,7 @@ async def test_on_a_stock_server_a_3_mb_ask_wedges_a_session_and_a_reset_recover
     handle = await wedged(stock, sid)
     await retried_at_least(handle, 2)
     reset_to_last_workflow_task(stock, sid)
+    await until_idle(stock, sid)  # as an operator checks `status` before asking again
     record = await ask_sync(stock.client, stock.task_queue, sid, "still there?", turn("yes"))
     assert record.status == "completed" and record.result == "yes"
     status = await stock.client.get_workflow_handle(sid).query("status", result_type=SessionStatus)
