@@ -36,7 +36,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from hosting.dev_server import temporal_binary
+from hosting.dev_server import answers, temporal_binary
 
 ROOT = Path(__file__).resolve().parent.parent
 READY_LINE = "worker polling"
@@ -114,16 +114,6 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-async def _answers(address: str) -> bool:
-    from temporalio.client import Client
-
-    try:
-        await asyncio.wait_for(Client.connect(address), timeout=2)
-    except Exception:
-        return False
-    return True
-
-
 def start_dev_server(workdir: Path) -> tuple[subprocess.Popen[bytes], str]:
     """A dev server of our own on free ports (SQLite in `workdir`), once it answers."""
     port, ui_port = free_port(), free_port()
@@ -136,7 +126,7 @@ def start_dev_server(workdir: Path) -> tuple[subprocess.Popen[bytes], str]:
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        if asyncio.run(_answers(address)):
+        if asyncio.run(answers(address)):
             return server, address
         time.sleep(0.3)
     server.terminate()

@@ -56,7 +56,8 @@ def temporal_binary() -> str:
     return found
 
 
-async def _answers(address: str) -> bool:
+async def answers(address: str) -> bool:
+    """Whether a Temporal frontend answers on `address` (a connection within 2 s)."""
     try:
         await asyncio.wait_for(Client.connect(address), timeout=2)
     except Exception:
@@ -77,7 +78,7 @@ async def ensure_dev_server(
     encrypted) lets the Web UI show decrypted payloads to people who run that server.
     Returns the started process (the caller stops it), or None when a server was already up.
     """
-    if await _answers(address):
+    if await answers(address):
         return None
     host, _, port = address.rpartition(":")
     db_file.parent.mkdir(parents=True, exist_ok=True)
@@ -106,7 +107,7 @@ async def ensure_dev_server(
     while loop.time() < deadline:
         if process.poll() is not None:
             raise DevServerError(f"the dev server exited with code {process.returncode}; see {log.name}")
-        if await _answers(address):
+        if await answers(address):
             return process
         await asyncio.sleep(0.5)
     process.terminate()
