@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 from temporalio.client import Client
 
-from hosting.data_converter import build_data_converter
 from payloads.blob_store import BlobStore
 from payloads.settings import Settings, load_settings
 
@@ -29,7 +28,6 @@ DEFAULT_NAMESPACE = "default"
 __all__ = [
     "DEFAULT_ADDRESS",
     "DEFAULT_NAMESPACE",
-    "build_data_converter",
     "connect",
     "temporal_address",
     "temporal_namespace",

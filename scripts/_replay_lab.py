@@ -28,7 +28,7 @@ class Lab:
         """A dev server (continue-as-new suggested at 120 events, like the tests') and a worker."""
         from temporalio.testing import WorkflowEnvironment
 
-        from hosting.connection import build_data_converter
+        from hosting.data_converter import build_data_converter
         from hosting.dev_server import temporal_binary
 
         async with await WorkflowEnvironment.start_local(  # pyright: ignore[reportUnknownMemberType]

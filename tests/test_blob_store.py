@@ -152,7 +152,7 @@ def test_the_environment_names_one_shared_store(monkeypatch: pytest.MonkeyPatch,
 
 def test_the_default_store_never_imports_an_s3_library() -> None:
     probe = (
-        "import sys; from hosting.connection import build_data_converter; build_data_converter(); "
+        "import sys; from hosting.data_converter import build_data_converter; build_data_converter(); "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('aiobotocore', 'botocore', 'boto3')))"
     )
     env = {k: v for k, v in os.environ.items() if k != "REACT_PAYLOAD_STORE"}

@@ -7,7 +7,7 @@ import base64
 import pytest
 from temporalio.api.common.v1 import Payload
 
-from hosting.connection import build_data_converter
+from hosting.data_converter import build_data_converter
 from payloads.codec import ENCODING, KEY_ID_METADATA, AesGcmCodec, PayloadDecryptionError
 from payloads.settings import EncryptionKey, Settings, SettingsError, load_settings
 from tests.codec_helpers import K1, K2, entry, plain

@@ -27,7 +27,7 @@ from temporalio.api.history.v1 import History
 from temporalio.client import Client, WorkflowFailureError
 
 from contracts import RunResult
-from hosting.connection import build_data_converter
+from hosting.data_converter import build_data_converter
 from payloads.codec import ENCODING, KEY_ID_METADATA, AesGcmCodec
 from payloads.settings import EncryptionKey, load_settings
 from tests.agent_tools import registry_for_tests

@@ -25,7 +25,7 @@ from contracts import LLMRequest, MessageRef, PrefixRef, RunResult
 from contracts.errors import MESSAGE_CACHE_MISS
 from conversation import Message
 from conversation.digest import list_digest, message_digest
-from hosting.connection import build_data_converter
+from hosting.data_converter import build_data_converter
 from payloads.blob_store import BlobStore, LocalDiskBlobStore
 from tests.agent_tools import registry_for_tests
 from tests.helpers import call, message_payloads, payload_data, start_run, thread_of, turn, wait_until

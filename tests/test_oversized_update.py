@@ -43,7 +43,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from contracts import RunResult
 from contracts.session import SessionStatus
-from hosting.connection import build_data_converter
+from hosting.data_converter import build_data_converter
 from hosting.dev_server import BLOB_SIZE_LIMIT, DYNAMIC_CONFIG, dynamic_config_args, temporal_binary
 from payloads.blob_store import BlobStore
 from tests.agent_tools import registry_for_tests

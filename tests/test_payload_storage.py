@@ -28,7 +28,7 @@ with workflow.unsafe.imports_passed_through():
     import pytest_asyncio
     from google.protobuf import json_format
 
-    from hosting.connection import build_data_converter
+    from hosting.data_converter import build_data_converter
     from payloads.blob_store import BlobMissingError, LocalDiskBlobStore
     from payloads.claim_check import DRIVER_NAME
     from payloads.settings import (

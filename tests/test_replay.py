@@ -32,7 +32,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 from contracts import RunResult
 from contracts.activities import COUNT_TOKENS_ACTIVITY
 from contracts.llm import CountTokensRequest
-from hosting.connection import build_data_converter
+from hosting.data_converter import build_data_converter
 from hosting.sandbox import SHARED_WITH_THE_SANDBOX, WORKFLOW_PACKAGES, workflow_runner
 from payloads.blob_store import LocalDiskBlobStore
 from payloads.settings import FileStoreSetting, Settings

@@ -16,7 +16,7 @@ from aiobotocore.session import get_session
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from hosting.connection import build_data_converter
+from hosting.data_converter import build_data_converter
 from payloads.blob_store import BlobMissingError, BlobStoreError, digest_of
 from payloads.codec import SealedBlobStore
 from payloads.s3_blob_store import S3BlobStore

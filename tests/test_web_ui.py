@@ -28,7 +28,7 @@ from temporalio.client import Client
 
 from client import AgentConfig, RunHandle, Runs, Sessions
 from contracts.limits import KIB
-from hosting.connection import build_data_converter
+from hosting.data_converter import build_data_converter
 from hosting.dev_server import ensure_dev_server
 from payloads.blob_store import BlobStore
 from payloads.settings import load_settings
