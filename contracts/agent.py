@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints
 
 from contracts.bounds import Seconds, json_size_at_most
 from contracts.limits import (
+    DEFAULT_STREAM_INTERVAL_S,
     MAX_EXTRA_SETTINGS_BYTES,
     MAX_ITERATIONS,
     MAX_MODEL_CHARS,
@@ -63,6 +64,8 @@ class ScriptTurn(OmitDefaults):
 
     `delay_s` is waited first; then, if `error` is set, the first `error_times`
     attempts of this call raise that provider error and later attempts answer.
+    A streamed call sends `content` in pieces of `chunk_chars` characters, waiting
+    `chunk_delay_s` before each (so a turn takes about `len / chunk_chars * chunk_delay_s`).
     """
 
     model_config = _FINITE
@@ -74,6 +77,8 @@ class ScriptTurn(OmitDefaults):
     delay_s: Annotated[float, Field(ge=0, le=3_600)] = 0.0
     error: ScriptedError | None = None
     error_times: Annotated[int, Field(ge=0, le=1_000)] = 1
+    chunk_chars: Annotated[int, Field(ge=1, le=1_000_000)] = 8
+    chunk_delay_s: Annotated[float, Field(ge=0, le=60)] = 0.0
 
 
 class AgentConfig(BaseModel):
@@ -96,6 +101,8 @@ class AgentConfig(BaseModel):
     llm_timeout_s: Seconds = 120.0
     llm_max_attempts: Annotated[int, Field(ge=1, le=100)] = 5
     context_policy: ContextPolicy | None = None
+    stream: bool = False
+    stream_interval_s: Annotated[float, Field(ge=0.01, le=10)] = DEFAULT_STREAM_INTERVAL_S
     script: Annotated[list[ScriptTurn], json_size_at_most(MAX_SCRIPT_BYTES, "script")] = []
 
 

@@ -26,6 +26,8 @@ SEALED: Final = "sealed"
 NOT_RUNNING: Final = "not_running"
 UNKNOWN_REQUEST: Final = "unknown_request"
 NOTHING_TO_COMPACT: Final = "nothing_to_compact"
+STALE: Final = "stale"
+ASK_QUEUE_FULL: Final = "ask_queue_full"
 
 # ---- how a run ended ------------------------------------------------------------------------
 CANCELLED: Final = "cancelled"
@@ -85,6 +87,8 @@ DESCRIPTIONS: Final[dict[str, str]] = {
     NOT_RUNNING: "The run is no longer running (or is already being cancelled).",
     UNKNOWN_REQUEST: "The session keeps no request with that id.",
     NOTHING_TO_COMPACT: "Compaction found nothing older than the kept turns.",
+    STALE: "`expected_last_request` is not the session's last request: another request has run since.",
+    ASK_QUEUE_FULL: "The session already holds the maximum of enqueued asks (`on_busy: enqueue`).",
     CANCELLED: "The run was cancelled.",
     TIMEOUT: "An LLM or tool call timed out.",
     INCOMPLETE_RESPONSE: "The model returned an empty answer without a stop reason.",

@@ -65,3 +65,11 @@ MAX_QUEUED_INPUTS: Final = 64
 """Steer/inject inputs a run holds before draining them."""
 MAX_ITERATIONS: Final = 1_000
 """The largest `max_iterations` a config may set."""
+
+DEFAULT_STREAM_INTERVAL_S: Final = 0.1
+"""How long the LLM activity gathers fragments before publishing them (the first goes at once).
+
+Chosen from `bench/live.py`'s batch-interval table (see bench/README.md)."""
+
+MAX_QUEUED_ASKS: Final = 16
+"""How many asks a busy session holds with `on_busy="enqueue"` (a bounded FIFO)."""

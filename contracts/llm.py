@@ -13,6 +13,7 @@ from __future__ import annotations
 from pydantic import BaseModel, JsonValue
 
 from contracts.agent import ModelSettings, ScriptTurn
+from contracts.limits import DEFAULT_STREAM_INTERVAL_S
 from conversation import Message, Role, ToolCall
 from conversation.messages import OmitDefaults
 
@@ -71,6 +72,13 @@ class PrefixRef(BaseModel):
     count: int
 
 
+class StreamTarget(OmitDefaults):
+    """Set on an `LLMRequest` whose call streams (see `contracts.stream`): the call's index and interval."""
+
+    call: int
+    interval_s: float = DEFAULT_STREAM_INTERVAL_S
+
+
 class LLMRequest(OmitDefaults):
     """One LLM call: the projected context (new messages inline, the rest by reference) and tool names.
 
@@ -87,6 +95,7 @@ class LLMRequest(OmitDefaults):
     timeout_s: float = 120.0
     iteration: int = 0
     scripted: ScriptedCall | None = None
+    stream: StreamTarget | None = None
 
 
 class LLMResponse(OmitDefaults):

@@ -21,6 +21,8 @@ MAX_KEPT_REQUESTS = 100
 QUERY_PREVIEW_CHARS = v1.QUERY_PREVIEW_CHARS
 
 SessionState = Literal["idle", "running"]
+OnBusy = Literal["reject", "enqueue", "steer", "interrupt", "rollback"]
+AskDisposition = Literal["started", "enqueued", "steered", "interrupted", "rolled_back"]
 
 
 class RequestRecord(BaseModel):
@@ -92,19 +94,39 @@ class AskInput(BaseModel):
 
     The context policy of a request is, highest first: this ask's, the session's, the
     agent config's, the default.
+
+    `on_busy` says what to do when another request is active: `reject` it (`busy`),
+    `enqueue` this one after it (a FIFO of at most `MAX_QUEUED_ASKS`), `steer` the
+    active run with this query, `interrupt` (cancel the active request, then run this
+    one) or `rollback` (cancel it, put its lane back to the context it had before it,
+    as a recorded context op, then run this one). `expected_last_request` is the id of
+    the request the caller believes ran last: another one since is refused as `stale`.
     """
 
     query: QueryText
     request_id: Id | None = None
     overrides: Annotated[dict[str, JsonValue], json_size_at_most(MAX_OVERRIDES_BYTES, "overrides")] = {}
     context_policy: ContextPolicy | None = None
+    on_busy: OnBusy = "reject"
+    expected_last_request: Id | None = None
 
 
 class AskAccepted(BaseModel):
-    """The ask was accepted and its run started."""
+    """The ask was accepted: what happened to it (`disposition`) and the request that answers it.
+
+    `started`: its run starts now. `enqueued`: it runs after the active request and the
+    ones queued before it (`position` 1 is next). `steered`: the query went to the
+    active run as steer input `input_id`; `request_id` is that active request, whose
+    answer answers it. `interrupted` / `rolled_back`: request `replaced_request_id`
+    was cancelled (and with `rolled_back` its lane put back) and this one runs next.
+    """
 
     request_id: str
     run_workflow_id: str
+    disposition: AskDisposition = "started"
+    position: int | None = None
+    input_id: str | None = None
+    replaced_request_id: str | None = None
 
 
 class RequestRef(BaseModel):

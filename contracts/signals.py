@@ -18,6 +18,7 @@ from contracts.limits import (
 )
 
 InputKind = Literal["steer", "inject"]
+SteerMode = Literal["queue", "interrupt"]
 
 
 class SteerInput(BaseModel):
@@ -27,6 +28,12 @@ class SteerInput(BaseModel):
     so the id it acknowledged is the one recorded in the thread. `reply_to` is set by a
     session forwarding input to its run: the run signals its `Ack` back to that
     workflow (only when it is the run's parent).
+
+    `mode` (steer only): `queue` waits for the next iteration; `interrupt` also cancels
+    the LLM call in flight (its partial output is kept as an `interrupted` assistant
+    entry) or ends the tool round in flight: running tools finish unless
+    `cancel_tools`, tools not started yet get a `cancelled` result. `inject` is always
+    `queue`.
     """
 
     content: Annotated[str, StringConstraints(max_length=MAX_QUERY_CHARS)] = ""
@@ -35,6 +42,8 @@ class SteerInput(BaseModel):
     source: Annotated[str, StringConstraints(max_length=MAX_SOURCE_CHARS)] | None = None
     refs: dict[str, str] = {}
     reply_to: Id | None = None
+    mode: SteerMode = "queue"
+    cancel_tools: bool = False
 
     @field_validator("refs")
     @classmethod
@@ -73,11 +82,14 @@ class Ack(BaseModel):
     (context_modify), `accepted` (cancel), `duplicate` (an op id already applied)
     or `rejected`, with `reason` a code of `contracts.errors` (`blank_content`,
     `payload_too_large`, `request_mismatch`, `sealed`, `queue_full`, `invalid_op`,
-    `not_running`, `idle`, ...) and `message` a sentence for humans.
+    `not_running`, `idle`, ...) and `message` a sentence for humans. A queued steer
+    says in `mode` what was applied: `interrupt` when a call or tool round was in
+    flight and was interrupted, `queue` otherwise.
     """
 
     status: AckStatus
     input_id: str | None = None
+    mode: SteerMode | None = None
     op_id: str | None = None
     reason: str | None = None
     message: str | None = None
