@@ -24,7 +24,7 @@ from contracts import (
 )
 from contracts.activities import COUNT_TOKENS, LLM_CALL
 from contracts.errors import MESSAGE_CACHE_MISS
-from contracts.llm import CountTokensRequest
+from contracts.llm import CountTokensRequest, StreamTarget
 from conversation import Context, ContextPolicy, Message, ModelView, project_for_model
 from conversation.digest import list_digest, message_digest
 from workflows.activity_calls import call_activity
@@ -115,6 +115,9 @@ class ModelCalls:
             timeout_s=self._config.llm_timeout_s,
             iteration=iteration,
             scripted=scripted,
+            stream=StreamTarget(call=index, interval_s=self._config.stream_interval_s)
+            if self._config.stream
+            else None,
         )
 
     async def call(self, view: ModelView, iteration: int, index: int) -> LLMResponse:

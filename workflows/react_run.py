@@ -1,11 +1,12 @@
 """The `ReActRun` workflow: one ReAct run (reason + act, tool calling) as one workflow execution.
 
-The class is thin: the loop and the state it drives live in `RunLoop` (ledger, input
-queue, op slot, model calls, tool round, and the `RunRecord`: thread and trace), which
-offers intents (`offer_input`, `accept_cancel`, `defer_op`, `state`) rather than its
-parts; the control surface is in `RunControls`, and every handler is a delegation.
-Input that does not decode fails the workflow once with `invalid_input` (never a
-workflow task failing over and over).
+The run hosts a Workflow Stream (`workflows.run_stream`) with its trace events and,
+when the agent streams, its LLM calls' deltas. The class is thin: the loop and the
+state it drives live in `RunLoop` (ledger, input queue, op slot, model calls, tool
+round, and the `RunRecord`: thread and trace), which offers intents (`offer_input`,
+`accept_cancel`, `defer_op`, `state`) rather than its parts; the control surface is in
+`RunControls`, and every handler is a delegation. Input that does not decode fails the
+workflow once with `invalid_input` (never a workflow task failing over and over).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from workflows.failures import run_error
 from workflows.refusals import decode_or_refuse, decode_start, refusal
 from workflows.run_controls import RunControls
 from workflows.run_loop import RunLoop
+from workflows.run_stream import RunStream
 from workflows.validation import input_problems
 
 PATCH_TOOLS_IN_LLM_CALL = "llm-call-resolves-tools"
@@ -51,7 +53,9 @@ class ReActRun:
     def __init__(self, *args: Any) -> None:
         """Set up state before any handler runs, so early signals and queries see a whole run."""
         run, self._problem = decode_start(args, RunInput, "ReActRun input", _PLACEHOLDER)
-        self._run = RunLoop(run, run.request_id or str(workflow.uuid4()), workflow.info().run_id)
+        self._stream = RunStream()
+        request_id = run.request_id or str(workflow.uuid4())
+        self._run = RunLoop(run, request_id, workflow.info().run_id, self._stream)
         if self._problem is not None:
             self._run.refuse_start()
         self._controls = RunControls(self._run)
@@ -60,14 +64,17 @@ class ReActRun:
     @workflow.run
     async def run(self, *args: Any) -> RunResult:
         """Run the loop to a terminal state, apply the deferred op, and return the outcome."""
-        if self._problem is not None:
-            raise refusal(self._problem)
-        problems = input_problems(self._run.input)
-        if problems:
-            raise ApplicationError("; ".join(problems), type=INVALID_INPUT, non_retryable=True)
-        if self._run.config.tools and not workflow.patched(PATCH_TOOLS_IN_LLM_CALL):
-            await self._resolve_tools_v1()
-        result = await self._run.run()
+        try:
+            if self._problem is not None:
+                raise refusal(self._problem)
+            problems = input_problems(self._run.input)
+            if problems:
+                raise ApplicationError("; ".join(problems), type=INVALID_INPUT, non_retryable=True)
+            if self._run.config.tools and not workflow.patched(PATCH_TOOLS_IN_LLM_CALL):
+                await self._resolve_tools_v1()
+            result = await self._run.run()
+        finally:
+            self._stream.close()  # release subscribers' polls: they drain the closed run by query
         await workflow.wait_condition(workflow.all_handlers_finished)
         return result
 

@@ -36,6 +36,7 @@ from contracts import (
     TraceKind,
 )
 from contracts.errors import CANCELLED, INCOMPLETE_RESPONSE, INVALID_INPUT, UNKNOWN_TOOL
+from contracts.signals import SteerMode
 from conversation import (
     ContextOpPayload,
     ContextPolicy,
@@ -43,10 +44,12 @@ from conversation import (
 )
 from workflows.failures import run_error
 from workflows.input_queue import InputQueue
+from workflows.llm_step import LLMStep
 from workflows.model_calls import ModelCalls
 from workflows.op_slot import OpSlot
 from workflows.run_ledger import RunCancelledError, RunFailedError, RunLedger
 from workflows.run_record import RunRecord
+from workflows.run_stream import RunStream
 from workflows.tool_round import ToolRound
 from workflows.trace_log import preview
 
@@ -59,7 +62,7 @@ REPEAT_NUDGE = (
 class RunLoop:
     """One run's loop and the state it drives (ledger, queue, op slot, tool round, thread and trace)."""
 
-    def __init__(self, run: RunInput, request_id: str, run_id: str) -> None:
+    def __init__(self, run: RunInput, request_id: str, run_id: str, stream: RunStream) -> None:
         """Set up the run's components; a given `context` becomes the thread's first entry."""
         self.input = run
         self.config = run.config
@@ -72,7 +75,9 @@ class RunLoop:
         self.model = ModelCalls(
             self.config, self.config.context_policy or ContextPolicy(), request_id, run_id
         )
-        self.record = RunRecord(run, request_id, run_id, self._ledger)
+        self.stream = stream
+        self.record = RunRecord(run, request_id, run_id, self._ledger, stream)
+        self._llm = LLMStep(self.model, self.record, self._ledger, stream, self._details)
         self._dropped_inputs: list[str] = []
         self._task: asyncio.Task[None] | None = None
 
@@ -122,14 +127,18 @@ class RunLoop:
                 return
             self._drain_inputs()
             ledger.iteration += 1
-            response = await self._call_llm()
+            response = await self._llm.call(self.config.model)
             ledger.check_cancel()
+            if response is None:  # an interrupting steer cut the call short: drain it and call again
+                continue
             if response.tool_calls:
                 self.record.append(
                     "assistant", response.content, tool_calls=response.tool_calls, thinking=response.thinking
                 )
                 await self._tool_round(response)
                 ledger.check_cancel()
+                if self._round.interrupted:
+                    self.record.event("tool_round_interrupted", data={"calls": len(response.tool_calls)})
                 this_round = [(call.name, call.arguments) for call in response.tool_calls]
                 if this_round == previous_round:
                     self.record.append("user", REPEAT_NUDGE, refs={"source": "repeat_nudge"})
@@ -146,27 +155,6 @@ class RunLoop:
             self._queue.seal()
             self.finish("completed", reason="final_answer", answer_seq=answer.seq)
             return
-
-    async def _call_llm(self) -> LLMResponse:
-        view = await self.model.view(self.record.conversation.context)
-        self._ledger.check_cancel()
-        index = self._ledger.llm_calls
-        self._ledger.llm_calls += 1
-        meta = view.meta.model_dump(mode="json")
-        self.record.event(
-            "llm_started", data={"model": self.config.model, "messages": len(view.messages), **meta}
-        )
-        self._details()
-        response = await self.model.call(view, self._ledger.iteration, index)
-        self._ledger.usage = self._ledger.usage.plus(response.usage)
-        data: dict[str, Any] = {
-            "finish_reason": response.finish_reason,
-            "tool_calls": [preview(call.name) for call in response.tool_calls][:20],
-            "content": preview(response.content),
-            "total_tokens": response.usage.total_tokens,
-        }
-        self.record.event("llm_completed", data=data)
-        return response
 
     async def _tool_round(self, response: LLMResponse) -> None:
         def on_event(call: ToolCall, outcome: ToolOutcome | None) -> None:
@@ -211,8 +199,23 @@ class RunLoop:
         self._ledger.status = "failed"
 
     def offer_input(self, kind: InputKind, payload: SteerInput, input_id: str) -> Ack:
-        """Queue steer/inject input for the next iteration (`queued`), or say why not."""
-        return self._queue.offer(kind, payload, self.request_id, input_id)
+        """Queue steer/inject input for the next iteration (`queued`), or say why not.
+
+        A steer with `mode: interrupt` also cuts short the LLM call or tool round in
+        flight (see `workflows.llm_step` and `ToolRound.interrupt`); its `Ack.mode` says
+        whether anything was interrupted (`interrupt`) or it only waits (`queue`).
+        """
+        ack = self._queue.offer(kind, payload, self.request_id, input_id)
+        if ack.status != "queued" or kind != "steer":
+            return ack
+        mode: SteerMode = "queue"
+        if payload.mode == "interrupt" and not self._ledger.cancelling:
+            if self._llm.interrupt():
+                mode = "interrupt"
+            elif self._round.in_flight:
+                self._round.interrupt(payload.cancel_tools)
+                mode = "interrupt"
+        return ack.model_copy(update={"mode": mode})
 
     def accept_cancel(self, reason: str | None) -> Ack:
         """Accept a cancel and interrupt the step in flight (`accepted`), or say why not."""

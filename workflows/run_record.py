@@ -3,7 +3,7 @@
 A given seed `context` becomes the thread's first entry (a `replace` op with reason
 `system`); the run's messages follow on the active lane. Context ops and drained
 input are recorded in both the thread and the trace; every trace event carries the
-run's current iteration.
+run's current iteration, and goes out on the run's stream as it is recorded.
 """
 
 from __future__ import annotations
@@ -16,17 +16,21 @@ from contracts import RunInput, TraceKind
 from conversation import ContextOpPayload, ConversationState, Entry, MessagePayload, Role, ToolCall
 from workflows.input_queue import QueuedInput
 from workflows.run_ledger import RunLedger
+from workflows.run_stream import RunStream
 from workflows.trace_log import TraceLog, preview
 
 
 class RunRecord:
     """The run's conversation and trace (read them freely; change them through this class)."""
 
-    def __init__(self, run: RunInput, request_id: str, run_id: str, ledger: RunLedger) -> None:
-        """Start the thread (seeded with `run.context`, if given) and the trace."""
+    def __init__(
+        self, run: RunInput, request_id: str, run_id: str, ledger: RunLedger, stream: RunStream
+    ) -> None:
+        """Start the thread (seeded with `run.context`, if given) and the trace (mirrored on `stream`)."""
         self.request_id = request_id
         self.trace = TraceLog(request_id, run_id)
         self._ledger = ledger
+        self._stream = stream
         self.conversation = ConversationState.new(run.config.system_prompt, run.context_ref)
         if run.context is not None:
             seed = ContextOpPayload.model_validate(
@@ -92,8 +96,8 @@ class RunRecord:
         op_id: str | None = None,
         data: dict[str, Any] | None = None,
     ) -> None:
-        """Record a trace event at the current iteration."""
-        self.trace.add(
+        """Record a trace event at the current iteration, and publish it on the run's stream."""
+        event = self.trace.add(
             kind,
             workflow.now(),
             self._ledger.iteration,
@@ -102,3 +106,5 @@ class RunRecord:
             op_id=op_id,
             data=data,
         )
+        if event is not None:
+            self._stream.publish_trace(event)

@@ -31,6 +31,13 @@ def cancelled_outcome(call: ToolCall) -> ToolOutcome:
     )
 
 
+def interrupted_outcome(call: ToolCall, *, started: bool) -> ToolOutcome:
+    """The result given to a call that an interrupting steer stopped (or kept from starting)."""
+    what = "was cancelled" if started else "was not run"
+    message = f"tool {call.name} {what}: the user interrupted with new input"
+    return ToolOutcome(ok=False, attempts=0, error=ToolError(type=CANCELLED, message=message))
+
+
 def _failure_outcome(
     call: ToolCall, err: ActivityError | TimeoutError, options: ActivityOptions
 ) -> ToolOutcome:
@@ -85,6 +92,22 @@ class ToolRound:
         self.statuses: list[ToolCallStatus] = []
         self._calls: list[ToolCall] = []
         self._outcomes: list[ToolOutcome | None] = []
+        self._running: dict[int, asyncio.Task[ToolOutcome]] = {}
+        self.interrupted = False
+        self._cancelling = False
+
+    @property
+    def in_flight(self) -> bool:
+        """Whether a round is running (and has not been interrupted already)."""
+        return bool(self._calls) and not self.interrupted
+
+    def interrupt(self, cancel_tools: bool) -> None:
+        """Start no more calls of this round; with `cancel_tools`, cancel the running ones too."""
+        self.interrupted = True
+        if cancel_tools:
+            self._cancelling = True
+            for task in self._running.values():
+                task.cancel()
 
     async def run(
         self,
@@ -96,6 +119,7 @@ class ToolRound:
     ) -> None:
         """Run every call, at most `config.tool_concurrency` at a time; `on_event` hears starts and ends."""
         now = workflow.now()
+        self.interrupted = self._cancelling = False
         self._calls = list(calls)
         self._outcomes = [None] * len(calls)
         self.statuses = [ToolCallStatus(id=call.id, name=call.name, started_at=now) for call in calls]
@@ -104,9 +128,15 @@ class ToolRound:
         async def one(index: int, call: ToolCall) -> None:
             async with gate:
                 status = self.statuses[index]
+                if self.interrupted:
+                    self._outcomes[index] = interrupted_outcome(call, started=False)
+                    status.status = "cancelled"
+                    return
                 status.started_at = workflow.now()
                 on_event(call, None)
-                outcome = await execute_tool(call, request_for(call), config, call.name in local_tools)
+                outcome = await self._execute(
+                    index, call, request_for(call), config, call.name in local_tools
+                )
                 self._outcomes[index] = outcome
                 status.status = "ok" if outcome.ok else "error"
                 status.attempts = outcome.attempts
@@ -114,6 +144,23 @@ class ToolRound:
                 on_event(call, outcome)
 
         await asyncio.gather(*(one(index, call) for index, call in enumerate(calls)))
+
+    async def _execute(
+        self, index: int, call: ToolCall, request: ToolCallRequest, config: AgentConfig, local: bool
+    ) -> ToolOutcome:
+        """One call in a task of its own, so an interrupt can cancel it alone."""
+        task = asyncio.create_task(execute_tool(call, request, config, local))
+        self._running[index] = task
+        try:
+            return await task
+        except (asyncio.CancelledError, ActivityError) as err:
+            cancelled = not isinstance(err, ActivityError) or isinstance(err.cause, CancelledError)
+            current = asyncio.current_task()
+            if not (self._cancelling and cancelled) or (current is not None and current.cancelling()):
+                raise  # a failure, or the run itself is being cancelled
+            return interrupted_outcome(call, started=True)
+        finally:
+            del self._running[index]
 
     def close(self) -> list[tuple[ToolCall, ToolOutcome]]:
         """The round's results in call order (unfinished calls get `cancelled`), and no round in flight."""

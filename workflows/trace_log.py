@@ -52,13 +52,17 @@ class TraceLog:
         input_id: str | None = None,
         op_id: str | None = None,
         data: dict[str, JsonValue] | None = None,
-    ) -> None:
-        """Record an event (seq is 1-based and increasing); rejections past the samples are only counted."""
+    ) -> TraceEvent | None:
+        """Record an event (seq is 1-based and increasing); rejections past the samples are only counted.
+
+        Returns:
+            The recorded event, or None when it was only counted.
+        """
         if kind in _REJECTIONS:
             seen = self._rejections.get(kind, 0)
             self._rejections[kind] = seen + 1
             if seen >= REJECTION_SAMPLES:
-                return
+                return None
         self._seq += 1
         event = TraceEvent(
             seq=self._seq,
@@ -74,10 +78,11 @@ class TraceLog:
         )
         if len(self._head) < self._head_cap:
             self._head.append(event)
-            return
+            return event
         if len(self._tail) == self._tail.maxlen:
             self._dropped += 1
         self._tail.append(event)
+        return event
 
     def snapshot(self) -> Trace:
         """The trace as the `trace` query returns it."""

@@ -1,0 +1,112 @@
+"""One LLM call of a run as a step that an interrupting steer can cut short.
+
+The call runs in a task of its own. A steer with `mode: interrupt` cancels that task
+(the activity hears it with `TRY_CANCEL`, so the run does not wait for it); what the
+call had streamed so far (`RunStream.partial`: exactly what subscribers saw) becomes an
+assistant entry marked `interrupted`, and the loop goes on to drain the steer and call
+the model again in the same run. An interrupt is not a failure: no retry is used,
+and an interrupted call holds no tool calls, so nothing is left without a result.
+The interrupted call counts as an iteration and an LLM call; its token usage is not
+known (a cancelled stream reports none) and is not counted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from temporalio.exceptions import ActivityError, CancelledError
+
+from contracts import LLMResponse
+from workflows.model_calls import ModelCalls
+from workflows.run_ledger import RunLedger
+from workflows.run_record import RunRecord
+from workflows.run_stream import RunStream
+from workflows.trace_log import preview
+
+
+class LLMStep:
+    """Makes the run's LLM calls and interrupts the one in flight on request."""
+
+    def __init__(
+        self,
+        model: ModelCalls,
+        record: RunRecord,
+        ledger: RunLedger,
+        stream: RunStream,
+        on_call: Callable[[], None],
+    ) -> None:
+        """Bind the run's parts; `on_call` hears that a call is about to start (for the details)."""
+        self._model = model
+        self._record = record
+        self._ledger = ledger
+        self._stream = stream
+        self._on_call = on_call
+        self._task: asyncio.Task[LLMResponse] | None = None
+        self._interrupted = False
+
+    @property
+    def in_flight(self) -> bool:
+        """Whether a call is running and has not been interrupted already."""
+        return self._task is not None and not self._task.done() and not self._interrupted
+
+    def interrupt(self) -> bool:
+        """Cancel the call in flight; False when there is none."""
+        if not self.in_flight:
+            return False
+        assert self._task is not None
+        self._interrupted = True
+        self._task.cancel()
+        return True
+
+    async def call(self, model_name: str) -> LLMResponse | None:
+        """Call the model on the projected context; None when an interrupt cut the call short."""
+        view = await self._model.view(self._record.conversation.context)
+        self._ledger.check_cancel()
+        index = self._ledger.llm_calls
+        self._ledger.llm_calls += 1
+        meta = view.meta.model_dump(mode="json")
+        self._record.event(
+            "llm_started", data={"model": model_name, "call": index, "messages": len(view.messages), **meta}
+        )
+        self._on_call()
+        self._stream.call_started(index)
+        self._interrupted = False
+        self._task = asyncio.create_task(self._model.call(view, self._ledger.iteration, index))
+        try:
+            response = await self._task
+        except (asyncio.CancelledError, CancelledError, ActivityError) as err:
+            cancelled = not isinstance(err, ActivityError) or isinstance(err.cause, CancelledError)
+            current = asyncio.current_task()
+            if not (self._interrupted and cancelled) or (current is not None and current.cancelling()):
+                raise  # a failure, or the run itself is being cancelled
+            self._record_interrupted(index)
+            return None
+        finally:
+            self._task = None
+            self._stream.call_ended()
+        self._ledger.usage = self._ledger.usage.plus(response.usage)
+        data: dict[str, Any] = {
+            "call": index,
+            "finish_reason": response.finish_reason,
+            "tool_calls": [preview(call.name) for call in response.tool_calls][:20],
+            "content": preview(response.content),
+            "total_tokens": response.usage.total_tokens,
+        }
+        self._record.event("llm_completed", data=data)
+        return response
+
+    def _record_interrupted(self, index: int) -> None:
+        """Keep what the call had streamed (what a person saw) as an `interrupted` assistant entry."""
+        partial = self._stream.partial
+        text = partial.text if partial is not None and partial.call == index else ""
+        seq: int | None = None
+        if text:
+            refs = {"interrupted": "true", "llm_call": str(index)}
+            if partial is not None and partial.cut:
+                refs["cut"] = "true"
+            seq = self._record.append("assistant", text, refs=refs).seq
+        self._record.event(
+            "llm_interrupted", data={"call": index, "chars": len(text), "seq": seq, "content": preview(text)}
+        )
