@@ -62,6 +62,8 @@ from litellm.types.utils import ModelResponse  # pyright: ignore[reportMissingTy
 from temporalio.exceptions import ApplicationError
 
 from activities._openai_format import openai_message, parse_response, to_openai_messages, to_openai_tools
+from activities._streamed_completion import StreamedCompletion
+from activities.delta_publisher import DeltaSink
 from activities.llm_errors import classify
 from contracts.errors import CONTENT_POLICY, CONTEXT_WINDOW_EXCEEDED
 from contracts.llm import SCRIPTED_MODEL, LLMRequest, ScriptedCall, ToolSpec
@@ -77,6 +79,7 @@ __all__ = [
     "RateLimitError",
     "Timeout",
     "acompletion",
+    "acompletion_stream",
     "classify_error",
     "completion_kwargs",
     "configure",
@@ -94,6 +97,8 @@ __all__ = [
 
 SCRIPTED_PROVIDER = "scripted"
 SCRIPTED_LITELLM_MODEL = f"{SCRIPTED_PROVIDER}/{SCRIPTED_PROVIDER}"
+STREAM_OPTIONS = {"include_usage": True}
+"""Asked of every streamed call: the provider's usage in the last chunk (litellm never rejects it)."""
 SCRIPTED_CALL_KEY = "scripted_call"
 ATTEMPT_KEY = "attempt"
 RESERVE_WINDOW_FRACTION = 4
@@ -166,6 +171,27 @@ async def acompletion(kwargs: dict[str, Any]) -> object:
         return await litellm.acompletion(**kwargs)
     except Exception as exc:
         raise classify_error(exc) from None
+
+
+async def acompletion_stream(kwargs: dict[str, Any], sink: DeltaSink) -> ModelResponse:
+    """`acompletion` streamed: each fragment goes to `sink` as it arrives; returns the whole answer.
+
+    Raises:
+        ApplicationError: as `acompletion`, also when the stream breaks off.
+    """
+    configure()
+    completion = StreamedCompletion(sink)
+    chunks: Any = None
+    try:
+        chunks = await litellm.acompletion(**{**kwargs, "stream": True, "stream_options": STREAM_OPTIONS})
+        async for chunk in chunks:
+            completion.add_chunk(chunk)
+    except Exception as exc:
+        raise classify_error(exc) from None
+    finally:
+        if chunks is not None and hasattr(chunks, "aclose"):
+            await chunks.aclose()  # at once when the call is cancelled, not when collected
+    return ModelResponse(**completion.body())
 
 
 def map_openai_error(exc: Exception, model: str, provider: str) -> Exception:

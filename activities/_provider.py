@@ -29,9 +29,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from openai import AsyncOpenAI
+from openai.types.chat import ChatCompletion
 
-from activities._litellm import acompletion as litellm_acompletion
 from activities._litellm import (
+    STREAM_OPTIONS,
+    acompletion_stream,
     classify_error,
     completion_kwargs,
     configure,
@@ -40,6 +42,9 @@ from activities._litellm import (
     map_openai_error,
     parse_response,
 )
+from activities._litellm import acompletion as litellm_acompletion
+from activities._streamed_completion import StreamedCompletion
+from activities.delta_publisher import DeltaSink
 from activities.local_model import prepare_completion
 from contracts.llm import LLMRequest, LLMResponse, ToolSpec
 
@@ -61,8 +66,13 @@ _OPTIONAL_PARAMS = frozenset(
 _OWN = frozenset({"model", "messages", "num_retries", "timeout", "api_base", "base_url", "extra_headers"})
 
 
-async def complete(request: LLMRequest, *, attempt: int, tools: Sequence[ToolSpec] = ()) -> LLMResponse:
+async def complete(
+    request: LLMRequest, *, attempt: int, tools: Sequence[ToolSpec] = (), sink: DeltaSink | None = None
+) -> LLMResponse:
     """One chat completion for `request` (every message inline), offering `tools`.
+
+    With a `sink`, the call streams: each fragment goes to `sink` as it arrives, and the
+    answer is assembled from the chunks (`activities._streamed_completion`).
 
     Raises:
         ApplicationError: The provider failed, classified and redacted (never chained), or
@@ -71,7 +81,9 @@ async def complete(request: LLMRequest, *, attempt: int, tools: Sequence[ToolSpe
     configure()
     kwargs = await prepare_completion(completion_kwargs(request, attempt=attempt, tools=tools))
     if direct_route(kwargs):
-        response: object = await _openai_direct(kwargs)
+        response: object = await _openai_direct(kwargs, sink)
+    elif sink is not None:
+        response = await acompletion_stream(kwargs, sink)
     else:
         response = await litellm_acompletion(kwargs)
     return parse_response(response, request)
@@ -159,7 +171,7 @@ def _endpoint(kwargs: dict[str, Any]) -> tuple[str, str | None, str | None]:
     return str(base), key, organization
 
 
-async def _openai_direct(kwargs: dict[str, Any]) -> object:
+async def _openai_direct(kwargs: dict[str, Any], sink: DeltaSink | None) -> object:
     model = str(kwargs["model"])
     name, _provider_name = _provider(model, _api_base(kwargs))
     try:
@@ -167,9 +179,13 @@ async def _openai_direct(kwargs: dict[str, Any]) -> object:
         if kwargs.get("extra_headers"):
             params["extra_headers"] = kwargs["extra_headers"]
         create: Any = _client(*_endpoint(kwargs)).chat.completions.create  # overloads: any params
+        if sink is not None:
+            params.update(stream=True, stream_options=STREAM_OPTIONS)
         response: object = await create(
             model=name, messages=kwargs["messages"], timeout=kwargs.get("timeout"), **params
         )
+        if sink is not None:
+            response = await _assembled(response, sink)
     except Exception as exc:
         raise classify_error(_mapped(exc, model)) from None
     # As litellm's response conversion does: a server's own finish reason ("eos", none) becomes OpenAI's.
@@ -177,6 +193,19 @@ async def _openai_direct(kwargs: dict[str, Any]) -> object:
     for choice in choices:
         choice.finish_reason = map_finish_reason(str(choice.finish_reason or "stop"))
     return response
+
+
+async def _assembled(stream: Any, sink: DeltaSink) -> ChatCompletion:
+    """The SDK's `ChatCompletion` that a stream of chunks adds up to, each fragment passed to `sink`."""
+    completion = StreamedCompletion(sink)
+    try:
+        async for chunk in stream:
+            completion.add_chunk(chunk)
+    finally:
+        await stream.close()  # at once when the call is cancelled, not when collected
+    body = completion.body()
+    body["choices"][0]["finish_reason"] = map_finish_reason(str(body["choices"][0]["finish_reason"]))
+    return ChatCompletion.model_validate(body)
 
 
 def _mapped(exc: Exception, model: str) -> Exception:

@@ -16,6 +16,10 @@ call, in a thread while the call heartbeats, or earlier by `warm_litellm`, which
 worker runs in the background once it polls. A call then takes one of three routes:
 the scripted model (`activities.scripted`, no litellm call), litellm's OpenAI provider
 called directly, or `litellm.acompletion` (both in `activities._provider`).
+
+A request with a `stream` target streams by whichever route it takes: the route hands
+each fragment to the call's `activities.delta_publisher.DeltaPublisher`, which publishes
+them in batches to the run's stream; the result is still the whole answer.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities._heartbeat import with_heartbeat
+from activities.delta_publisher import DeltaPublisher, DeltaSink
 from activities.message_cache import MessageCache
 from activities.tool_registry import ToolRegistry
 from contracts.activities import LLM_ACTIVITY
@@ -78,16 +83,21 @@ def warm_litellm() -> None:
         _log.warning("litellm warm-up failed; the first LLM call will load it", exc_info=True)
 
 
-async def complete(request: LLMRequest, *, attempt: int, tools: Sequence[ToolSpec] = ()) -> LLMResponse:
-    """One chat completion (every message inline) by the request's route, loading litellm first if needed."""
+async def complete(
+    request: LLMRequest, *, attempt: int, tools: Sequence[ToolSpec] = (), sink: DeltaSink | None = None
+) -> LLMResponse:
+    """One chat completion (every message inline) by the request's route, loading litellm first if needed.
+
+    With a `sink`, the call streams and each fragment of the answer goes to `sink` as it arrives.
+    """
     await load_litellm()
     if request.model == SCRIPTED_MODEL:
         from activities import scripted
 
-        return await scripted.complete(request, attempt)
+        return await scripted.complete(request, attempt, sink)
     from activities import _provider
 
-    return await _provider.complete(request, attempt=attempt, tools=tools)
+    return await _provider.complete(request, attempt=attempt, tools=tools, sink=sink)
 
 
 class LLMActivities:
@@ -112,7 +122,12 @@ class LLMActivities:
     async def _call(self, request: LLMRequest, attempt: int) -> LLMResponse:
         messages = await self._cache.resolve(request)
         inline = request.model_copy(update={"prefix": None, "messages": messages})
-        response = await complete(inline, attempt=attempt, tools=self._tool_specs(request.tools))
+        tools = self._tool_specs(request.tools)
+        if request.stream is None:
+            response = await complete(inline, attempt=attempt, tools=tools)
+        else:
+            async with DeltaPublisher.for_activity(request.stream, attempt) as publisher:
+                response = await complete(inline, attempt=attempt, tools=tools, sink=publisher.add)
         response.local_tools = sorted(
             {c.name for c in response.tool_calls if self._registry.is_local(c.name)}
         )

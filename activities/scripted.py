@@ -7,17 +7,20 @@ parsing and its errors through the same classification (`activities.llm_errors`)
 OpenAI's. The LLM activity calls it through `complete`, without litellm's request
 pipeline (routing, logging, cost accounting: nothing to do for a model that lives in
 the worker), so the scripted benchmark scenario measures no litellm call at all (the
-provider-path scenario does). The same handler is registered as the litellm custom
-provider `scripted` (model `scripted/scripted`, by `register_scripted_provider`, which
-the LLM activities run when they load litellm) for code that calls `litellm.acompletion`
-itself, passing the `ScriptedCall` and the attempt in `acompletion(metadata=...)`.
-litellm's types come through `activities._litellm`, the one module that imports litellm.
+provider-path scenario does). A streamed call (`stream_answer`) sends the turn in
+pieces to a delta sink and assembles its answer from them, as the provider routes do.
+The same handler is registered as the litellm custom provider `scripted` (model
+`scripted/scripted`, by `register_scripted_provider`, which the LLM activities run when
+they load litellm) for code that calls `litellm.acompletion` itself, passing the
+`ScriptedCall` and the attempt in `acompletion(metadata=...)` (that provider does not
+stream). litellm's types come through `activities._litellm`, the one module that imports litellm.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -38,12 +41,16 @@ from activities._litellm import (
     parse_response,
     to_openai_messages,
 )
+from activities._streamed_completion import StreamedCompletion
+from activities.delta_publisher import DeltaSink, Fragment
 from contracts.agent import ScriptTurn
 from contracts.errors import BAD_REQUEST, SCRIPT_EXHAUSTED
 from contracts.llm import SCRIPTED_MODEL, LLMRequest, LLMResponse, ScriptedCall
+from contracts.stream import ToolCallDelta
 from conversation import Message
 
 PROVIDER = SCRIPTED_PROVIDER
+_USAGE_FIELDS = ("prompt_tokens", "completion_tokens", "total_tokens")
 
 
 class ScriptError(BadRequestError):
@@ -88,8 +95,10 @@ class ScriptedLLM(CustomLLM):
         return await answer(call, int(metadata.get(ATTEMPT_KEY) or 1), messages)
 
 
-async def complete(request: LLMRequest, attempt: int) -> LLMResponse:
+async def complete(request: LLMRequest, attempt: int, sink: DeltaSink | None = None) -> LLMResponse:
     """The scripted model's answer to `request` (every message inline), parsed and classified as litellm's.
+
+    With a `sink`, the answer streams (`stream_answer`).
 
     Raises:
         ApplicationError: the turn's injected provider error, or the script cannot answer.
@@ -98,7 +107,10 @@ async def complete(request: LLMRequest, attempt: int) -> LLMResponse:
         request.system_prompt, [m for m in request.messages if isinstance(m, Message)]
     )
     try:
-        response = await answer(request.scripted, attempt, messages)
+        if sink is None:
+            response = await answer(request.scripted, attempt, messages)
+        else:
+            response = await stream_answer(request.scripted, attempt, messages, sink)
     except Exception as exc:
         raise classify_error(exc) from None
     return parse_response(response, request)
@@ -122,21 +134,83 @@ async def answer(call: ScriptedCall | None, attempt: int, messages: list[Any]) -
         ScriptError: no script, or the call is past its end (non-retryable).
         Exception: the litellm exception of the turn's injected provider error.
     """
+    turn, index = _turn(call)
+    if turn.delay_s > 0:
+        await asyncio.sleep(turn.delay_s)
+    if turn.error is not None and attempt <= turn.error_times:
+        raise _provider_error(turn, index, attempt)
+    return _response(turn, index, messages)
+
+
+async def stream_answer(
+    call: ScriptedCall | None, attempt: int, messages: list[Any], sink: DeltaSink
+) -> ModelResponse:
+    """`answer`, streamed: the same answer, assembled from the pieces it sends to `sink`.
+
+    After `delay_s`, the turn's thinking, then its content, then each tool call (its id
+    and name with the first piece of its arguments) go out in pieces of `chunk_chars`
+    characters, `chunk_delay_s` before each piece. An attempt that fails (`error`) sends
+    the first half of its pieces (rounded down), then raises: a client sees the deltas
+    of a failed attempt, as with a provider whose stream breaks off.
+
+    Raises:
+        ScriptError: as `answer`.
+        Exception: the litellm exception of the turn's injected provider error.
+    """
+    turn, index = _turn(call)
+    if turn.delay_s > 0:
+        await asyncio.sleep(turn.delay_s)
+    whole = _response(turn, index, messages)
+    pieces = list(_pieces(whole.choices[0].message, turn.chunk_chars))  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownArgumentType]
+    failing = turn.error is not None and attempt <= turn.error_times
+    completion = StreamedCompletion(sink)
+    for piece in pieces[: len(pieces) // 2] if failing else pieces:
+        if turn.chunk_delay_s > 0:
+            await asyncio.sleep(turn.chunk_delay_s)
+        completion.add(piece)
+    if failing:
+        raise _provider_error(turn, index, attempt)
+    # The last chunk's facts, as a provider sends them.
+    completion.response_id, completion.model, completion.created = whole.id, whole.model, whole.created
+    completion.finish_reason = whole.choices[0].finish_reason
+    usage: Any = getattr(whole, "usage", None)
+    completion.usage = {name: int(getattr(usage, name, 0) or 0) for name in _USAGE_FIELDS}
+    return ModelResponse(**completion.body())
+
+
+def _turn(call: ScriptedCall | None) -> tuple[ScriptTurn, int]:
+    """The turn that answers `call`, and its index in the script.
+
+    Raises:
+        ScriptError: no script, or the call is past its end (non-retryable).
+    """
     if call is None:
         raise ScriptError(
             "scripted model: the request carries no script (LLMRequest.scripted is unset)", BAD_REQUEST
         )
-    turn = call.turn
-    if turn is None:
+    if call.turn is None:
         raise ScriptError(
             f"scripted model: call {call.index + 1} is past the end of the script ({call.length} turns)",
             SCRIPT_EXHAUSTED,
         )
-    if turn.delay_s > 0:
-        await asyncio.sleep(turn.delay_s)
-    if turn.error is not None and attempt <= turn.error_times:
-        raise _provider_error(turn, call.index, attempt)
-    return _response(turn, call.index, messages)
+    return call.turn, call.index
+
+
+def _pieces(message: Any, size: int) -> Iterator[Fragment]:
+    """The message's thinking, content and tool calls, in pieces of `size` characters."""
+    thinking: str = getattr(message, "reasoning_content", None) or ""
+    for start in range(0, len(thinking), size):
+        yield Fragment(thinking=thinking[start : start + size])
+    content: str = message.content or ""
+    for start in range(0, len(content), size):
+        yield Fragment(text=content[start : start + size])
+    for k, raw in enumerate(getattr(message, "tool_calls", None) or []):
+        arguments: str = raw.function.arguments or ""
+        yield Fragment(
+            tool_calls=[ToolCallDelta(index=k, id=raw.id, name=raw.function.name, arguments=arguments[:size])]
+        )
+        for start in range(size, len(arguments), size):
+            yield Fragment(tool_calls=[ToolCallDelta(index=k, arguments=arguments[start : start + size])])
 
 
 def _provider_error(turn: ScriptTurn, index: int, attempt: int) -> Exception:

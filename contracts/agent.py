@@ -64,8 +64,10 @@ class ScriptTurn(OmitDefaults):
 
     `delay_s` is waited first; then, if `error` is set, the first `error_times`
     attempts of this call raise that provider error and later attempts answer.
-    A streamed call sends `content` in pieces of `chunk_chars` characters, waiting
-    `chunk_delay_s` before each (so a turn takes about `len / chunk_chars * chunk_delay_s`).
+    A streamed call sends `thinking`, then `content`, then each tool call's arguments
+    (its first piece carries the call's id and name) in pieces of `chunk_chars`
+    characters, waiting `chunk_delay_s` before each piece. An attempt that fails with
+    `error` streams the first half of its pieces, then raises.
     """
 
     model_config = _FINITE

@@ -18,9 +18,9 @@ is in the thread, and the `llm_completed` trace event follows it on the stream).
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from contracts.run import TraceEvent
 from conversation.messages import OmitDefaults
@@ -48,6 +48,11 @@ class DeltaEvent(OmitDefaults):
     text: str = ""
     thinking: str = ""
     tool_calls: list[ToolCallDelta] = []
+
+    @model_serializer(mode="wrap")
+    def _omit_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # `type` is the union's tag: kept, although it is a default, so `StreamEvent` can parse it.
+        return {"type": self.type, **OmitDefaults._omit_defaults(self, handler)}
 
 
 class TraceItem(BaseModel):

@@ -18,11 +18,17 @@ event). When the run ends, pollers are released so the workflow can close.
 from __future__ import annotations
 
 import base64
+from dataclasses import replace
 
 from pydantic import ValidationError
 from temporalio import workflow
 from temporalio.api.common.v1 import Payload
-from temporalio.contrib.workflow_streams import PublishInput, WorkflowStream, WorkflowStreamState
+from temporalio.contrib.workflow_streams import (
+    PublishEntry,
+    PublishInput,
+    WorkflowStream,
+    WorkflowStreamState,
+)
 
 from contracts import TraceEvent
 from contracts.stream import EVENTS_TOPIC, DeltaEvent, TraceItem
@@ -91,18 +97,34 @@ class RunStream(WorkflowStream):
         self.detach_pollers()
 
     def _on_publish(self, payload: PublishInput) -> None:
-        before = self._on_offset()
-        super()._on_publish(payload)
-        if self.partial is None or self._on_offset() == before:
-            return  # no call in flight, or a duplicate batch
-        converter = workflow.payload_converter()
+        """Keep what others publish, except deltas of a call that is no longer in flight.
+
+        An interrupted call's activity hears of its cancel only at its next heartbeat and may
+        publish until then: those batches are dropped, so subscribers never see them.
+        """
+        deltas: list[DeltaEvent] = []
+        kept: list[PublishEntry] = []
         for entry in payload.items:
-            if entry.topic != EVENTS_TOPIC:
-                continue
-            try:
-                raw = Payload.FromString(base64.b64decode(entry.data))
-                delta = converter.from_payload(raw, DeltaEvent)
-            except (ValueError, ValidationError, TypeError):
-                continue  # not a delta (or not ours): only subscribers see it
-            if isinstance(delta, DeltaEvent):  # pyright: ignore[reportUnnecessaryIsInstance]
+            delta = _delta_of(entry)
+            if delta is not None:
+                if self.partial is None or delta.call != self.partial.call:
+                    continue
+                deltas.append(delta)
+            kept.append(entry)
+        before = self._on_offset()
+        super()._on_publish(replace(payload, items=kept) if len(kept) < len(payload.items) else payload)
+        if self.partial is not None and self._on_offset() > before:  # not a duplicate batch
+            for delta in deltas:
                 self.partial.add(delta)
+
+
+def _delta_of(entry: PublishEntry) -> DeltaEvent | None:
+    """The entry's `DeltaEvent`, or None (another topic, or not a delta)."""
+    if entry.topic != EVENTS_TOPIC:
+        return None
+    try:
+        raw = Payload.FromString(base64.b64decode(entry.data))
+        delta = workflow.payload_converter().from_payload(raw, DeltaEvent)
+    except (ValueError, ValidationError, TypeError):
+        return None
+    return delta if isinstance(delta, DeltaEvent) else None  # pyright: ignore[reportUnnecessaryIsInstance]
