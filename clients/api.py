@@ -44,6 +44,7 @@ from contracts.session import (
 )
 from contracts.session_config import ModelInput, SystemPromptInput, ToolContextInput, ToolNameInput
 from contracts.signals import ControlAck
+from contracts.stream import EVENTS_TOPIC, StreamEventSchema
 from conversation import Context, ContextModifyInput
 
 HandlerKind = Literal["signal", "update", "signal_and_update", "query"]
@@ -66,14 +67,32 @@ class Handler:
     internal: bool = False
 
 
+STREAM_HANDLER_PREFIX = "__temporal_workflow_stream_"
+"""The handlers a Workflow Stream registers (`temporalio.contrib.workflow_streams`'s protocol)."""
+
+
+@dataclass(frozen=True)
+class StreamApi:
+    """A Workflow Stream the workflow hosts: its topic and the model of the items on it."""
+
+    topic: str
+    item: type[BaseModel]
+    summary: str
+
+
 @dataclass(frozen=True)
 class WorkflowApi:
-    """A workflow type: its start argument, its result (None: it never returns), its handlers."""
+    """A workflow type: its start argument, its result (None: it never returns), its handlers.
+
+    `stream`: the Workflow Stream it hosts, if any (its handlers are the library's, named
+    `__temporal_workflow_stream_*`; subscribe with `WorkflowStreamClient`).
+    """
 
     name: str
     argument: type[BaseModel]
     result: type[BaseModel] | None
     handlers: tuple[Handler, ...]
+    stream: StreamApi | None = None
 
 
 def _controls(summary_of_idle: str) -> tuple[Handler, ...]:
@@ -109,6 +128,11 @@ RUN_API = WorkflowApi(
         Handler("thread", "query", ThreadQuery, ThreadPage, "A page of the run's thread."),
         Handler("context", "query", None, Context, "The materialized context of the active lane."),
         Handler("trace", "query", None, Trace, "The run's event trace."),
+    ),
+    stream=StreamApi(
+        EVENTS_TOPIC,
+        StreamEventSchema,
+        "Trace events as they are recorded and, with `stream` on, the LLM calls' delta batches.",
     ),
 )
 

@@ -115,6 +115,8 @@ def ask_input(
     request_id: str | None = None,
     overrides: Mapping[str, JsonValue] | None = None,
     context_policy: ContextPolicy | None = None,
+    on_busy: str = "reject",
+    expected_last_request: str | None = None,
 ) -> AskInput:
     """An ask; without `request_id` the client chooses one, so a retried ask is answered, not run twice."""
     ask = checked(
@@ -124,6 +126,8 @@ def ask_input(
             "request_id": request_id or new_id(),
             "overrides": dict(overrides or {}),
             "context_policy": _dumped(context_policy),
+            "on_busy": on_busy,
+            "expected_last_request": expected_last_request,
         },
         "ask",
     )
@@ -146,8 +150,10 @@ def steer_input(
     source: str | None = None,
     refs: Mapping[str, str] | None = None,
     what: str = "steer",
+    mode: str = "queue",
+    cancel_tools: bool = False,
 ) -> SteerInput:
-    """Steer or inject input (`what` names the control in messages)."""
+    """Steer or inject input (`what` names the control in messages; `mode` and `cancel_tools`: steer only)."""
     payload = checked(
         SteerInput,
         {
@@ -155,6 +161,8 @@ def steer_input(
             "expected_request_id": expected_request_id,
             "source": source,
             "refs": dict(refs or {}),
+            "mode": mode,
+            "cancel_tools": cancel_tools,
         },
         what,
     )

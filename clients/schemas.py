@@ -17,7 +17,7 @@ from typing import get_args
 
 from pydantic import BaseModel, JsonValue, TypeAdapter
 
-from clients.api import PUBLIC_TASK_QUEUE, STORED_MODELS, WORKFLOWS, Handler
+from clients.api import PUBLIC_TASK_QUEUE, STORED_MODELS, STREAM_HANDLER_PREFIX, WORKFLOWS, Handler
 from contracts.errors import DESCRIPTIONS, SnapshotErrorCode
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -56,6 +56,18 @@ def manifest() -> dict[str, JsonValue]:
             "argument": _file(api.argument),
             "result": _file(api.result) if api.result else None,
             "handlers": {h.name: _handler_entry(h) for h in api.handlers},
+            **(
+                {
+                    "stream": {
+                        "topic": api.stream.topic,
+                        "item": _file(api.stream.item),
+                        "handlers": f"{STREAM_HANDLER_PREFIX}*",
+                        "summary": api.stream.summary,
+                    }
+                }
+                if api.stream is not None
+                else {}
+            ),
         }
         for api in WORKFLOWS
     }
@@ -96,6 +108,8 @@ def _models() -> dict[str, dict[str, JsonValue]]:
                 schemas[_file(handler.argument)] = _schema(handler.argument)
             if handler.result is not None:
                 schemas[_file(handler.result, handler.many)] = _schema(handler.result, handler.many)
+        if api.stream is not None:
+            schemas[_file(api.stream.item)] = _schema(api.stream.item)
     for model in STORED_MODELS:
         schemas[_file(model)] = _schema(model)
     return schemas

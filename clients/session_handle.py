@@ -6,7 +6,7 @@ session model and docs/client.md for examples.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from datetime import timedelta
 from typing import Any, TypedDict, Unpack
 
@@ -18,6 +18,7 @@ from clients import inputs
 from clients.base import StoreReader, Timeouts, WorkflowControls
 from clients.errors import RejectedError, workflow_rejection
 from clients.runs import RunHandle
+from clients.stream import SessionEvent, session_events
 from contracts import TASK_QUEUE, Ack, AgentConfig, ModelSettings, Trace
 from contracts.errors import UNKNOWN_REQUEST
 from contracts.session import (
@@ -25,6 +26,7 @@ from contracts.session import (
     AskAccepted,
     AskInput,
     ExportResult,
+    OnBusy,
     RequestRecord,
     RequestResult,
     SessionInput,
@@ -47,6 +49,8 @@ class AskOptions(TypedDict, total=False):
     context_policy: ContextPolicy | None
     session_policy: ContextPolicy | None
     snapshot: str | None
+    on_busy: OnBusy
+    expected_last_request: str | None
 
 
 class SessionHandle(WorkflowControls):
@@ -70,7 +74,7 @@ class SessionHandle(WorkflowControls):
         query: str,
         **options: Unpack[AskOptions],
     ) -> AskAccepted:
-        """Ask `query`; returns at once with the request id and the workflow id of its run.
+        """Ask `query`; returns what happened (`disposition`), the request's id and its run's id.
 
         With `config`, a session that does not run yet is started with it (and with
         `agent_id`, `session_policy` and `snapshot`, a token of `export`); a running
@@ -87,16 +91,24 @@ class SessionHandle(WorkflowControls):
                 context_policy: this request's context policy (over the session's and the config's).
                 session_policy: the context policy of a new session.
                 snapshot: a snapshot token a new session starts from.
+                on_busy: what to do when another request runs: `reject` (default: `busy`),
+                    `enqueue` (run after it; `position` 1 is next), `steer` (the query goes to the
+                    running request as steer input; its answer answers this ask), `interrupt`
+                    (cancel it, run this one) or `rollback` (cancel it, put its lane back, run this one).
+                expected_last_request: the request you believe was asked last (`stale` if another
+                    one was asked since; with no request yet, any id is stale).
 
         Raises:
-            RejectedError: `busy` (another request runs), `invalid_input`, `payload_too_large`,
-                or a `snapshot_*` code; nothing was recorded.
+            RejectedError: `busy` (another request runs), `stale`, `ask_queue_full`, `invalid_input`,
+                `payload_too_large`, or a `snapshot_*` code; nothing was recorded.
         """
         ask = inputs.ask_input(
             query,
             request_id=options.get("request_id"),
             overrides=options.get("overrides"),
             context_policy=options.get("context_policy"),
+            on_busy=options.get("on_busy", "reject"),
+            expected_last_request=options.get("expected_last_request"),
         )
         config = options.get("config")
         if config is None:
@@ -131,7 +143,10 @@ class SessionHandle(WorkflowControls):
         return await self._update("await_result", inputs.request_ref(request_id), RequestResult, None)
 
     async def ask_sync(self, query: str, **options: Unpack[AskOptions]) -> RequestResult:
-        """`ask`, then `await_result`: the request's record and answer once it has ended (see `ask`)."""
+        """`ask`, then `await_result`: the request's record and answer once it has ended (see `ask`).
+
+        A steered ask answers with the running request's record and answer.
+        """
         accepted = await self.ask(query, **options)
         return await self.await_result(accepted.request_id)
 
@@ -208,6 +223,10 @@ class SessionHandle(WorkflowControls):
     async def trace(self, request_id: str) -> Trace:
         """The trace of a request, read from its run."""
         return await (await self.run(request_id)).trace()
+
+    def events(self, *, from_request: str | None = None) -> AsyncIterator[SessionEvent]:
+        """The live events of the session's requests, run after run (see `clients.stream.session_events`)."""
+        return session_events(self._client, self, from_request=from_request)
 
     async def export(self, *, context_ref: str | None = None, ttl_s: float | None = None) -> ExportResult:
         """A signed snapshot token of a lane (default: the active one); `ask(snapshot=...)` restores it.

@@ -11,11 +11,13 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import Client, Interceptor, OutboundInterceptor, QueryWorkflowInput
+from temporalio.contrib.workflow_streams import WorkflowStreamClient
 
 from client import AgentConfig, Runs, Sessions
-from clients.api import WORKFLOWS
+from clients.api import STREAM_HANDLER_PREFIX, WORKFLOWS
 from clients.schemas import SCHEMA_FOLDER, manifest, stale_files
 from contracts.errors import DESCRIPTIONS
+from contracts.stream import EVENTS_TOPIC
 from conversation import Context
 from payloads.blob_store import BlobStore
 from tests.helpers import call, payload_data, turn
@@ -60,8 +62,14 @@ async def test_the_manifest_names_every_handler_of_the_workflows(client: Client,
         signals = {h.name for h in api.handlers if h.kind in ("signal", "signal_and_update")}
         updates = {h.name for h in api.handlers if h.kind in ("update", "signal_and_update")}
         queries = {h.name for h in api.handlers if h.kind == "query"}
-        assert {d.name for d in definition.signal_definitions} == signals
-        assert {d.name for d in definition.update_definitions} == updates
+        streamed = {d.name for d in definition.signal_definitions if d.name.startswith(STREAM_HANDLER_PREFIX)}
+        assert bool(streamed) == (api.stream is not None)
+        own_signals = {d.name for d in definition.signal_definitions if d.name not in streamed}
+        assert own_signals == signals
+        own_updates = {
+            d.name for d in definition.update_definitions if not d.name.startswith(STREAM_HANDLER_PREFIX)
+        }
+        assert own_updates == updates
         own_queries = {d.name for d in definition.query_definitions if not d.name.startswith("__")}
         assert own_queries == queries
     files = json.loads((SCHEMA_FOLDER / "api.json").read_text(encoding="utf-8"))
@@ -192,6 +200,17 @@ async def a_run(client: Client, task_queue: str, store: BlobStore) -> str:
     return run.workflow_id
 
 
+async def a_streamed_runs_items(client: Client, task_queue: str) -> list[Any]:
+    """The items of a streamed run's stream (trace items and deltas), as plain JSON."""
+    config = AgentConfig(model="scripted", stream=True, script=[turn("Forty-two.", chunk_chars=3)])
+    run = await Runs(client, task_queue=task_queue).start("What is 6 * 7?", config)
+    await run.result()
+    stream = WorkflowStreamClient.create(client, run.workflow_id)
+    items: list[Any] = [item.data async for item in stream.subscribe(EVENTS_TOPIC)]
+    assert any(item["type"] == "delta" for item in items) and any(item["type"] == "trace" for item in items)
+    return items
+
+
 async def a_session(client: Client, task_queue: str, store: BlobStore) -> str:
     """A session driven through every Update: asks, controls of a held run, config, compaction, export."""
     config = AgentConfig.model_validate({"model": "scripted", "tools": ["calculator"]})
@@ -250,6 +269,8 @@ async def test_every_schema_matches_real_payloads(client: Client, task_queue: st
     await payloads.queries("AgentSession", session_id, {"thread": {"since_seq": 0}, "context": {}})
     await payloads.sent_queries("AgentSession", sent.sent)
     payloads.add(API["payload_store"]["Segment"], await an_archived_segment(client, task_queue, store))
+    for item in await a_streamed_runs_items(client, task_queue):
+        payloads.add(API["workflows"]["ReActRun"]["stream"]["item"], item)
 
     assert sorted(payloads.by_schema) == MODEL_FILES, "a schema without a real payload"
     counts = {name.removesuffix(".json"): len(values) for name, values in sorted(payloads.by_schema.items())}

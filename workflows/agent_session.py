@@ -7,7 +7,7 @@ in `OpSlot`; forwarding to the active run in `RunForwarder`), the control surfac
 `SessionControls`, and every handler decodes and delegates. Start input that does
 not decode fails the session once with its named error, and every ask is refused
 with that error (no run is ever promised). The session continues as new when due,
-only while idle and after every handler has finished.
+only while idle (no request active or waiting) and after every handler has finished.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ class AgentSession:
 
     @workflow.update(name="ask")
     async def ask(self, *args: Any) -> AskAccepted:
-        """Start a run for this query and return at once with its ids."""
+        """Start a run for this query (or act by `on_busy` when one runs); say what happened, with the ids."""
         return await self._session.accept(decode_or_refuse(args, AskInput, "ask"))
 
     @ask.validator

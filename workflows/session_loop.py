@@ -1,10 +1,11 @@
-"""One session's loop and the state it drives: thread, config, requests, op slot, forwarding, compaction.
+"""One session's loop and the state it drives: thread, config, requests, asks, op slot, forwarding, compactor.
 
 `AgentSession` decodes and delegates, `SessionControls` decides what control input
-does, and this class owns the parts and offers what both ask of them. `run` restores
-a snapshot (when the session starts from one), then serves requests one at a time
-and returns the input to continue as new with, once that is due and the session is
-idle with every handler finished.
+does, `SessionAsks` what an ask does, and this class owns the parts and offers what
+they ask of them. `run` restores a snapshot (when the session starts from one), then
+serves requests one at a time and returns the input to continue as new with, once
+that is due and the session is idle (nothing active, nothing waiting) with every
+handler finished.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from workflows.compactor import Compactor
 from workflows.op_slot import OpSlot
 from workflows.request_book import RequestBook
 from workflows.run_forwarding import RunForwarder
+from workflows.session_asks import SessionAsks
 from workflows.session_config import SessionSettings
 from workflows.session_export import export_lane
 from workflows.session_requests import SessionRequests, set_idle_details
@@ -57,6 +59,7 @@ class SessionLoop:
         self._requests = SessionRequests(
             self._book, self._thread, self._settings, self._ops, self._forwarder, self._compactor
         )
+        self._asks = SessionAsks(self._book, self._settings, self._forwarder)
         self._ready = session.snapshot is None or session.carry is not None
         self._failure: ApplicationError | None = None
 
@@ -79,7 +82,10 @@ class SessionLoop:
                 await self._requests.run(self._book.next)
                 continue
             await workflow.wait_condition(workflow.all_handlers_finished)
-            if self._book.next is None and self._book.active is None:  # nothing awaited since the check
+            book = self._book
+            if (
+                book.next is None and book.active is None and not book.waiting
+            ):  # nothing asked since the check
                 return self._next_input()
 
     def _continue_due(self) -> bool:
@@ -103,14 +109,14 @@ class SessionLoop:
 
     def ask_problem(self, ask: AskInput) -> ApplicationError | None:
         """Why an ask cannot be accepted now (the `ask` validator's rule), or None."""
-        return self._requests.problem(ask)
+        return self._asks.problem(ask)
 
     async def accept(self, ask: AskInput) -> AskAccepted:
-        """Once the session is ready, record the request and queue its run (or fail as the session does)."""
+        """Once the session is ready, act on the ask by its `on_busy` (or fail as the session does)."""
         await workflow.wait_condition(lambda: self._ready)
         if self._failure is not None:
             raise self._failure
-        return self._requests.accept(ask)
+        return await self._asks.accept(ask)
 
     async def result_of(self, request_id: str) -> RequestResult:
         """The request's record once terminal, with its answer's text."""

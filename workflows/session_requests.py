@@ -1,9 +1,11 @@
-"""A session's requests: accepting asks, running each as a `ReActRun` child, and answering awaits.
+"""A session's requests: running each as a `ReActRun` child, and answering awaits (asks: `SessionAsks`).
 
 One run at a time. A child receives the projected context of the active lane and
 hands back the entries it appended; the session appends them, so the thread is one
 ordered log across all runs. A deferred context op is applied in exactly one place
-(`run`'s `finally`), after the child's terminal state, whatever it was.
+(`run`'s `finally`), after the child's terminal state, whatever it was; then, for a
+request rolled back (`on_busy: rollback`) that ended `cancelled`, the op that puts its
+lane back as it stood when the request started.
 """
 
 from __future__ import annotations
@@ -12,15 +14,15 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 
 from contracts import WORKFLOW_TYPE, Outcome, RunInput, RunResult
-from contracts.errors import BUSY, UNKNOWN_REQUEST
-from contracts.session import AskAccepted, AskInput, RequestResult
+from contracts.errors import UNKNOWN_REQUEST
+from contracts.session import RequestResult
 from contracts.web_ui import static_details, static_summary
 from workflows.compactor import Compactor
 from workflows.failures import run_error
 from workflows.op_slot import OpSlot
-from workflows.refusals import refusal
 from workflows.request_book import RequestBook
 from workflows.run_forwarding import RunForwarder
+from workflows.session_asks import rollback_op
 from workflows.session_config import SessionSettings
 from workflows.session_thread import ARCHIVE_CHARS, SessionThread
 
@@ -29,7 +31,7 @@ PATCH_ARCHIVE = "session-archives-thread"
 
 
 class SessionRequests:
-    """Accepts asks and runs them, one at a time, against the session's thread."""
+    """Runs the session's requests, one at a time, against the session's thread."""
 
     def __init__(
         self,
@@ -48,26 +50,6 @@ class SessionRequests:
         self._forwarder = forwarder
         self._compactor = compactor
 
-    def problem(self, ask: AskInput) -> ApplicationError | None:
-        """Why an ask cannot be accepted now (read-only: the `ask` validator's rule), or None."""
-        if ask.request_id and self._book.find(ask.request_id) is not None:
-            return None  # a retried ask: answered with the existing request
-        active = self._book.active
-        if active is not None:
-            message = f"the session is running request {active.request_id}; wait for it or cancel it"
-            return ApplicationError(message, type=BUSY)
-        problem = self._settings.ask_problem(ask)
-        return refusal(problem) if problem is not None else None
-
-    def accept(self, ask: AskInput) -> AskAccepted:
-        """Record the request (or find the one a retried ask names) and queue its run."""
-        known = self._book.find(ask.request_id) if ask.request_id else None
-        if known is None:
-            request_id = ask.request_id or str(workflow.uuid4())
-            run = self._settings.run_input(ask, request_id)
-            known = self._book.open(run, workflow.info().workflow_id, workflow.now())
-        return AskAccepted(request_id=known.request_id, run_workflow_id=known.run_workflow_id)
-
     async def result_of(self, request_id: str) -> RequestResult:
         """The request's record once terminal, with its answer's text (from the thread, or its archive)."""
         record = self._book.find(request_id)
@@ -84,6 +66,8 @@ class SessionRequests:
         record = self._book.active
         assert record is not None and run_input.request_id is not None
         self._book.next = None
+        lane = self._thread.active_context_ref
+        before = self._thread.lane_as_it_stands(lane)  # what a rollback puts back
         policy = run_input.config.context_policy
         assert policy is not None
         self._thread.widen(policy)
@@ -126,10 +110,16 @@ class SessionRequests:
         finally:
             self._forwarder.ended(record.request_id, result)
             self._book.close(record, outcome, workflow.now())
-            set_idle_details(self._book.runs_started, record.query_preview, outcome.status)
+            if self._book.active is None:  # else a waiting request starts now
+                set_idle_details(self._book.runs_started, record.query_preview, outcome.status)
             pending = self._ops.take()
             if pending is not None:
                 self._thread.apply(pending, {"request_id": record.request_id})
+            if record.request_id in self._book.roll_back:
+                self._book.roll_back.discard(record.request_id)
+                if outcome.status == "cancelled":
+                    op = rollback_op(record.request_id, lane, before)
+                    self._thread.apply(op, {"request_id": record.request_id}, rebased=False)
 
 
 def set_idle_details(runs: int, last_query: str | None = None, last_status: str | None = None) -> None:

@@ -77,6 +77,11 @@ class SessionThread:
         """The materialized context of any lane."""
         return self._conversation.lane(context_ref)
 
+    def lane_as_it_stands(self, context_ref: str) -> Context:
+        """A lane as a `replace` restores it: its own anchor prompt (not the current), summary, messages."""
+        view = self._conversation.views.view(context_ref)
+        return Context(system_prompt=view.anchor_prompt, summary=view.summary, messages=list(view.messages))
+
     def view_start(self, context_ref: str) -> int | None:
         """The seq a lane's view starts at (None: the lane is empty)."""
         return self._conversation.views.view(context_ref).start_seq
