@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 
 from temporalio.contrib.workflow_streams import TopicHandle, WorkflowStreamClient
+from temporalio.service import RPCError, RPCStatusCode
 
 from contracts.llm import StreamTarget
 from contracts.stream import EVENTS_TOPIC, DeltaEvent, ToolCallDelta
@@ -206,14 +207,26 @@ class DeltaPublisher:
         try:
             self._topic.publish(batch.event(self._call, self._attempt, self.batches))
             await self._stream.flush()
-        except Exception:  # the workflow is gone, or the server refused: the call goes on unstreamed
-            _log.warning(
-                "LLM call %d (attempt %d): deltas could not be published; dropping the rest",
-                self._call,
-                self._attempt,
-                exc_info=True,
-            )
+        except RPCError as error:
+            if error.status != RPCStatusCode.NOT_FOUND:
+                return self._give_up(error)
+            # The run has ended (e.g. it interrupted this call and finished before its cancel
+            # reached this activity): nobody is listening, so there is nothing to warn about.
+            _log.info("LLM call %d: its run has ended; not publishing the rest", self._call)
             self._topic = None
             return False
+        except Exception as error:  # the server refused: the call goes on unstreamed
+            return self._give_up(error)
         self.batches += 1
         return True
+
+    def _give_up(self, error: Exception) -> bool:
+        """Log why publishing stopped (nothing more is sent) and say so."""
+        _log.warning(
+            "LLM call %d (attempt %d): deltas could not be published; dropping the rest",
+            self._call,
+            self._attempt,
+            exc_info=error,
+        )
+        self._topic = None
+        return False

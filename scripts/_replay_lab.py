@@ -81,8 +81,15 @@ class Lab:
     async def until_tool_runs(self, workflow_id: str) -> None:
         """Wait until the run has started a tool (its trace says so)."""
         handle = self.client.get_workflow_handle(workflow_id)
+        from temporalio.service import RPCError, RPCStatusCode
+
         for _ in range(200):
-            trace = await handle.query("trace")
+            try:
+                trace = await handle.query("trace")
+            except RPCError as error:  # a session's run that has not started yet
+                if error.status != RPCStatusCode.NOT_FOUND:
+                    raise
+                trace = {"events": []}
             if any(event["kind"] == "tool_started" for event in trace["events"]):
                 return
             await asyncio.sleep(0.05)
@@ -99,7 +106,7 @@ class Session:
         self.children: list[str] = []
         self.handle: Any = lab.client.get_workflow_handle(self.id)
 
-    async def ask(self, query: str, *turns: dict[str, Any]) -> str:
+    async def ask(self, query: str, *turns: dict[str, Any], on_busy: str = "reject") -> str:
         """Ask (update-with-start); return the request id."""
         from temporalio.client import WithStartWorkflowOperation
         from temporalio.common import WorkflowIDConflictPolicy
@@ -112,9 +119,12 @@ class Session:
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         )
         accepted = await self.lab.client.execute_update_with_start_workflow(
-            "ask", {"query": query, "overrides": {"script": list(turns)}}, start_workflow_operation=start
+            "ask",
+            {"query": query, "overrides": {"script": list(turns)} if turns else {}, "on_busy": on_busy},
+            start_workflow_operation=start,
         )
-        self.children.append(accepted["run_workflow_id"])
+        if accepted["run_workflow_id"] not in self.children:
+            self.children.append(accepted["run_workflow_id"])
         return accepted["request_id"]
 
     async def result(self, request_id: str) -> dict[str, Any]:

@@ -8,6 +8,7 @@ of those to record (a session's runs included). The features are the names
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -189,6 +190,74 @@ async def session_archive(lab: Lab) -> list[str]:
         await talk.result(await talk.ask(f"turn {i}", {"content": f"answer {i}"}))
         if (await talk.handle.describe()).run_id != run_id:
             break
+    return talk.ids
+
+
+async def _until_streamed(lab: Lab, workflow_id: str) -> None:
+    """Wait until the run's history holds a batch of deltas (a publish signal)."""
+    handle = lab.client.get_workflow_handle(workflow_id)
+    for _ in range(200):
+        async for event in handle.fetch_history_events():
+            attrs = event.workflow_execution_signaled_event_attributes
+            if attrs.signal_name == "__temporal_workflow_stream_publish":
+                return
+        await asyncio.sleep(0.05)
+    raise RuntimeError(f"{workflow_id} streamed nothing within 10 s")
+
+
+@scenario(
+    "signal:__temporal_workflow_stream_publish",
+    "update:__temporal_workflow_stream_poll",
+    "activity_cancel_requested",
+)
+async def live(lab: Lab) -> list[str]:
+    """A streamed answer cut short by an interrupting steer (with a subscriber); a tool round interrupted."""
+    from temporalio.contrib.workflow_streams import WorkflowStreamClient
+
+    long = {"content": "once upon a time " * 40, "chunk_chars": 8, "chunk_delay_s": 0.05}
+    handle = await lab.start_run("live", "Tell a story.", [long, {"content": "Short."}], stream=True)
+    stream = WorkflowStreamClient.create(lab.client, handle.id)
+    follower = asyncio.create_task(_drain(stream.subscribe("events")))
+    await _until_streamed(lab, handle.id)
+    interrupt = {"content": "Shorter.", "mode": "interrupt"}
+    _expect(await handle.execute_update("steer", interrupt), "mode", "interrupt")
+    await handle.result()
+    await follower
+    tools = await lab.start_run(
+        "live-tools", "Run both.", [_slow(3, "s1"), {"content": "Stopped."}], tool_concurrency=1
+    )
+    await lab.until_tool_runs(tools.id)
+    interrupt = {"content": "Stop.", "mode": "interrupt", "cancel_tools": True}
+    _expect(await tools.execute_update("steer", interrupt), "mode", "interrupt")
+    await tools.result()
+    return [handle.id, tools.id]
+
+
+async def _drain(items: Any) -> None:
+    async for _ in items:
+        pass
+
+
+@scenario("child", "update:ask", "update:await_result")
+async def busy_session(lab: Lab) -> list[str]:
+    """Asks to a busy session: enqueued, steered, interrupting and rolling back."""
+    talk = Session(lab, "busy")
+    first = await talk.ask("Take your time.", _slow(2, "s1"), {"content": "One."})
+    await lab.until_tool_runs(talk.children[-1])
+    queued = await talk.ask("Next, please.", {"content": "Two."}, on_busy="enqueue")
+    await talk.ask("Also this.", on_busy="steer")
+    await talk.result(first)
+    await talk.result(queued)
+    third = await talk.ask("Slow again.", _slow(3, "s2"), {"content": "Three."})
+    await lab.until_tool_runs(talk.children[-1])
+    replacing = await talk.ask("Instead, this.", {"content": "Four."}, on_busy="interrupt")
+    _expect((await talk.result(third))["outcome"], "status", "cancelled")
+    await talk.result(replacing)
+    fifth = await talk.ask("And slow.", _slow(3, "s3"), {"content": "Five."})
+    await lab.until_tool_runs(talk.children[-1])
+    rolled = await talk.ask("Forget that.", {"content": "Six."}, on_busy="rollback")
+    _expect((await talk.result(fifth))["outcome"], "status", "cancelled")
+    await talk.result(rolled)
     return talk.ids
 
 

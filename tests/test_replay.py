@@ -43,7 +43,7 @@ from workflows.react_run import ReActRun
 HISTORIES = Path(__file__).parent / "histories"
 PAYLOADS_FOLDER = "payloads"
 """Where a version's folder keeps the blobs of its claim-checked payloads (the disk store's layout)."""
-LATEST = "v2"
+LATEST = "v3"
 """The folder recorded with the current workflows: it must show everything the recorder checks."""
 _CLAIM_TYPE = ExternalStorageReference.DESCRIPTOR.full_name.encode()
 
