@@ -13,6 +13,7 @@ from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.contrib.workflow_streams import WorkflowStreamClient
 from temporalio.service import RPCError
 
+from clients import sessions
 from clients.update_retry import execute_update
 from contracts import Ack, RunResult, SteerInput
 from contracts.stream import EVENTS_TOPIC, DeltaEvent, StreamEvent, TraceItem
@@ -166,3 +167,14 @@ async def test_unknown_mode_is_refused_by_name_and_changes_nothing(client: Clien
     assert getattr(failure.value.cause, "type", None) == "invalid_input"
     result = await handle.result()
     assert messages(result.entries) == [("user", "What is 6 * 7?"), ("assistant", "a")]
+
+
+async def test_interrupt_of_an_idle_session_is_refused_by_name(client: Client, task_queue: str) -> None:
+    session_id = new_session_id()
+    accepted = await ask(client, task_queue, session_id, "Hello", turn("Hi."))
+    await sessions.await_result(client, session_id, accepted.request_id)
+    session = client.get_workflow_handle(session_id)
+    ack = await execute_update(session, "steer", SteerInput(content="Stop!", mode="interrupt"), Ack)
+    assert ack.status == "rejected" and ack.reason == "idle"
+    records = await session.query("requests")
+    assert len(records) == 1  # nothing was started or recorded
