@@ -5,6 +5,8 @@
     temporal = await connect()                     # TEMPORAL_ADDRESS, TLS, payload store, encryption
     result = await Runs(temporal).run("What is 6 * 7?", AgentConfig(model="openai/gpt-4o-mini"))
     answer = await Sessions(temporal).get("agent-42").ask_sync("Hi!", config=AgentConfig(model="..."))
+    async for event in (await Runs(temporal).start("Hi!", AgentConfig(model="...", stream=True))).events():
+        ...                                        # DeltaEvent (text as it comes) or TraceItem
 
 Everything a caller needs is importable from here: `connect`, `Runs` and `Sessions`,
 their handles, `RejectedError`, and the payload and result models. Importing this
@@ -16,6 +18,7 @@ from clients.base import Timeouts
 from clients.errors import RejectedError
 from clients.runs import RunHandle, Runs
 from clients.sessions import SessionHandle, Sessions, session_workflow_id
+from clients.stream import CallText, SessionEvent, TextAssembler
 from contracts import (
     Ack,
     AgentConfig,
@@ -32,6 +35,7 @@ from contracts import (
     Usage,
 )
 from contracts.session import AskAccepted, ExportResult, RequestRecord, RequestResult, SessionStatus
+from contracts.stream import DeltaEvent, StreamEvent, ToolCallDelta, TraceItem
 from conversation import (
     Context,
     ContextModifyInput,
@@ -48,10 +52,12 @@ __all__ = [
     "Ack",
     "AgentConfig",
     "AskAccepted",
+    "CallText",
     "Context",
     "ContextModifyInput",
     "ContextOpEntry",
     "ContextPolicy",
+    "DeltaEvent",
     "Entry",
     "ExportResult",
     "Message",
@@ -68,14 +74,19 @@ __all__ = [
     "Runs",
     "ScriptToolCall",
     "ScriptTurn",
+    "SessionEvent",
     "SessionHandle",
     "SessionStatus",
     "Sessions",
+    "StreamEvent",
+    "TextAssembler",
     "ThreadPage",
     "Timeouts",
     "ToolCall",
+    "ToolCallDelta",
     "Trace",
     "TraceEvent",
+    "TraceItem",
     "Usage",
     "connect",
     "session_workflow_id",

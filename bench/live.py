@@ -8,7 +8,8 @@ product's `worker.py` as its own process (production settings: workflow cache on
 process as the client, subscribing to each run's Workflow Stream as an application would
 (`WorkflowStreamClient.subscribe`, the library `clients.stream` uses). The model is the
 scripted one, streaming (its pieces come from the worker's own event loop, no HTTP, no
-litellm): what is measured is the product and Temporal, not a provider.
+litellm): what is measured is the product and Temporal, not a provider. An answer is 4
+characters every 5 ms; unstreamed, the scripted model waits as long, then answers whole.
 
 1. Time to first token: from the client's `start_workflow` call to the first `DeltaEvent`
    arriving at the client, for a run whose first piece is ready at once (p50 and p99 over
@@ -57,6 +58,13 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
 
 
+def answer_turn(content: str, stream: bool) -> ScriptTurn:
+    """The scripted answer, 4 characters every 5 ms; unstreamed, the same time as one wait."""
+    if stream:
+        return ScriptTurn(content=content, chunk_chars=4, chunk_delay_s=0.005)
+    return ScriptTurn(content=content, delay_s=len(content) / 4 * 0.005)
+
+
 def spread(seconds: list[float]) -> str:
     """p50 and p99 in milliseconds."""
     return f"p50 {statistics.median(seconds) * 1e3:7.1f}   p99 {percentile(seconds, 0.99) * 1e3:7.1f}"
@@ -82,7 +90,7 @@ async def events(client: Client, workflow_id: str) -> AsyncIterator[DeltaEvent |
 
 async def time_to_first_token(client: Client, queue: str, *, stream: bool, interval_s: float = 0.1) -> float:
     """Seconds from the start call to the first delta (streaming) or the `llm_completed` event."""
-    turn = ScriptTurn(content=ANSWER_2000_TOKENS[:400], chunk_chars=4, chunk_delay_s=0.005)
+    turn = answer_turn(ANSWER_2000_TOKENS[:400], stream)
     config = AgentConfig(model="scripted", script=[turn], stream=stream, stream_interval_s=interval_s)
     began = time.perf_counter()
     handle = await start(client, queue, config)
@@ -130,7 +138,7 @@ async def interrupt_latency(client: Client, queue: str) -> tuple[float, float]:
 
 async def interval_row(client: Client, queue: str, interval_s: float | None) -> dict[str, float]:
     """One row of the batch-interval table (None: streaming off)."""
-    turn = ScriptTurn(content=ANSWER_2000_TOKENS, chunk_chars=4, chunk_delay_s=0.005)
+    turn = answer_turn(ANSWER_2000_TOKENS, interval_s is not None)
     config = AgentConfig(
         model="scripted", script=[turn], stream=interval_s is not None, stream_interval_s=interval_s or 0.1
     )

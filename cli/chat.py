@@ -1,4 +1,4 @@
-"""The `chat` loop: each typed line is an ask; while its run streams, typed lines steer it.
+"""The `chat` loop: each typed line is an ask; while its run streams (text as it comes), typed lines steer it.
 
 Standard input is read by a daemon thread that queues the lines, so a read that
 is still pending when the chat ends never holds the process (an `input()` in the
@@ -23,6 +23,7 @@ from conversation import Context, Message
 # Command name -> (usage, what it does); plain text is an ask (or a steer during a run).
 COMMANDS: dict[str, tuple[str, str]] = {
     "steer": ("/steer TEXT", "guide the running request (plain text does the same during a run)"),
+    "interrupt": ("/interrupt TEXT", "interrupt the running request's LLM call and re-plan with TEXT"),
     "inject": ("/inject TEXT", "add TEXT to the running request as new user input"),
     "cancel": ("/cancel", "cancel the running request"),
     "context replace": ("/context replace TEXT", "replace the active lane with one user message TEXT"),
@@ -34,7 +35,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "help": ("/help", "show this help"),
     "quit": ("/quit", "leave the chat (also Ctrl-D); a running request continues"),
 }
-_NEEDS_TEXT = ("steer", "inject", "context replace", "context switch")
+_NEEDS_TEXT = ("steer", "interrupt", "inject", "context replace", "context switch")
 
 
 @dataclass(frozen=True)
@@ -117,10 +118,14 @@ class LineReader:
 class Chat:
     """An interactive session: asks, live traces, steering and the slash commands."""
 
-    def __init__(self, asker: session_ops.Asker, target: Target) -> None:
-        """Chat with `asker`'s session on `target`."""
+    def __init__(
+        self, asker: session_ops.Asker, target: Target, expected_last_request: str | None = None
+    ) -> None:
+        """Chat with `asker`'s session on `target`; see `expected_last_request` below."""
         self.asker = asker
         self.target = target
+        # With one, each ask expects it to be the session's last request (then the chat's own).
+        self.expected_last_request = expected_last_request
         self.lines = LineReader()
         self.eof = False
 
@@ -170,8 +175,13 @@ class Chat:
 
     async def _turn(self, query: str) -> bool:
         """Ask `query`, stream its run (typed lines steer it), print the answer. False on /quit."""
-        accepted = await self.asker.ask(query)
+        accepted = await self.asker.ask(query, expected_last_request=self.expected_last_request)
         request = accepted.request_id
+        if self.expected_last_request is not None:
+            self.expected_last_request = request
+        disposition = render_session.accepted_line(accepted)
+        if disposition is not None:
+            say(disposition, "dim")
         say(f"request {request} (run {accepted.run_workflow_id}): typing steers it, /cancel stops it", "dim")
         following = asyncio.ensure_future(
             session_ops.follow_request(self.asker, accepted, out, self.target.address)
@@ -204,8 +214,10 @@ class Chat:
         """A slash command; `request` is the running request (steer and inject expect it)."""
         session, arg = self.asker.session, command.arg
         match command.name:
-            case "steer":
-                say(render.ack_line(await session.steer(arg, expected_request_id=request, source="chat")))
+            case "steer" | "interrupt":
+                mode = "interrupt" if command.name == "interrupt" else "queue"
+                ack = await session.steer(arg, expected_request_id=request, source="chat", mode=mode)
+                say(render.ack_line(ack))
             case "inject":
                 say(render.ack_line(await session.inject(arg, expected_request_id=request, source="chat")))
             case "cancel":

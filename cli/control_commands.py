@@ -15,11 +15,12 @@ import typer
 
 from cli import inputs, ops, render
 from cli.common import Target, say, target_of
-from cli.errors import reported
+from cli.errors import CliError, reported
 from cli.params import AddressOpt, ControlId, NamespaceOpt, OpIdOpt, Reason, ReasonOpt, argument, option
 from clients import inputs as client_inputs
 from clients.sessions import SessionHandle
 from contracts import Ack
+from contracts.signals import SteerMode
 
 
 def send_control(
@@ -53,19 +54,41 @@ def steer(
     text: Annotated[str, argument(help="Guidance for the agent, read at its next LLM turn.")],
     expected_request_id: Annotated[str | None, option(help="Only if the run has this request id.")] = None,
     source: Annotated[str | None, option(help="Who is steering (recorded).")] = None,
+    interrupt: Annotated[
+        bool, option("--interrupt", help="Interrupt the LLM call (or tool round) in flight and re-plan now.")
+    ] = False,
+    cancel_tools: Annotated[
+        bool,
+        option("--cancel-tools", help="With --interrupt: cancel running tools instead of awaiting them."),
+    ] = False,
     address: AddressOpt = None,
     namespace: NamespaceOpt = None,
 ) -> None:
     """Steer a running agent with TEXT, read before its next LLM turn.
 
-    WORKFLOW_ID is a run's, or a session's (steering its active request; an idle
-    session rejects it with `idle`). Prints `queued <input_id>` or `rejected: <reason>` (exit 1).
+    With --interrupt the LLM call in flight is cancelled at once (what it had written is
+    kept, marked interrupted) and the model is called again with TEXT; during a tool round
+    the running tools finish first (--cancel-tools: they are cancelled). WORKFLOW_ID is a
+    run's, or a session's (steering its active request; an idle session rejects it with
+    `idle`). Prints `queued <input_id>` (`(interrupt)` when something was interrupted) or
+    `rejected: <reason>` (exit 1).
     """
+    mode: SteerMode = "interrupt" if interrupt else "queue"
+
+    def check() -> object:
+        if cancel_tools and not interrupt:
+            raise CliError("--cancel-tools applies to an interrupting steer: add --interrupt")
+        return client_inputs.steer_input(
+            text, expected_request_id=expected_request_id, source=source, mode=mode, cancel_tools=cancel_tools
+        )
+
     send_control(
         target_of(ctx, address, namespace),
         workflow_id,
-        lambda: client_inputs.steer_input(text, expected_request_id=expected_request_id, source=source),
-        lambda handle: handle.steer(text, expected_request_id=expected_request_id, source=source),
+        check,
+        lambda handle: handle.steer(
+            text, expected_request_id=expected_request_id, source=source, mode=mode, cancel_tools=cancel_tools
+        ),
     )
 
 

@@ -64,7 +64,7 @@ def agent_config(settings: dict[str, object]) -> AgentConfig:
 
 @dataclass(frozen=True)
 class AgentFlags:
-    """The agent options shared by `run`, `ask` and `chat`, as the user typed them."""
+    """The agent options of `run`, `ask` and `chat`, as the user typed them (`stream`: not --no-stream)."""
 
     model: str | None = None
     tools: tuple[str, ...] = ()
@@ -72,6 +72,7 @@ class AgentFlags:
     max_iterations: int | None = None
     script: Path | None = None
     api_base: str | None = None
+    stream: bool = False
 
 
 def explicit_settings(flags: AgentFlags) -> dict[str, JsonValue]:
@@ -92,6 +93,8 @@ def explicit_settings(flags: AgentFlags) -> dict[str, JsonValue]:
         settings["max_iterations"] = flags.max_iterations
     if flags.api_base is not None:
         settings = with_api_base(settings, checked_api_base(flags.api_base, "--api-base"))
+    if flags.stream:
+        settings["stream"] = True
     return settings
 
 

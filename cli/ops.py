@@ -1,4 +1,4 @@
-"""The Temporal side of the commands: connect, and follow a run's trace live, through the typed client.
+"""The Temporal side of the commands: connect, and follow a run live (its stream, or its trace query).
 
 Starting, steering and reading runs and sessions is the typed client's job
 (`client.Runs`, `client.Sessions`); this module adds what only a terminal needs.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable
 from datetime import timedelta
 from typing import TypeVar
 
@@ -19,15 +19,18 @@ from temporalio.client import (
     RPCTimeoutOrCancelledError,
     WorkflowQueryFailedError,
     WorkflowQueryRejectedError,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
 )
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
-from cli import render
+from cli import live, render
 from cli.errors import CliError, describe, unreachable_message
 from clients.base import Timeouts
 from clients.runs import RunHandle, Runs
 from clients.sessions import Sessions
 from contracts import RunResult, Trace
+from contracts.stream import DeltaEvent, TraceItem
 from conversation import Entry
 from hosting.connection import connect
 from payloads.settings import SettingsError
@@ -43,6 +46,9 @@ T = TypeVar("T")
 
 ENTRIES = TypeAdapter(list[Entry])
 QUERY_FAILURES = (RPCError, RPCTimeoutOrCancelledError, WorkflowQueryFailedError, WorkflowQueryRejectedError)
+STREAM_FAILURES = (*QUERY_FAILURES, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError)
+# How long a run's stream may take to end once the result is in (it ends with the run).
+DRAIN_S = 10.0
 
 
 async def open_client(address: str, namespace: str) -> Client:
@@ -83,45 +89,125 @@ def _print_new(out: Console, trace: Trace, last_seq: int, said_truncated: bool) 
     return last_seq, said_truncated
 
 
-async def follow(run: RunHandle, out: Console, address: str) -> RunResult:
+async def follow(run: RunHandle, out: Console, address: str, *, stream: bool = True) -> RunResult:
     """Print the run's trace live until its result is in (see `watch`)."""
-    return await watch(run, run.result(), out, address)
+    return await watch(run, run.result(), out, address, stream=stream)
 
 
-async def watch(run: RunHandle, outcome: Awaitable[T], out: Console, address: str) -> T:
-    """Print the run's trace live (polling its `trace` query) until `outcome` is in; return it.
+async def watch(
+    run: RunHandle, outcome: Awaitable[T], out: Console, address: str, *, stream: bool = True
+) -> T:
+    """Print the run's events live until `outcome` is in; return it.
 
-    `outcome` is the run's result, or for a session's run the session's record of
-    the request. It is awaited concurrently with the polling; once it arrives the
-    trace is read one last time so the final events are printed before the answer.
-    A trace that cannot be read (no worker yet) is reported once and retried.
+    `outcome` is the run's result, or for a session's run the session's record of the
+    request; it is awaited concurrently. With `stream`, the run's live stream is followed
+    (`cli.live`: trace lines, and the LLM's text as it comes) to the run's end; a stream
+    that cannot be followed (a worker without streams, a run that never started) falls
+    back to polling the `trace` query, from the last event printed.
     """
     result_task = asyncio.ensure_future(outcome)
-    last_seq, said_truncated, said_waiting = 0, False, False
-    failing_since: float | None = None
     try:
-        while True:
-            finished = result_task.done()
-            try:
-                trace = await run.trace()
-            except QUERY_FAILURES as error:
-                failing_since = failing_since or time.monotonic()
-                if not said_waiting and (finished or time.monotonic() - failing_since > SILENT_WAIT_S):
-                    message = f"(trace not readable yet: {describe(error, address, run.workflow_id)})"
-                    out.print(message, style="dim", markup=False, soft_wrap=True)
-                    said_waiting = True
-            else:
-                failing_since = None
-                last_seq, said_truncated = _print_new(out, trace, last_seq, said_truncated)
-            if finished:
-                break
-            await asyncio.wait([result_task], timeout=POLL_INTERVAL_S)
+        last_seq = 0
+        if stream:
+            streamed, last_seq = await _stream(run, result_task, out, address)
+            if streamed:
+                return await result_task
+        return await _poll(run, result_task, out, address, last_seq)
     finally:
-        if not result_task.done():
-            result_task.cancel()
-            await asyncio.wait([result_task])
-            if not result_task.cancelled():
-                # The SDK ends a cancelled wait for an Update in an error of its own: retrieve it
-                # here, or asyncio reports it as unhandled when the process ends.
-                result_task.exception()
-    return result_task.result()
+        await _settle(result_task)
+
+
+async def _stream(run: RunHandle, result: asyncio.Future[T], out: Console, address: str) -> tuple[bool, int]:
+    """Follow the run's stream to its end: (True, last seq), or (False, last seq) when it failed.
+
+    A run that does not exist yet (a queued request's) is waited for. Once `result` is
+    in, a stream that has begun gets `DRAIN_S` to end (it ends with the run) before the
+    rest of the trace is read by polling.
+    """
+    progress = _Progress()
+    streaming = asyncio.ensure_future(progress.show(run, out))
+    try:
+        await asyncio.wait([streaming, result], return_when=asyncio.FIRST_COMPLETED)
+        if not streaming.done() and progress.began:
+            await asyncio.wait([streaming], timeout=DRAIN_S)
+        if not streaming.done():
+            return False, progress.last_seq
+        error = streaming.exception()
+        if error is None:
+            return True, progress.last_seq
+        if not isinstance(error, STREAM_FAILURES):
+            raise error
+        reason = describe(error, address, run.workflow_id)
+        out.print(
+            f"(live stream unavailable, following the trace query: {reason})",
+            style="dim",
+            markup=False,
+            soft_wrap=True,
+        )
+        return False, progress.last_seq
+    finally:
+        await _settle(streaming)
+
+
+class _Progress:
+    """Shows a run's stream, remembering the last trace event printed (for a fallback to polling)."""
+
+    last_seq = 0
+    began = False
+
+    async def show(self, run: RunHandle, out: Console) -> None:
+        while True:
+            try:
+                self.last_seq = await live.show_stream(self._tracked(run.events()), out)
+                return
+            except RPCError as error:
+                if error.status != RPCStatusCode.NOT_FOUND or self.began:
+                    raise
+            await asyncio.sleep(POLL_INTERVAL_S)  # the run has not started yet
+
+    async def _tracked(
+        self, events: AsyncIterator[DeltaEvent | TraceItem]
+    ) -> AsyncIterator[DeltaEvent | TraceItem]:
+        async for event in events:
+            self.began = True
+            if isinstance(event, TraceItem):
+                self.last_seq = event.event.seq
+            yield event
+
+
+async def _poll(
+    run: RunHandle, result_task: asyncio.Future[T], out: Console, address: str, last_seq: int
+) -> T:
+    """Print the run's trace by polling its `trace` query until `result_task` is done.
+
+    Once it is, the trace is read one last time so the final events are printed before
+    the answer. A trace that cannot be read (no worker yet) is reported once and retried.
+    """
+    said_truncated, said_waiting = False, False
+    failing_since: float | None = None
+    while True:
+        finished = result_task.done()
+        try:
+            trace = await run.trace()
+        except QUERY_FAILURES as error:
+            failing_since = failing_since or time.monotonic()
+            if not said_waiting and (finished or time.monotonic() - failing_since > SILENT_WAIT_S):
+                message = f"(trace not readable yet: {describe(error, address, run.workflow_id)})"
+                out.print(message, style="dim", markup=False, soft_wrap=True)
+                said_waiting = True
+        else:
+            failing_since = None
+            last_seq, said_truncated = _print_new(out, trace, last_seq, said_truncated)
+        if finished:
+            return result_task.result()
+        await asyncio.wait([result_task], timeout=POLL_INTERVAL_S)
+
+
+async def _settle(task: asyncio.Future[object] | asyncio.Future[T]) -> None:
+    """Cancel `task` if it still runs, and retrieve its error so asyncio does not report it at exit."""
+    if not task.done():
+        task.cancel()
+        await asyncio.wait([task])
+    if not task.cancelled():
+        # The SDK ends a cancelled wait for an Update in an error of its own: retrieve it.
+        task.exception()

@@ -33,6 +33,16 @@ class View(StrEnum):
     trace = "trace"
 
 
+class OnBusy(StrEnum):
+    """What an ask does when the session is running another request (`AskInput.on_busy`)."""
+
+    reject = "reject"
+    enqueue = "enqueue"
+    steer = "steer"
+    interrupt = "interrupt"
+    rollback = "rollback"
+
+
 class Reason(StrEnum):
     """Why a context operation is made (recorded in the thread)."""
 
@@ -67,3 +77,18 @@ IterationsOpt = Annotated[int | None, option(min=1, help="LLM turns before givin
 ScriptOpt = Annotated[Path | None, option(help="JSON list of script turns (scripted model).")]
 AgentIdOpt = Annotated[str, option(help="Agent id of a new session.")]
 SnapshotOpt = Annotated[str | None, option(help="Snapshot token a new session starts from.")]
+OnBusyOpt = Annotated[
+    OnBusy,
+    option(
+        "--on-busy",
+        help="When another request runs: reject (busy), enqueue, steer it, interrupt it, or rollback.",
+    ),
+]
+ExpectedLastOpt = Annotated[
+    str | None,
+    option(help="Refuse the ask (stale) unless this request is the session's last one."),
+]
+NoStreamOpt = Annotated[
+    bool,
+    option("--no-stream", help="Do not stream the LLM's text; follow the trace by polling its query."),
+]

@@ -86,7 +86,8 @@ def ack_line(ack: Ack) -> str:
     note = f" ({ack.message})" if ack.message else ""
     match ack.status:
         case "queued":
-            return f"queued {ack.input_id or ''}".rstrip() + note
+            mode = " (interrupt)" if ack.mode == "interrupt" else ""
+            return f"queued {ack.input_id or ''}".rstrip() + mode + note
         case "rejected":
             return f"rejected: {ack.reason or 'no reason given'}{note}"
         case "deferred" | "applied" | "duplicate":

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from rich.table import Table
 
 from cli.render import add_row, new_table, outcome_lines, preview
-from contracts.session import RequestRecord, RequestResult, SessionStatus
+from contracts.session import AskAccepted, RequestRecord, RequestResult, SessionStatus
 from conversation import DEFAULT_CONTEXT_REF, ContextOpEntry, Entry, MessageEntry
 
 CONTENT_CHARS = 120
@@ -29,6 +29,21 @@ def record_lines(record: RequestRecord, verbose: bool = False) -> list[str]:
         lines.append(f"run workflow id: {record.run_workflow_id}")
         lines.append(f"started: {record.started_at:%Y-%m-%d %H:%M:%S}{_duration(record)}")
     return lines
+
+
+def accepted_line(accepted: AskAccepted) -> str | None:
+    """What a busy session did with an ask (None when the ask simply started a request)."""
+    match accepted.disposition:
+        case "started":
+            return None
+        case "enqueued":
+            return f"enqueued: runs after the active request (position {accepted.position})"
+        case "steered":
+            return f"steered the running request {accepted.request_id} (input {accepted.input_id})"
+        case "interrupted":
+            return f"interrupted request {accepted.replaced_request_id}: this one runs next"
+        case "rolled_back":
+            return f"rolled back request {accepted.replaced_request_id}: this one runs next"
 
 
 def _duration(record: RequestRecord) -> str:

@@ -24,6 +24,8 @@ _SHOWN: dict[TraceKind, tuple[str, ...]] = {
     "request_started": ("query", "model", "tools"),
     "llm_started": ("model", "messages", "attempt"),
     "llm_completed": ("finish_reason", "usage", *_TOKEN_KEYS, "tool_calls", "content"),
+    "llm_interrupted": ("chars", "seq", "content"),
+    "tool_round_interrupted": ("calls",),
     "tool_started": ("name", "tool", "arguments"),
     "tool_completed": ("ok", "outcome", "result", "error", "attempts"),
     "input_injected": ("kind", "source", "content", "seq"),
@@ -39,6 +41,7 @@ _SHOWN: dict[TraceKind, tuple[str, ...]] = {
 _STYLES: dict[str, str] = {
     "llm_completed": "cyan",
     "input_injected": "magenta",
+    **dict.fromkeys(("llm_interrupted", "tool_round_interrupted"), "magenta"),
     **dict.fromkeys(("tool_started", "tool_completed"), "yellow"),
     **dict.fromkeys(("context_op_applied", "context_op_deferred"), "blue"),
     **dict.fromkeys(("input_rejected", "context_op_rejected"), "red"),
@@ -109,6 +112,10 @@ def _summary(event: TraceEvent) -> list[str]:
         case "llm_completed":
             parts += [_kv(d, "finish_reason", "finish"), _tokens(d), _tool_names(d.get("tool_calls"))]
             parts.append(_kv(d, "content", "text"))
+        case "llm_interrupted":
+            parts += [_kv(d, "chars"), _thread_seq(d), _kv(d, "content", "text")]
+        case "tool_round_interrupted":
+            parts.append(_kv(d, "calls"))
         case "tool_started":
             args = d.get("arguments")
             parts.append(f"{name}({preview(args) if args is not None else ''})")
@@ -149,7 +156,7 @@ def event_details(event: TraceEvent) -> str:
     for label, value in (("call", event.call_id), ("input", event.input_id), ("op", event.op_id)):
         if value:
             parts.append(f"{label}={value}")
-    shown = {*_SHOWN[event.kind], "name", "tool", "duration_ms", "dropped_inputs"}
+    shown = {*_SHOWN.get(event.kind, ()), "name", "tool", "duration_ms", "dropped_inputs"}
     parts += [f"{k}={preview(v, 40)}" for k, v in event.data.items() if k not in shown and v is not None]
     return " ".join(p for p in parts if p)
 

@@ -16,7 +16,17 @@ from cli import inputs, ops, render
 from cli.common import Target, announce, out, say_lines, target_of
 from cli.demo import DEMO_QUERY, demo_notice
 from cli.errors import CliError, err_console, reported
-from cli.params import AddressOpt, ApiBaseOpt, ModelOpt, NamespaceOpt, View, WorkflowId, argument, option
+from cli.params import (
+    AddressOpt,
+    ApiBaseOpt,
+    ModelOpt,
+    NamespaceOpt,
+    NoStreamOpt,
+    View,
+    WorkflowId,
+    argument,
+    option,
+)
 from clients import inputs as client_inputs
 from contracts import AgentConfig
 
@@ -33,20 +43,24 @@ def run(
     script: Annotated[Path | None, option(help="JSON list of script turns (scripted model).")] = None,
     request_id: Annotated[str | None, option(help="Request id (default: chosen by the run).")] = None,
     no_follow: Annotated[bool, option("--no-follow", help="Print the workflow id and exit.")] = False,
+    no_stream: NoStreamOpt = False,
     address: AddressOpt = None,
     namespace: NamespaceOpt = None,
 ) -> None:
-    """Start a run and follow its trace live until the final answer.
+    """Start a run and follow it live until the final answer: its trace, and the LLM's text as it comes.
 
     QUERY is the user's question. The model is --model, else $REACT_MODEL; with
     neither (and no --script) the bundled local model runs a calculator demo and
     QUERY may be omitted (`--model scripted`: the scripted demo, no LLM at all).
+    The agent streams (--no-stream: it does not, and the trace query is polled).
     Exits 1 unless the run completes.
     """
     target = target_of(ctx, address, namespace)
     workflow_id = workflow_id or f"react-{uuid.uuid4().hex[:8]}"
     with reported(target.address, workflow_id):
-        flags = inputs.AgentFlags(model, tuple(tool or ()), system_prompt, max_iterations, script, api_base)
+        flags = inputs.AgentFlags(
+            model, tuple(tool or ()), system_prompt, max_iterations, script, api_base, not no_stream
+        )
         config, demo = inputs.resolve_config(flags)
         if demo:
             err_console.print(demo_notice(config), markup=False, soft_wrap=True, style="bold")
@@ -69,7 +83,8 @@ async def _start_and_follow(
         typer.echo(run.workflow_id)
         return True
     announce(target, "workflow id", run.workflow_id, f"model: {config.model}")
-    result = await ops.follow(ops.following(client, run.workflow_id), out, target.address)
+    run = ops.following(client, run.workflow_id)
+    result = await ops.follow(run, out, target.address, stream=config.stream)
     say_lines(render.result_lines(result), bold_first=2)
     return result.status == "completed"
 

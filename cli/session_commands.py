@@ -26,10 +26,14 @@ from cli.params import (
     AgentIdOpt,
     ApiBaseOpt,
     ConversationOpt,
+    ExpectedLastOpt,
     IterationsOpt,
     JsonOpt,
     ModelOpt,
     NamespaceOpt,
+    NoStreamOpt,
+    OnBusy,
+    OnBusyOpt,
     PromptOpt,
     ScriptOpt,
     SessionArg,
@@ -65,24 +69,39 @@ def ask(
     snapshot: SnapshotOpt = None,
     request_id: Annotated[str | None, option(help="Request id (default: chosen by the session).")] = None,
     no_follow: Annotated[bool, option("--no-follow", help="Print the request id and exit.")] = False,
+    no_stream: NoStreamOpt = False,
+    on_busy: OnBusyOpt = OnBusy.reject,
+    expected_last_request: ExpectedLastOpt = None,
     address: AddressOpt = None,
     namespace: NamespaceOpt = None,
 ) -> None:
-    """Ask a session QUERY and follow its run live until the answer; the first ask creates the session.
+    """Ask a session QUERY and follow its run live (the LLM's text as it comes); the first ask creates it.
 
     A new session gets the agent of the options (model: --model, else $REACT_MODEL,
     else the bundled local model's demo agent, where QUERY may be omitted); a running session keeps its
     agent and applies the options to this request only. A busy session rejects the
-    ask (`rejected: busy (...)`, exit 1). Exits 1 unless the request completes.
+    ask (`rejected: busy (...)`, exit 1) unless --on-busy says otherwise: enqueue it,
+    steer the running request with it, interrupt the running request (or roll it back)
+    and run it. --expected-last-request refuses it (`stale`) if another request was
+    asked since that one. The agent streams (--no-stream: the trace query is polled
+    instead). Exits 1 unless the request completes.
     """
     target = target_of(ctx, address, namespace)
     with reported(target.address):
         sid, query = session_and_argument(session, conversation, session_id, query, "the QUERY")
     with reported(target.address, sid, resume_hint(sid)):
-        flags = inputs.AgentFlags(model, tuple(tool or ()), system_prompt, max_iterations, script, api_base)
-        if query is not None:
-            client_inputs.ask_input(query, request_id=request_id)  # limits, before connecting
-        ok = asyncio.run(_ask(target, sid, query, flags, agent_id, snapshot, request_id, not no_follow))
+        flags = inputs.AgentFlags(
+            model, tuple(tool or ()), system_prompt, max_iterations, script, api_base, not no_stream
+        )
+        if query is not None:  # limits, before connecting
+            client_inputs.ask_input(
+                query,
+                request_id=request_id,
+                on_busy=on_busy.value,
+                expected_last_request=expected_last_request,
+            )
+        ask = session_ops.AskChoice(request_id, on_busy.value, expected_last_request)
+        ok = asyncio.run(_ask(target, sid, query, flags, agent_id, snapshot, ask, not no_follow))
     if not ok:
         raise typer.Exit(1)
 
@@ -94,21 +113,26 @@ async def _ask(
     flags: inputs.AgentFlags,
     agent_id: str,
     snapshot: str | None,
-    request_id: str | None,
+    choice: session_ops.AskChoice,
     follow: bool,
 ) -> bool:
     asker, demo = await session_ops.open_asker(
-        target.address, target.namespace, session_id, flags, agent_id, snapshot
+        target.address, target.namespace, session_id, flags, agent_id, snapshot, choice.on_busy
     )
     query = query or (DEMO_QUERY if demo else None)
     if not query:
         raise CliError("a QUERY is required (only a new session on the default demo agent has one)")
-    accepted = await asker.ask(query, request_id)
+    accepted = await asker.ask(query, choice.request_id, choice.expected_last_request)
+    disposition = render_session.accepted_line(accepted)
     if not follow:
+        if disposition is not None:
+            err_console.print(disposition, markup=False, soft_wrap=True)
         typer.echo(accepted.request_id)
         err_console.print(f"run workflow id: {accepted.run_workflow_id}", markup=False, style="dim")
         return True
     say(f"request id: {accepted.request_id}", "bold")
+    if disposition is not None:
+        say(disposition, "bold")
     announce(target, "run workflow id", accepted.run_workflow_id, f"session {session_id}")
     record = await session_ops.follow_request(asker, accepted, out, target.address)
     say_lines(render_session.record_lines(record), bold_first=2)
@@ -165,16 +189,21 @@ def chat(
     script: ScriptOpt = None,
     agent_id: AgentIdOpt = DEFAULT_AGENT_ID,
     snapshot: SnapshotOpt = None,
+    no_stream: NoStreamOpt = False,
+    on_busy: OnBusyOpt = OnBusy.reject,
+    expected_last_request: ExpectedLastOpt = None,
     address: AddressOpt = None,
     namespace: NamespaceOpt = None,
 ) -> None:
     """Chat with a session: each line is an ask, its run streams live, then the answer.
 
     While a run streams, a typed line steers it (the same as /steer TEXT). Commands:
-    /steer TEXT, /inject TEXT, /cancel, /context replace TEXT, /context switch LANE,
+    /steer TEXT, /interrupt TEXT, /inject TEXT, /cancel, /context replace TEXT, /context switch LANE,
     /export, /status, /history [SINCE], /requests, /help, /quit (or Ctrl-D; a running
     request goes on). Between turns steer and inject are rejected (`idle`). The
-    options configure a new session, or override each request of a running one.
+    options configure a new session, or override each request of a running one;
+    --on-busy applies to each ask, and with --expected-last-request each ask expects
+    the chat's previous request to be the last one (the first expects the one given).
     """
     target = target_of(ctx, address, namespace)
     with reported(target.address):
@@ -182,13 +211,15 @@ def chat(
             raise CliError(f"unexpected argument {session_id!r}: the session is given by an option")
         sid = session_id_of(session, conversation, session_id) or session_workflow_id(uuid.uuid4().hex[:8])
     with reported(target.address, sid, resume_hint(sid)):
-        flags = inputs.AgentFlags(model, tuple(tool or ()), system_prompt, max_iterations, script, api_base)
+        flags = inputs.AgentFlags(
+            model, tuple(tool or ()), system_prompt, max_iterations, script, api_base, not no_stream
+        )
 
         async def talk() -> None:
             asker, _ = await session_ops.open_asker(
-                target.address, target.namespace, sid, flags, agent_id, snapshot
+                target.address, target.namespace, sid, flags, agent_id, snapshot, on_busy.value
             )
-            await Chat(asker, target).run()
+            await Chat(asker, target, expected_last_request).run()
 
         asyncio.run(talk())
 

@@ -20,7 +20,7 @@ from cli.demo import demo_notice
 from cli.errors import err_console
 from clients.sessions import SessionHandle
 from contracts import AgentConfig
-from contracts.session import AskAccepted, RequestRecord, RequestResult
+from contracts.session import AskAccepted, OnBusy, RequestRecord, RequestResult
 
 DESCRIBE_TIMEOUT = timedelta(seconds=10)
 RECORDS = TypeAdapter(list[RequestRecord])
@@ -40,6 +40,15 @@ async def is_running(client: Client, session_id: str) -> bool:
 
 
 @dataclass(frozen=True)
+class AskChoice:
+    """How one ask is made: its request id, what a busy session does with it, the request it expects last."""
+
+    request_id: str | None = None
+    on_busy: OnBusy = "reject"
+    expected_last_request: str | None = None
+
+
+@dataclass(frozen=True)
 class Asker:
     """How this process asks one session: the config that creates it, the overrides of each ask."""
 
@@ -49,17 +58,21 @@ class Asker:
     config: AgentConfig
     overrides: dict[str, JsonValue]
     snapshot: str | None = None
+    stream: bool = True
+    on_busy: OnBusy = "reject"
 
     @property
     def session_id(self) -> str:
         """The session's workflow id."""
         return self.session.workflow_id
 
-    async def ask(self, query: str, request_id: str | None = None) -> AskAccepted:
+    async def ask(
+        self, query: str, request_id: str | None = None, expected_last_request: str | None = None
+    ) -> AskAccepted:
         """Ask `query`, creating the session with this asker's config if it does not run yet.
 
         Raises:
-            RejectedError: the ask is over a limit or the session refused it (`busy`, ...).
+            RejectedError: the ask is over a limit or the session refused it (`busy`, `stale`, ...).
         """
         return await self.session.ask(
             query,
@@ -68,6 +81,8 @@ class Asker:
             request_id=request_id,
             overrides=self.overrides,
             snapshot=self.snapshot,
+            on_busy=self.on_busy,
+            expected_last_request=expected_last_request,
         )
 
 
@@ -78,6 +93,7 @@ async def open_asker(
     flags: inputs.AgentFlags,
     agent_id: str,
     snapshot: str | None,
+    on_busy: OnBusy = "reject",
 ) -> tuple[Asker, bool]:
     """Connect and prepare the asks of a session; True when they create one on a default demo agent.
 
@@ -94,11 +110,13 @@ async def open_asker(
     if not running and demo:
         err_console.print(demo_notice(config), markup=False, soft_wrap=True, style="bold")
     session = ops.sessions_of(client).get(session_id)
-    asker = Asker(client, session, agent_id, config, explicit if running else {}, snapshot)
+    overrides = explicit if running else {}
+    asker = Asker(client, session, agent_id, config, overrides, snapshot, flags.stream, on_busy)
     return asker, demo and not running
 
 
 async def follow_request(asker: Asker, accepted: AskAccepted, out: Console, address: str) -> RequestResult:
-    """Print the trace of the request's run live, until the session has its record; return it."""
+    """Print the request's run live (stream, or trace), until the session has its record; return it."""
     run = ops.following(asker.client, accepted.run_workflow_id)
-    return await ops.watch(run, asker.session.await_result(accepted.request_id), out, address)
+    outcome = asker.session.await_result(accepted.request_id)
+    return await ops.watch(run, outcome, out, address, stream=asker.stream)

@@ -22,6 +22,7 @@ from clients import inputs
 from clients.errors import RejectedError, workflow_rejection
 from clients.update_retry import execute_update
 from contracts import TASK_QUEUE, Ack, Segment, SegmentRef, ThreadPage
+from contracts.signals import SteerMode
 from contracts.thread import DEFAULT_PAGE_ENTRIES
 from conversation import Context, ContextModifyInput, Entry
 from conversation.thread import OperationReason
@@ -149,18 +150,32 @@ class WorkflowControls:
         expected_request_id: str | None = None,
         source: str | None = None,
         refs: Mapping[str, str] | None = None,
+        mode: SteerMode = "queue",
+        cancel_tools: bool = False,
     ) -> Ack:
         """Guide the run: user-style input read before its next LLM call.
 
+        With `mode="interrupt"` the LLM call in flight is cancelled at once (what it had
+        produced is kept as an `interrupted` assistant entry) and the model is called again
+        with the steer; during a tool round the running tools finish first, unless
+        `cancel_tools` (tools not started yet get a `cancelled` result either way).
+
         Returns:
-            `queued` with the `input_id` recorded in the thread, or `rejected` with `reason`
-            (`blank_content`, `payload_too_large`, `request_mismatch`, `queue_full`, `sealed`,
-            `idle` for a session with no active run, `not_running` for a finished run, ...).
+            `queued` with the `input_id` recorded in the thread and the `mode` applied
+            (`interrupt` only when something was in flight), or `rejected` with `reason`
+            (`blank_content`, `payload_too_large`, `invalid_input` for an unknown mode,
+            `request_mismatch`, `queue_full`, `sealed`, `idle` for a session with no active
+            run, `not_running` for a finished run, ...).
         """
         return await self._acked(
             "steer",
             lambda: inputs.steer_input(
-                content, expected_request_id=expected_request_id, source=source, refs=refs
+                content,
+                expected_request_id=expected_request_id,
+                source=source,
+                refs=refs,
+                mode=mode,
+                cancel_tools=cancel_tools,
             ),
         )
 

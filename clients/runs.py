@@ -11,12 +11,16 @@ elsewhere (by the CLI, by a session: a session's request runs as a child workflo
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 from temporalio.client import WorkflowFailureError
 
 from clients import inputs
 from clients.base import ClientScope, Timeouts, WorkflowControls
 from clients.errors import RejectedError, workflow_rejection
+from clients.stream import DEFAULT_POLL_COOLDOWN_S, run_events
 from contracts import WORKFLOW_TYPE, AgentConfig, RunResult, RunState, Trace
+from contracts.stream import DeltaEvent, TraceItem
 from contracts.web_ui import static_details, static_summary
 from conversation import DEFAULT_CONTEXT_REF, Context
 
@@ -51,6 +55,24 @@ class RunHandle(WorkflowControls):
     async def trace(self) -> Trace:
         """The run's event trace (LLM and tool calls, input, context ops, the outcome; bounded)."""
         return await self._query("trace", Trace)
+
+    def events(
+        self, *, poll_cooldown_s: float = DEFAULT_POLL_COOLDOWN_S
+    ) -> AsyncIterator[DeltaEvent | TraceItem]:
+        """The run's live events until it has ended: `async for event in run.events(): ...`.
+
+        Trace events (`TraceItem`) come once each, in trace order (missed ones are read back
+        from the `trace` query); with the agent config's `stream` on, `DeltaEvent`s carry the
+        LLM calls' text as it is produced (`clients.stream.TextAssembler` builds it). A run
+        that has already ended yields what its stream kept, then its missed trace events.
+
+        Args:
+            poll_cooldown_s: least time between two polls of the stream once caught up.
+
+        Raises:
+            RPCError: `NOT_FOUND` when no run has this workflow id.
+        """
+        return run_events(self._client, self.workflow_id, self.trace, poll_cooldown_s=poll_cooldown_s)
 
 
 class Runs(ClientScope):
