@@ -163,3 +163,28 @@ def test_text_assembler_drops_a_superseded_attempt_and_resets_at_a_call_end() ->
     assert assembler.add(trace_item("llm_completed", 5)) and assembler.text == ""
     assembler.add(trace_item("request_completed", 6))
     assert assembler.add(delta(0, 1, "a session's next run")) and assembler.text == "a session's next run"
+
+
+async def test_a_retried_attempts_deltas_are_marked_and_the_assembler_keeps_the_retry(
+    client: Client, task_queue: str
+) -> None:
+    # The first attempt streams half its pieces, then the provider fails (retried by Temporal).
+    failing = ScriptTurn(content=STORY, chunk_chars=4, chunk_delay_s=0.02, error="server", error_times=1)
+    config = AgentConfig(model="scripted", stream=True, stream_interval_s=0.02, script=[failing])
+    run = await Runs(client, task_queue=task_queue).start("Tell me a story.", config)
+    assembler, seen = TextAssembler(), list[str]()
+    deltas: list[DeltaEvent] = []
+    async for event in run.events(poll_cooldown_s=0.02):
+        if isinstance(event, TraceItem) and event.event.kind == "llm_completed":
+            seen.append(assembler.text)
+        assembler.add(event)
+        if isinstance(event, DeltaEvent):
+            deltas.append(event)
+    result = await run.result()
+    assert result.status == "completed" and result.answer == STORY
+    first = "".join(d.text for d in deltas if d.attempt == 1)
+    second = "".join(d.text for d in deltas if d.attempt == 2)
+    assert first and STORY.startswith(first) and len(first) < len(STORY)  # the failed attempt's part
+    assert second == STORY  # the retry starts over
+    assert [d.attempt for d in deltas] == sorted(d.attempt for d in deltas)  # attempt 1's come first
+    assert seen == [STORY]  # the assembler dropped the failed attempt's text
