@@ -10,7 +10,7 @@ from temporalio.client import Client, WorkflowHandle
 from clients import sessions
 from contracts import AgentConfig, ScriptTurn, Segment, ThreadPage, ThreadQuery
 from contracts.session import AskAccepted, AskInput, RequestRecord, RequestResult, SessionStatus
-from conversation import Entry
+from conversation import ContextModifyInput, Entry
 from payloads.blob_store import BlobStore
 
 
@@ -68,3 +68,16 @@ async def session_thread(handle: WorkflowHandle[Any, Any], store: BlobStore | No
 
 async def requests(handle: WorkflowHandle[Any, Any]) -> list[RequestRecord]:
     return await handle.query("requests", result_type=list[RequestRecord])
+
+
+def replace_op(op_id: str, text: str) -> ContextModifyInput:
+    """A `context_modify` replacing the active lane with one user message."""
+    return ContextModifyInput.model_validate(
+        {
+            "op_id": op_id,
+            "operation": {
+                "type": "replace",
+                "result_context": {"messages": [{"role": "user", "content": text}]},
+            },
+        }
+    )

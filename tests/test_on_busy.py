@@ -22,11 +22,19 @@ from clients.sessions import Sessions
 from contracts.limits import MAX_QUEUED_ASKS
 from contracts.llm import LLMResponse
 from contracts.session import AskAccepted
-from conversation import Context, ContextModifyInput, ContextOpEntry, MessageEntry
+from conversation import Context, ContextOpEntry, MessageEntry
 from payloads.blob_store import BlobStore
 from tests.helpers import call, llm_inputs, turn, update
 from tests.llm_gate import answer_llm_call, held, held_llm_call
-from tests.session_helpers import ask, ask_sync, new_session_id, requests, session_thread, status
+from tests.session_helpers import (
+    ask,
+    ask_sync,
+    new_session_id,
+    replace_op,
+    requests,
+    session_thread,
+    status,
+)
 
 
 def user_entries(thread: list[Any]) -> list[MessageEntry]:
@@ -262,15 +270,3 @@ async def test_unknown_on_busy_is_invalid_input_and_changes_nothing(
     assert [r.request_id for r in await requests(handle)] == [first.request_id]
     await answer_llm_call(client, store, first.run_workflow_id, "done")
     assert (await sessions.await_result(client, sid, first.request_id)).result == "done"
-
-
-def replace_op(op_id: str, text: str) -> ContextModifyInput:
-    return ContextModifyInput.model_validate(
-        {
-            "op_id": op_id,
-            "operation": {
-                "type": "replace",
-                "result_context": {"messages": [{"role": "user", "content": text}]},
-            },
-        }
-    )

@@ -48,7 +48,7 @@ from hosting.dev_server import BLOB_SIZE_LIMIT, DYNAMIC_CONFIG, dynamic_config_a
 from payloads.blob_store import BlobStore
 from tests.agent_tools import registry_for_tests
 from tests.helpers import start_run, turn, workflow_task_failures
-from tests.llm_gate import answer_llm_call, held
+from tests.llm_gate import answer_llm_call, held, held_llm_call
 from tests.session_helpers import ask_sync, new_session_id
 from worker import build_worker
 
@@ -239,6 +239,9 @@ async def test_on_a_stock_server_a_3_mb_update_wedges_a_run_and_a_reset_recovers
     stock: Server, store: BlobStore
 ) -> None:
     run = await start_run(stock.client, stock.task_queue, [held()])
+    # The LLM call must be scheduled first: on a loaded machine the Update could otherwise reach the
+    # run's first workflow task, which would then fail too and never schedule the call.
+    await held_llm_call(stock.client, store, run.id)
     with pytest.raises(WorkflowUpdateRPCTimeoutOrCancelledError):  # the caller gives up; the server keeps it
         await plain_update(stock, run.id, "steer", "x" * (3 * MB))
     handle = await wedged(stock, run.id)

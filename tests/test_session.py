@@ -11,21 +11,17 @@ from temporalio.exceptions import ApplicationError
 from clients import sessions
 from contracts import Ack, CancelInput, SteerInput
 from contracts.session import RequestRecord
-from conversation import Context, ContextModifyInput, ContextOpEntry, Message, MessageEntry, project
+from conversation import Context, ContextOpEntry, Message, MessageEntry, project
 from tests.helpers import call, llm_inputs, turn, update, wait_until
-from tests.session_helpers import ask, ask_sync, new_session_id, requests, session_thread, status
-
-
-def replace_op(op_id: str, text: str) -> ContextModifyInput:
-    return ContextModifyInput.model_validate(
-        {
-            "op_id": op_id,
-            "operation": {
-                "type": "replace",
-                "result_context": {"messages": [{"role": "user", "content": text}]},
-            },
-        }
-    )
+from tests.session_helpers import (
+    ask,
+    ask_sync,
+    new_session_id,
+    replace_op,
+    requests,
+    session_thread,
+    status,
+)
 
 
 async def wait_running(client: Client, run_workflow_id: str) -> None:
