@@ -17,7 +17,9 @@ characters every 5 ms; unstreamed, the scripted model waits as long, then answer
 2. Interrupt to next call: a run streams a long answer; once the client has seen some of it,
    it sends `steer(mode="interrupt")` and times until the `llm_started` event of the next
    call arrives on the stream (client-side), and from the Update's acceptance to the next
-   `llm_call` being scheduled (server-side, from history).
+   `llm_call` being scheduled (server-side, from history). The next call streams for 0.5 s:
+   a run that ends before the subscriber's next poll is read back by query instead, which
+   took about 1 s here (a query to a closed workflow), and would measure that, not the steer.
 3. Batch interval: a 2,000-token answer (8,000 characters in 2,000 pieces of 4, one every
    5 ms: about 10 s) per `stream_interval_s`, and with streaming off: time to first token,
    signals and history bytes of the run, and the run's duration.
@@ -105,7 +107,9 @@ async def time_to_first_token(client: Client, queue: str, *, stream: bool, inter
 async def interrupt_latency(client: Client, queue: str) -> tuple[float, float]:
     """(client-side, server-side) seconds from an interrupting steer to the next LLM call."""
     long = ScriptTurn(content=ANSWER_2000_TOKENS, chunk_chars=4, chunk_delay_s=0.005)
-    config = AgentConfig(model="scripted", script=[long, ScriptTurn(content="ok")], stream=True)
+    # The next call streams too (0.5 s), so the run is still live when its `llm_started` goes out.
+    after = answer_turn(ANSWER_2000_TOKENS[:400], True)
+    config = AgentConfig(model="scripted", script=[long, after], stream=True)
     handle = await start(client, queue, config)
     sent = 0.0
     client_side: float | None = None
