@@ -68,6 +68,7 @@ def status_table(status: SessionStatus) -> Table:
         ("active lane", status.active_context_ref),
         ("pending context op", status.pending_context_op_id or "-"),
         ("requests kept", str(status.requests_kept)),
+        ("requests waiting", str(status.waiting_requests)),
     ]
     table = new_table("session status", "field", "value", header=False)
     for key, value in rows:

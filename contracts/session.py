@@ -148,6 +148,7 @@ class SessionStatus(BaseModel):
     active_context_ref: str = DEFAULT_CONTEXT_REF
     pending_context_op_id: str | None = None
     requests_kept: int = 0
+    waiting_requests: int = 0
 
 
 class ContextQuery(BaseModel):

@@ -82,12 +82,15 @@ STEER = {
     "source": text(200),
     "refs": string_map(16, 64, 1_000),
     "reply_to": ident(),
+    "mode": Spec(NOT_TEXT | st.none() | st.sampled_from(["", "Interrupt", "shout"])),
 }
 ASK = {
     "query": text(100_000, required=True),
     "request_id": ident(),
     "overrides": json_object(256 * KIB),
     "context_policy": model(POLICY, {}),
+    "on_busy": Spec(NOT_TEXT | st.none() | st.sampled_from(["", "Enqueue", "wait"])),
+    "expected_last_request": ident(),
 }
 RUN_INPUT = {
     "query": text(100_000, required=True),

@@ -90,12 +90,14 @@ async def test_enqueued_asks_wait_in_order_up_to_the_bound(
     )
     assert again == queued[2]  # a retried ask keeps its original answer, whatever on_busy says
     assert len(await requests(handle)) == MAX_QUEUED_ASKS + 1
+    assert (await status(handle)).waiting_requests == MAX_QUEUED_ASKS
 
     await answer_llm_call(client, store, first.run_workflow_id, "first answer")
     last = await sessions.await_result(client, sid, queued[-1].request_id)
     assert (last.status, last.result) == ("completed", f"answer {MAX_QUEUED_ASKS - 1}")
     records = await requests(handle)
     assert [r.status for r in records] == ["completed"] * (MAX_QUEUED_ASKS + 1)
+    assert (await status(handle)).waiting_requests == 0
     finished = [r.finished_at for r in records if r.finished_at is not None]
     assert finished == sorted(finished)
     users = [e.payload.content for e in user_entries(await session_thread(handle, store))]

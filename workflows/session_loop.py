@@ -186,6 +186,7 @@ class SessionLoop:
             active_context_ref=thread.active_context_ref,
             pending_context_op_id=pending.op_id if pending else None,
             requests_kept=len(self._book.records),
+            waiting_requests=len(self._book.waiting),
         )
 
     def page(self, query: ThreadQuery) -> ThreadPage:
