@@ -6,10 +6,10 @@
 Real and on 127.0.0.1 only: a `temporal server start-dev` with a fresh SQLite file and the
 product's `worker.py` as its own process (production settings: workflow cache on), and this
 process as the client, subscribing to each run's Workflow Stream as an application would
-(`WorkflowStreamClient.subscribe`, the library `clients.stream` uses). The model is the
-scripted one, streaming (its pieces come from the worker's own event loop, no HTTP, no
-litellm): what is measured is the product and Temporal, not a provider. An answer is 4
-characters every 5 ms; unstreamed, the scripted model waits as long, then answers whole.
+(`clients.stream.run_events`, what `RunHandle.events` runs). The model is the scripted one,
+streaming (its pieces come from the worker's own event loop, no HTTP, no litellm): what is
+measured is the product and Temporal, not a provider. An answer is 4 characters every 5 ms;
+unstreamed, the scripted model waits as long, then answers whole.
 
 1. Time to first token: from the client's `start_workflow` call to the first `DeltaEvent`
    arriving at the client, for a run whose first piece is ready at once (p50 and p99 over
@@ -35,21 +35,20 @@ import tempfile
 import time
 import uuid
 from collections.abc import AsyncIterator
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
-from temporalio.contrib.workflow_streams import WorkflowStreamClient
 
 from bench._process_stack import Stack, machine
+from clients.stream import run_events, trace_reader
 from contracts import WORKFLOW_TYPE, Ack, AgentConfig, RunInput, RunResult, ScriptTurn, SteerInput
-from contracts.stream import EVENTS_TOPIC, DeltaEvent, StreamEvent, TraceItem
+from contracts.stream import DeltaEvent, StreamEvent, TraceItem
 
 EVENT: TypeAdapter[DeltaEvent | TraceItem] = TypeAdapter(StreamEvent)
-POLL_COOLDOWN = timedelta(milliseconds=50)
+POLL_COOLDOWN_S = 0.05
 ANSWER_2000_TOKENS = ("word " * 1_600)[:8_000]
 INTERVALS = (0.02, 0.05, 0.1, 0.25, 0.5, 1.0)
 
@@ -83,11 +82,9 @@ async def start(client: Client, queue: str, config: AgentConfig) -> WorkflowHand
     )
 
 
-async def events(client: Client, workflow_id: str) -> AsyncIterator[DeltaEvent | TraceItem]:
-    """The run's stream events, decoded, until the run ends."""
-    stream = WorkflowStreamClient.create(client, workflow_id)
-    async for item in stream.subscribe(EVENTS_TOPIC, poll_cooldown=POLL_COOLDOWN):
-        yield EVENT.validate_python(item.data)
+def events(client: Client, workflow_id: str) -> AsyncIterator[DeltaEvent | TraceItem]:
+    """The run's stream events until the run ends, as the typed client reads them (`RunHandle.events`)."""
+    return run_events(client, workflow_id, trace_reader(client, workflow_id), poll_cooldown_s=POLL_COOLDOWN_S)
 
 
 async def time_to_first_token(client: Client, queue: str, *, stream: bool, interval_s: float = 0.1) -> float:

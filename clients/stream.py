@@ -36,6 +36,8 @@ from contracts.stream import EVENTS_TOPIC, DeltaEvent, StreamEvent, TraceItem
 STREAM_EVENTS: TypeAdapter[DeltaEvent | TraceItem] = TypeAdapter(StreamEvent)
 DEFAULT_POLL_COOLDOWN_S = 0.1
 """Least time between two stream polls once caught up (each poll is an Update in the run's history)."""
+MAX_POLL_RETRIES = 10
+"""Polls in a row refused because a workflow task failed (FAILED_PRECONDITION) before giving up."""
 DEFAULT_SESSION_POLL_S = 0.5
 """How often a session follower asks the session for its next request while none runs."""
 TERMINAL_KINDS = frozenset({"request_completed", "request_failed", "request_cancelled"})
@@ -89,7 +91,10 @@ async def run_events(
 ) -> AsyncIterator[DeltaEvent | TraceItem]:
     """The events of run `workflow_id`, in order, until the run has ended (see the module docstring).
 
-    Items that do not decode as a `StreamEvent` (a newer worker's kinds) are skipped.
+    Items that do not decode as a `StreamEvent` (a newer worker's kinds) are skipped. A poll
+    refused because a workflow task of the run failed (`FAILED_PRECONDITION`, e.g. a late
+    signal arriving as the run completes) is made again from the same offset, up to
+    `MAX_POLL_RETRIES` times in a row.
 
     Raises:
         RPCError: e.g. `NOT_FOUND` when no run has this workflow id.
@@ -97,18 +102,31 @@ async def run_events(
     stream = WorkflowStreamClient.create(client, workflow_id)
     gaps = _TraceGaps(read_trace)
     cooldown = timedelta(seconds=poll_cooldown_s)
-    async for item in stream.subscribe(EVENTS_TOPIC, result_type=RawValue, poll_cooldown=cooldown):
+    offset, retries = 0, 0
+    while True:
+        items = stream.subscribe(EVENTS_TOPIC, offset, result_type=RawValue, poll_cooldown=cooldown)
         try:
-            event = STREAM_EVENTS.validate_json(item.data.payload.data)
-        except ValidationError:
-            continue
-        if isinstance(event, DeltaEvent):
-            yield event
-            continue
-        for missed in await gaps.before(event):
-            yield missed
-        if event.event.seq > gaps.last_seq:
-            yield gaps.seen(event)
+            async for item in items:
+                offset, retries = item.offset + 1, 0
+                try:
+                    event = STREAM_EVENTS.validate_json(item.data.payload.data)
+                except ValidationError:
+                    continue
+                if isinstance(event, DeltaEvent):
+                    yield event
+                    continue
+                for missed in await gaps.before(event):
+                    yield missed
+                if event.event.seq > gaps.last_seq:
+                    yield gaps.seen(event)
+            break
+        except RPCError as error:
+            # A workflow task that failed (e.g. a late signal as the run completes) aborts the
+            # Updates in flight, the library's poll among them: poll again from where it was.
+            retries += 1
+            if error.status != RPCStatusCode.FAILED_PRECONDITION or retries > MAX_POLL_RETRIES:
+                raise
+            await asyncio.sleep(poll_cooldown_s * retries)
     for missed in await gaps.before(None):
         yield missed
 

@@ -3,25 +3,22 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
 from typing import Any
 
 import pytest
-from pydantic import TypeAdapter
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
-from temporalio.contrib.workflow_streams import WorkflowStreamClient
 from temporalio.service import RPCError
 
 from clients import sessions
+from clients.runs import Runs
 from clients.update_retry import execute_update
 from contracts import Ack, RunResult, SteerInput
-from contracts.stream import EVENTS_TOPIC, DeltaEvent, StreamEvent, TraceItem
+from contracts.stream import DeltaEvent, TraceItem
 from conversation import MessageEntry
 from tests.helpers import call, messages, start_run, started_llm_calls, trace_of, turn, wait_until
 from tests.session_helpers import ask, new_session_id
 
-STREAM_EVENT: TypeAdapter[DeltaEvent | TraceItem] = TypeAdapter(StreamEvent)
 LONG = "The quick brown fox jumps over the lazy dog. " * 5
 """225 characters: streamed 5 at a time with 0.1 s between pieces, the call takes about 4.5 s."""
 
@@ -78,13 +75,10 @@ async def test_interrupt_keeps_what_was_streamed_as_an_interrupted_entry(
     seen: list[str] = []
 
     async def follow() -> None:
-        stream = WorkflowStreamClient.create(client, handle.id)
-        events = stream.subscribe(EVENTS_TOPIC, poll_cooldown=timedelta(milliseconds=50))
-        async for item in events:
-            data = STREAM_EVENT.validate_python(item.data)
-            if isinstance(data, DeltaEvent) and data.call == 0:
-                seen.append(data.text)
-            if isinstance(data, TraceItem) and data.event.kind == "llm_interrupted":
+        async for event in Runs(client, task_queue=task_queue).get(handle.id).events(poll_cooldown_s=0.05):
+            if isinstance(event, DeltaEvent) and event.call == 0:
+                seen.append(event.text)
+            if isinstance(event, TraceItem) and event.event.kind == "llm_interrupted":
                 return
 
     follower = asyncio.create_task(follow())

@@ -19,6 +19,7 @@ from typing import Any
 from temporalio.exceptions import ActivityError, CancelledError
 
 from contracts import LLMResponse
+from workflows.failures import cut_short
 from workflows.model_calls import ModelCalls
 from workflows.run_ledger import RunLedger
 from workflows.run_record import RunRecord
@@ -77,9 +78,7 @@ class LLMStep:
         try:
             response = await self._task
         except (asyncio.CancelledError, CancelledError, ActivityError) as err:
-            cancelled = not isinstance(err, ActivityError) or isinstance(err.cause, CancelledError)
-            current = asyncio.current_task()
-            if not (self._interrupted and cancelled) or (current is not None and current.cancelling()):
+            if not cut_short(err, self._interrupted):
                 raise  # a failure, or the run itself is being cancelled
             self._record_interrupted(index)
             return None

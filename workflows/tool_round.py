@@ -20,6 +20,7 @@ from contracts.errors import CANCELLED, TIMEOUT, TOOL_ERROR, UNKNOWN_TOOL
 from conversation import ToolCall
 from workflows.activity_calls import call_activity
 from workflows.activity_options import options_for
+from workflows.failures import cut_short
 
 
 def cancelled_outcome(call: ToolCall) -> ToolOutcome:
@@ -154,9 +155,7 @@ class ToolRound:
         try:
             return await task
         except (asyncio.CancelledError, ActivityError) as err:
-            cancelled = not isinstance(err, ActivityError) or isinstance(err.cause, CancelledError)
-            current = asyncio.current_task()
-            if not (self._cancelling and cancelled) or (current is not None and current.cancelling()):
+            if not cut_short(err, self._cancelling):
                 raise  # a failure, or the run itself is being cancelled
             return interrupted_outcome(call, started=True)
         finally:
