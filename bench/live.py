@@ -38,16 +38,14 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 
 from bench._process_stack import Stack, machine
 from clients.stream import run_events, trace_reader
 from contracts import WORKFLOW_TYPE, Ack, AgentConfig, RunInput, RunResult, ScriptTurn, SteerInput
-from contracts.stream import DeltaEvent, StreamEvent, TraceItem
+from contracts.stream import DeltaEvent, TraceItem
 
-EVENT: TypeAdapter[DeltaEvent | TraceItem] = TypeAdapter(StreamEvent)
 POLL_COOLDOWN_S = 0.05
 ANSWER_2000_TOKENS = ("word " * 1_600)[:8_000]
 INTERVALS = (0.02, 0.05, 0.1, 0.25, 0.5, 1.0)

@@ -69,7 +69,7 @@ MAX_ITERATIONS: Final = 1_000
 DEFAULT_STREAM_INTERVAL_S: Final = 0.1
 """How long the LLM activity gathers fragments before publishing them (the first goes at once).
 
-Chosen from `bench/live.py`'s batch-interval table (see bench/README.md)."""
+Chosen from `bench/live.py`'s batch-interval table (README, "Performance")."""
 
 MAX_QUEUED_ASKS: Final = 16
 """How many asks a busy session holds with `on_busy="enqueue"` (a bounded FIFO)."""

@@ -75,7 +75,6 @@ class RunLoop:
         self.model = ModelCalls(
             self.config, self.config.context_policy or ContextPolicy(), request_id, run_id
         )
-        self.stream = stream
         self.record = RunRecord(run, request_id, run_id, self._ledger, stream)
         self._llm = LLMStep(self.model, self.record, self._ledger, stream, self._details)
         self._dropped_inputs: list[str] = []
