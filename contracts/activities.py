@@ -29,6 +29,8 @@ from typing import Annotated, Any, Final, Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from contracts.agent import AgentConfig
+from contracts.agent_profiles import AgentProfile, ResolveAgentsRequest
+from contracts.approval import ArgumentsCheck, ArgumentsVerdict
 from contracts.compaction import SummarizeRequest, SummarizeResult
 from contracts.llm import CountTokensRequest, LLMRequest, LLMResponse, ToolSpec
 from contracts.session import ExportResult
@@ -45,6 +47,8 @@ SUMMARIZE_ACTIVITY: Final = "summarize"
 COUNT_TOKENS_ACTIVITY: Final = "count_tokens"
 ARCHIVE_SEGMENT_ACTIVITY: Final = "archive_segment"
 READ_SEGMENT_ACTIVITY: Final = "read_segment"
+CHECK_TOOL_ARGUMENTS_ACTIVITY: Final = "check_tool_arguments"
+RESOLVE_AGENTS_ACTIVITY: Final = "resolve_agents"
 
 LLM_TIMEOUT_SLACK_S: Final = 30.0
 """An LLM activity's start-to-close timeout is the provider timeout (`llm_timeout_s`) plus this."""
@@ -239,6 +243,20 @@ ARCHIVE_SEGMENT = ActivitySpec(
 READ_SEGMENT = ActivitySpec(
     READ_SEGMENT_ACTIVITY, SegmentRef, Segment, _STORE, lambda r: f"read entries {r.first_seq}-{r.last_seq}"
 )
+CHECK_TOOL_ARGUMENTS = ActivitySpec(
+    CHECK_TOOL_ARGUMENTS_ACTIVITY,
+    ArgumentsCheck,
+    ArgumentsVerdict,
+    _QUICK,
+    lambda r: f"check arguments of {r.name}",
+)
+RESOLVE_AGENTS = ActivitySpec(
+    RESOLVE_AGENTS_ACTIVITY,
+    ResolveAgentsRequest,
+    list[AgentProfile],
+    _QUICK,
+    lambda r: f"resolve agents {', '.join(r.names)}"[:200],
+)
 
 ACTIVITIES: Final[Mapping[str, ActivitySpec[Any, Any]]] = MappingProxyType(
     {
@@ -253,6 +271,8 @@ ACTIVITIES: Final[Mapping[str, ActivitySpec[Any, Any]]] = MappingProxyType(
             COUNT_TOKENS,
             ARCHIVE_SEGMENT,
             READ_SEGMENT,
+            CHECK_TOOL_ARGUMENTS,
+            RESOLVE_AGENTS,
         )
     }
 )

@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints
 from contracts.bounds import Seconds, json_size_at_most
 from contracts.limits import (
     DEFAULT_STREAM_INTERVAL_S,
+    MAX_AGENT_DEPTH,
+    MAX_AGENTS,
     MAX_EXTRA_SETTINGS_BYTES,
     MAX_ITERATIONS,
     MAX_MODEL_CHARS,
@@ -28,6 +30,9 @@ from conversation.policy import ContextPolicy
 
 ScriptedError = Literal["rate_limit", "timeout", "auth", "server"]
 ToolName = Annotated[str, StringConstraints(max_length=64)]
+ApprovalTimeoutAction = Literal["deny", "approve"]
+MAX_AGENTS_BYTES = 1024 * 1024
+"""The JSON size of one config's `agents` (inline configs included)."""
 
 _FINITE = ConfigDict(allow_inf_nan=False)
 
@@ -83,8 +88,30 @@ class ScriptTurn(OmitDefaults):
     chunk_delay_s: Annotated[float, Field(ge=0, le=60)] = 0.0
 
 
+class AgentTool(OmitDefaults):
+    """Another agent offered to the model as a tool named `name` (the tool takes `{"query": "..."}`).
+
+    Either `config` is given inline, or `profile` (default: `name`) names an agent
+    profile registered on the worker (`AgentProfiles`). `description` is what the
+    model reads (default: the profile's description, or "Ask the <name> agent").
+    Calling it starts a child `ReActRun` with that config; its answer is the result.
+    """
+
+    name: ToolName
+    description: Annotated[str, StringConstraints(max_length=4_000)] | None = None
+    profile: ToolName | None = None
+    config: AgentConfig | None = None
+
+
 class AgentConfig(BaseModel):
-    """The agent: which model, what it may call, and the run's limits (see the README for each field)."""
+    """The agent: which model, what it may call, and the run's limits (see the README for each field).
+
+    `approval_required` lists tools (or agents) whose calls wait for an `approve`
+    decision, besides the tools the worker registered with `requires_approval`;
+    `approval_timeout_s` is how long a call waits, `approval_on_timeout` what happens
+    then. `agents` offers other agents as tools; `max_agent_depth` bounds how deep
+    agents may call agents (a top-level run is depth 0; its children are depth 1).
+    """
 
     model_config = _FINITE
 
@@ -105,8 +132,18 @@ class AgentConfig(BaseModel):
     context_policy: ContextPolicy | None = None
     stream: bool = False
     stream_interval_s: Annotated[float, Field(ge=0.01, le=10)] = DEFAULT_STREAM_INTERVAL_S
+    approval_required: Annotated[list[ToolName], Field(max_length=MAX_TOOLS)] = []
+    approval_timeout_s: Annotated[float, Field(gt=0, le=30 * 86_400)] = 3_600.0
+    approval_on_timeout: ApprovalTimeoutAction = "deny"
+    agents: Annotated[
+        list[AgentTool], Field(max_length=MAX_AGENTS), json_size_at_most(MAX_AGENTS_BYTES, "agents")
+    ] = []
+    max_agent_depth: Annotated[int, Field(ge=0, le=MAX_AGENT_DEPTH)] = 2
     script: Annotated[list[ScriptTurn], json_size_at_most(MAX_SCRIPT_BYTES, "script")] = []
 
 
 QueryText = Annotated[str, StringConstraints(max_length=MAX_QUERY_CHARS)]
 """A user's query or steer/inject content."""
+
+
+AgentTool.model_rebuild()

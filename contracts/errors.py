@@ -29,6 +29,15 @@ NOTHING_TO_COMPACT: Final = "nothing_to_compact"
 STALE: Final = "stale"
 ASK_QUEUE_FULL: Final = "ask_queue_full"
 
+# ---- approvals and agents -------------------------------------------------------------------
+UNKNOWN_CALL: Final = "unknown_call"
+APPROVAL_NOT_REQUIRED: Final = "approval_not_required"
+ALREADY_DECIDED: Final = "already_decided"
+DENIED: Final = "denied"
+APPROVAL_TIMEOUT: Final = "approval_timeout"
+UNKNOWN_AGENT: Final = "unknown_agent"
+AGENT_DEPTH_EXCEEDED: Final = "agent_depth_exceeded"
+
 # ---- how a run ended ------------------------------------------------------------------------
 CANCELLED: Final = "cancelled"
 TIMEOUT: Final = "timeout"
@@ -89,6 +98,13 @@ DESCRIPTIONS: Final[dict[str, str]] = {
     NOTHING_TO_COMPACT: "Compaction found nothing older than the kept turns.",
     STALE: "`expected_last_request` is not the session's last request: another request has run since.",
     ASK_QUEUE_FULL: "The session already holds the maximum of enqueued asks (`on_busy: enqueue`).",
+    UNKNOWN_CALL: "`approve` names a call id that no tool call of the run has.",
+    APPROVAL_NOT_REQUIRED: "`approve` names a tool call that needs no approval.",
+    ALREADY_DECIDED: "`approve` names a call already approved, denied or timed out.",
+    DENIED: "A tool call a person denied (the tool result the model reads; the reason follows).",
+    APPROVAL_TIMEOUT: "A tool call nobody approved within `approval_timeout_s`, so it was denied.",
+    UNKNOWN_AGENT: "An agent profile the worker has not registered (`agents` of the config).",
+    AGENT_DEPTH_EXCEEDED: "An agent called as a tool past `max_agent_depth` (a tool result; no run starts).",
     CANCELLED: "The run was cancelled.",
     TIMEOUT: "An LLM or tool call timed out.",
     INCOMPLETE_RESPONSE: "The model returned an empty answer without a stop reason.",

@@ -15,7 +15,11 @@ from conversation.bounds import KIB, MAX_CONTEXT_BYTES, MAX_ID_CHARS, MAX_META_B
 
 __all__ = [
     "KIB",
+    "MAX_AGENTS",
+    "MAX_AGENT_DEPTH",
+    "MAX_APPROVER_CHARS",
     "MAX_CONTEXT_BYTES",
+    "MAX_EDITED_ARGUMENTS_BYTES",
     "MAX_EXTRA_SETTINGS_BYTES",
     "MAX_ID_CHARS",
     "MAX_ITERATIONS",
@@ -52,6 +56,14 @@ MAX_MODEL_CHARS: Final = 200
 MAX_TOOLS: Final = 128
 """Tool names in one agent config."""
 MAX_TOOL_CONTEXT_BYTES: Final = 64 * KIB
+MAX_AGENTS: Final = 16
+"""Agents offered as tools in one agent config."""
+MAX_AGENT_DEPTH: Final = 8
+"""The largest `max_agent_depth`: how deep agents may call agents."""
+MAX_APPROVER_CHARS: Final = 200
+"""An approval's `approver`."""
+MAX_EDITED_ARGUMENTS_BYTES: Final = 64 * KIB
+"""Arguments an approval edits."""
 MAX_OVERRIDES_BYTES: Final = 256 * KIB
 """An ask's `overrides`."""
 MAX_SCRIPT_BYTES: Final = 8 * MIB

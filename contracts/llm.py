@@ -82,7 +82,8 @@ class StreamTarget(OmitDefaults):
 class LLMRequest(OmitDefaults):
     """One LLM call: the projected context (new messages inline, the rest by reference) and tool names.
 
-    `tools` are names from the worker's registry; the activity sends their specs. No
+    `tools` are names from the worker's registry; the activity sends their specs, then
+    `tool_specs` as given (the agents the run offers as tools). No
     secret is ever part of a request. Fields at their default are left out of the JSON.
     """
 
@@ -91,6 +92,7 @@ class LLMRequest(OmitDefaults):
     prefix: PrefixRef | None = None
     messages: list[Message | MessageRef] = []
     tools: list[str] = []
+    tool_specs: list[ToolSpec] = []
     settings: ModelSettings = ModelSettings()
     timeout_s: float = 120.0
     iteration: int = 0
@@ -102,7 +104,8 @@ class LLMResponse(OmitDefaults):
     """The assistant's answer: text and/or tool calls, with usage and provider ids.
 
     `local_tools` names the requested tools that the worker's registry marks as fast
-    and pure: the run may execute those as local activities.
+    and pure: the run may execute those as local activities; `approval_tools` those it
+    marks as requiring approval.
     """
 
     content: str = ""
@@ -113,6 +116,7 @@ class LLMResponse(OmitDefaults):
     response_id: str | None = None
     model: str | None = None
     local_tools: list[str] = []
+    approval_tools: list[str] = []
 
     def assistant_message(self) -> Message:
         """The assistant message this answer adds to the context (run and activity digest the same one)."""

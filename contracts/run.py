@@ -9,8 +9,9 @@ from pydantic import BaseModel, Field, JsonValue, model_validator
 
 from contracts import v1
 from contracts.agent import AgentConfig, QueryText
+from contracts.approval import PendingApproval
 from contracts.bounds import Id, json_size_at_most
-from contracts.limits import MAX_CONTEXT_BYTES
+from contracts.limits import MAX_AGENT_DEPTH, MAX_CONTEXT_BYTES
 from contracts.llm import Usage
 from conversation import DEFAULT_CONTEXT_REF, Context, ContextOpPayload, Entry, MessageEntry
 
@@ -26,7 +27,9 @@ class RunInput(BaseModel):
     """Start a run: the user's query, the agent config, optionally the conversation so far.
 
     `context` is the lane's context to continue from (`context_ref` names the lane);
-    it is the run's starting point, not part of what the run appends.
+    it is the run's starting point, not part of what the run appends. `agent_depth`
+    and `agent_depth_limit` are set by a run that calls this one as an agent (a tool):
+    how deep it is, and the caller's bound (a child never raises it).
     """
 
     query: QueryText
@@ -34,6 +37,8 @@ class RunInput(BaseModel):
     config: AgentConfig
     context: Annotated[Context, json_size_at_most(MAX_CONTEXT_BYTES, "context")] | None = None
     context_ref: Id = DEFAULT_CONTEXT_REF
+    agent_depth: Annotated[int, Field(ge=0, le=MAX_AGENT_DEPTH)] = 0
+    agent_depth_limit: Annotated[int, Field(ge=0, le=MAX_AGENT_DEPTH)] | None = None
 
 
 class RunError(BaseModel):
@@ -59,14 +64,18 @@ class Outcome(BaseModel):
 
 
 class ToolCallStatus(BaseModel):
-    """A tool call of the current round, for the `state` query."""
+    """A tool call of the current round, for the `state` query.
+
+    `agent_workflow_id` is the child run's workflow id when the tool is an agent.
+    """
 
     id: str
     name: str
-    status: Literal["running", "ok", "error", "cancelled"] = "running"
+    status: Literal["awaiting_approval", "running", "ok", "error", "cancelled"] = "running"
     attempts: int = 0
     started_at: datetime
     duration_ms: int | None = None
+    agent_workflow_id: str | None = None
 
 
 class RunResult(BaseModel):
@@ -143,6 +152,7 @@ class RunState(BaseModel):
     active_context_ref: str = DEFAULT_CONTEXT_REF
     pending_context_op: ContextOpPayload | None = None
     thread_length: int = 0
+    pending_approvals: list[PendingApproval] = []
 
 
 TraceKind = Literal[
@@ -153,6 +163,9 @@ TraceKind = Literal[
     "tool_started",
     "tool_completed",
     "tool_round_interrupted",
+    "approval_requested",
+    "approval_decided",
+    "agent_started",
     "input_injected",
     "input_rejected",
     "context_op_deferred",

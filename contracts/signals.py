@@ -84,11 +84,13 @@ class Ack(BaseModel):
     `payload_too_large`, `request_mismatch`, `sealed`, `queue_full`, `invalid_op`,
     `not_running`, `idle`, ...) and `message` a sentence for humans. A queued steer
     says in `mode` what was applied: `interrupt` when a call or tool round was in
-    flight and was interrupted, `queue` otherwise.
+    flight and was interrupted, `queue` otherwise. An accepted `approve` names its
+    `call_id`.
     """
 
     status: AckStatus
     input_id: str | None = None
+    call_id: str | None = None
     mode: SteerMode | None = None
     op_id: str | None = None
     reason: str | None = None

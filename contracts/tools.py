@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, JsonValue
 
+from contracts.llm import Usage
 from conversation import ToolCall
 from conversation.messages import OmitDefaults
 
@@ -25,19 +26,32 @@ class ToolCallRequest(OmitDefaults):
 
 
 class ToolOutcome(BaseModel):
-    """A tool call's result or failure; never raised into the run."""
+    """A tool call's result or failure; never raised into the run.
+
+    `note` (an approval's reason or edited arguments) is shown to the model with the
+    result. `usage` is an agent tool's usage (its child run's), which the caller adds
+    to its own; `agent_workflow_id` names that child run.
+    """
 
     ok: bool
     result: JsonValue = None
     error: ToolError | None = None
     attempts: int = 1
+    note: str | None = None
+    usage: Usage | None = None
+    agent_workflow_id: str | None = None
 
     def for_model(self) -> dict[str, JsonValue]:
         """The envelope the model receives: `{"ok": true, "result": ...}` or `{"ok": false, "error": ...}`."""
+        envelope: dict[str, JsonValue]
         if self.ok:
-            return {"ok": True, "result": self.result}
-        assert self.error is not None
-        return {"ok": False, "error": self.error.model_dump(mode="json")}
+            envelope = {"ok": True, "result": self.result}
+        else:
+            assert self.error is not None
+            envelope = {"ok": False, "error": self.error.model_dump(mode="json")}
+        if self.note is not None:
+            envelope["note"] = self.note
+        return envelope
 
 
 class ResolveToolsRequest(BaseModel):

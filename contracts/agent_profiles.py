@@ -1,0 +1,21 @@
+"""Payloads of `resolve_agents`: agent profiles registered on the worker, by name."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from contracts.agent import AgentConfig
+
+
+class ResolveAgentsRequest(BaseModel):
+    """Profile names a run offers as agents; the worker answers with each profile."""
+
+    names: list[str]
+
+
+class AgentProfile(BaseModel):
+    """A named agent registered on the worker: what the model reads of it, and its config."""
+
+    name: str
+    description: str = ""
+    config: AgentConfig
