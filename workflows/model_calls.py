@@ -24,7 +24,7 @@ from contracts import (
 )
 from contracts.activities import COUNT_TOKENS, LLM_CALL
 from contracts.errors import MESSAGE_CACHE_MISS
-from contracts.llm import CountTokensRequest, StreamTarget
+from contracts.llm import CountTokensRequest, StreamTarget, ToolSpec
 from conversation import Context, ContextPolicy, Message, ModelView, project_for_model
 from conversation.digest import list_digest, message_digest
 from workflows.activity_calls import call_activity
@@ -63,6 +63,8 @@ class ModelCalls:
         self._previous: list[str] = []
         self._misses = 0
         self._token_counts: dict[str, int] = {}
+        self.tool_specs: list[ToolSpec] = []
+        """Specs sent as given besides the registry's tools (the agents the run offers)."""
 
     def _digest(self, message: Message) -> str:
         # Lane messages are never mutated, so a message object's digest is computed once.
@@ -111,6 +113,7 @@ class ModelCalls:
             prefix=prefix,
             messages=items,
             tools=self._config.tools,
+            tool_specs=self.tool_specs,
             settings=self._config.model_settings,
             timeout_s=self._config.llm_timeout_s,
             iteration=iteration,

@@ -1,4 +1,4 @@
-"""The run's control surface: steer, inject, context_modify and cancel (see `workflows.controls`).
+"""The run's control surface: steer, inject, context_modify, cancel and approve (see `workflows.controls`).
 
 Decisions that depend on the run's state come back as an `Ack`. A session that forwards
 input or a cancel sets `reply_to`; the run then signals its `Ack` back to that session
@@ -11,7 +11,9 @@ from temporalio import workflow
 from temporalio.exceptions import FailureError
 
 from contracts import Ack, CancelInput, ControlAck, InputKind, SteerInput
+from contracts.approval import ApproveInput
 from contracts.decoding import PayloadProblem
+from contracts.errors import NOT_RUNNING
 from conversation import ContextModifyInput
 from workflows.controls import Control
 from workflows.op_slot import op_ack
@@ -36,6 +38,7 @@ class RunControls:
             Control("inject", SteerInput, self._inject),
             Control("cancel", CancelInput, self._cancel),
             Control("context_modify", ContextModifyInput, self._modify),
+            Control("approve", ApproveInput, self._approve),
         ]
 
     def dropped(self, name: str, problem: PayloadProblem) -> None:
@@ -64,6 +67,16 @@ class RunControls:
         ack = self._run.accept_cancel(payload.reason)
         if via_signal and payload.cancel_id is not None:
             await self._reply(payload.reply_to, payload.cancel_id, ack)
+        return ack
+
+    async def _approve(self, payload: ApproveInput, via_signal: bool) -> Ack:
+        run = self._run
+        if run.running:
+            ack = await run.approve(payload)
+        else:
+            ack = Ack.rejected(NOT_RUNNING, "the run has ended: no call awaits approval")
+        if via_signal and payload.approval_id is not None:
+            await self._reply(payload.reply_to, payload.approval_id, ack)
         return ack
 
     async def _modify(self, request: ContextModifyInput, via_signal: bool) -> Ack:

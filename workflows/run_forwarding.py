@@ -1,4 +1,4 @@
-"""Forwarding steer, inject and cancel from a session to its active run, with the run's real answer.
+"""Forwarding steer, inject, cancel and approve from a session to its active run, with its real answer.
 
 Workflows cannot send Updates, so the session signals the run and the run signals
 its `Ack` back (`control_ack`). The session's Update answers with that `Ack`, so it
@@ -17,6 +17,7 @@ from temporalio import workflow
 from temporalio.exceptions import FailureError
 
 from contracts import Ack, CancelInput, ControlAck, InputKind, RunResult, RunStatus, SteerInput
+from contracts.approval import ApproveInput
 from contracts.errors import IDLE, NOT_RUNNING
 from contracts.session import RequestRecord
 from workflows.input_rules import input_rejection
@@ -116,7 +117,30 @@ class RunForwarder:
             return Ack(status="accepted", message=f"request {active.request_id} was cancelled")
         return Ack.rejected(NOT_RUNNING, f"request {active.request_id} already {status}")
 
-    async def _send(self, active: RequestRecord, name: str, payload: SteerInput | CancelInput) -> bool:
+    async def forward_approve(self, payload: ApproveInput, *, wait: bool) -> Ack:
+        """Forward an approval decision; with `wait`, return the run's own `Ack`."""
+        active = self._book.active
+        if active is None:
+            return _idle("no request is running: no call awaits approval")
+        approval_id = str(workflow.uuid4())
+        update: dict[str, Any] = {
+            "approval_id": approval_id,
+            "reply_to": workflow.info().workflow_id if wait else None,
+        }
+        if wait:
+            self._waiting.add(approval_id)
+        if not await self._send(active, "approve", payload.model_copy(update=update)):
+            self._waiting.discard(approval_id)
+            return _idle("the request finished before the decision reached it")
+        if not wait:
+            return Ack(status="accepted", call_id=payload.call_id, message="forwarded to the run")
+        if await self._await_answer(approval_id, active) is None:
+            return self._acks.pop(approval_id)
+        return _idle("the request finished before the decision reached it")
+
+    async def _send(
+        self, active: RequestRecord, name: str, payload: SteerInput | CancelInput | ApproveInput
+    ) -> bool:
         """Signal the active request's run once it has started; False if it ended first."""
         await workflow.wait_condition(lambda: self._child is not None or self._book.active is not active)
         child = self._child

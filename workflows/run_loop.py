@@ -13,7 +13,6 @@ had already completed.
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 from temporalio import workflow
@@ -23,7 +22,6 @@ from contracts import (
     MAX_ITERATIONS_RESULT,
     Ack,
     InputKind,
-    LLMResponse,
     RunError,
     RunInput,
     RunResult,
@@ -31,17 +29,12 @@ from contracts import (
     RunStatus,
     SteerInput,
     TerminationReason,
-    ToolCallRequest,
-    ToolOutcome,
     TraceKind,
 )
+from contracts.approval import ApproveInput
 from contracts.errors import CANCELLED, INCOMPLETE_RESPONSE, INVALID_INPUT, UNKNOWN_TOOL
 from contracts.signals import SteerMode
-from conversation import (
-    ContextOpPayload,
-    ContextPolicy,
-    ToolCall,
-)
+from conversation import ContextOpPayload, ContextPolicy
 from workflows.failures import run_error
 from workflows.input_queue import InputQueue
 from workflows.llm_step import LLMStep
@@ -50,7 +43,7 @@ from workflows.op_slot import OpSlot
 from workflows.run_ledger import RunCancelledError, RunFailedError, RunLedger
 from workflows.run_record import RunRecord
 from workflows.run_stream import RunStream
-from workflows.tool_round import ToolRound
+from workflows.tool_step import ToolStep
 from workflows.trace_log import preview
 
 REPEAT_NUDGE = (
@@ -71,12 +64,12 @@ class RunLoop:
         self._ledger = RunLedger(max_iterations=self.config.max_iterations)
         self._queue = InputQueue()
         self._ops = OpSlot()
-        self._round = ToolRound()
         self.model = ModelCalls(
             self.config, self.config.context_policy or ContextPolicy(), request_id, run_id
         )
         self.record = RunRecord(run, request_id, run_id, self._ledger, stream)
         self._llm = LLMStep(self.model, self.record, self._ledger, stream, self._details)
+        self._tools = ToolStep(run, self.record, self._ledger, self._details)
         self._dropped_inputs: list[str] = []
         self._task: asyncio.Task[None] | None = None
 
@@ -84,8 +77,10 @@ class RunLoop:
         """Run to a terminal state (completed, failed or cancelled) and return the result.
 
         Raises:
-            ApplicationError: `invalid_input`, when the worker's registry lacks a tool of the config.
+            ApplicationError: `invalid_input`, when the worker's registry lacks a tool of the
+                config; `unknown_agent`, when it lacks an agent profile the config names.
         """
+        await self._tools.prepare(self.model)
         self.record.event(
             "request_started", data={"model": self.config.model, "query": preview(self.input.query)}
         )
@@ -134,9 +129,10 @@ class RunLoop:
                 self.record.append(
                     "assistant", response.content, tool_calls=response.tool_calls, thinking=response.thinking
                 )
-                await self._tool_round(response)
+                await self._tools.run(response)
+                self._tools.close()
                 ledger.check_cancel()
-                if self._round.interrupted:
+                if self._tools.interrupted:
                     self.record.event("tool_round_interrupted", data={"calls": len(response.tool_calls)})
                 this_round = [(call.name, call.arguments) for call in response.tool_calls]
                 if this_round == previous_round:
@@ -154,37 +150,6 @@ class RunLoop:
             self._queue.seal()
             self.finish("completed", reason="final_answer", answer_seq=answer.seq)
             return
-
-    async def _tool_round(self, response: LLMResponse) -> None:
-        def on_event(call: ToolCall, outcome: ToolOutcome | None) -> None:
-            if outcome is None:
-                self._details()  # the round's statuses are filled now: name the tools being called
-                self.record.event(
-                    "tool_started",
-                    call_id=call.id,
-                    data={"name": call.name, "arguments": preview(call.arguments)},
-                )
-            else:
-                summary = preview(json.dumps(outcome.for_model(), ensure_ascii=False))
-                self.record.event(
-                    "tool_completed",
-                    call_id=call.id,
-                    data={"name": call.name, "ok": outcome.ok, "outcome": summary},
-                )
-
-        def request_for(call: ToolCall) -> ToolCallRequest:
-            return ToolCallRequest(call=call, tool_context=self.config.tool_context)
-
-        await self._round.run(
-            response.tool_calls, self.config, request_for, frozenset(response.local_tools), on_event
-        )
-        self._append_results()
-
-    def _append_results(self) -> None:
-        """Append the round's results in the original call order (unfinished calls get `cancelled`)."""
-        for call, outcome in self._round.close():
-            content = json.dumps(outcome.for_model(), ensure_ascii=False)
-            self.record.append("tool", content, tool_call_id=call.id, name=call.name)
 
     # ---- what the controls and queries ask of the run -------------------------------------
 
@@ -211,8 +176,8 @@ class RunLoop:
         if payload.mode == "interrupt" and not self._ledger.cancelling:
             if self._llm.interrupt():
                 mode = "interrupt"
-            elif self._round.in_flight:
-                self._round.interrupt(payload.cancel_tools)
+            elif self._tools.in_flight:
+                self._tools.interrupt(payload.cancel_tools)
                 mode = "interrupt"
         return ack.model_copy(update={"mode": mode})
 
@@ -222,6 +187,10 @@ class RunLoop:
         if ack.status == "accepted":
             self.interrupt()
         return ack
+
+    async def approve(self, payload: ApproveInput) -> Ack:
+        """Decide a tool call waiting for approval, or refuse by name (nothing changes then)."""
+        return await self._tools.approve(payload)
 
     def defer_op(self, op: ContextOpPayload) -> ContextOpPayload | None:
         """Keep a context op for the end of the run; return the op it replaces, if any."""
@@ -234,7 +203,8 @@ class RunLoop:
             run_id=self.run_id,
             outcome=self._ledger.outcome(),
             iteration=self._ledger.iteration,
-            pending_tool_calls=self._round.statuses,
+            pending_tool_calls=self._tools.statuses,
+            pending_approvals=self._tools.pending_approvals,
             queued_inputs=len(self._queue.items),
             active_context_ref=self.record.conversation.active_context_ref,
             pending_context_op=self._ops.pending,
@@ -252,7 +222,7 @@ class RunLoop:
         answer_seq: int | None = None,
     ) -> None:
         """Finalize the run first, apply the deferred context op second."""
-        self._append_results()
+        self._tools.close()
         self._dropped_inputs = [item.input_id for item in self._queue.seal()]
         self._ledger.finish(status, reason=reason, error=error, answer_seq=answer_seq)
         kinds: dict[RunStatus, TraceKind] = {"completed": "request_completed", "failed": "request_failed"}
@@ -290,9 +260,12 @@ class RunLoop:
             f"iteration {self._ledger.iteration}/{self.config.max_iterations}",
             f"model {self.config.model}",
         ]
-        tools = ", ".join(status.name for status in self._round.statuses)
+        tools = ", ".join(status.name for status in self._tools.statuses)
         if tools:
             parts.append(f"tools: {preview(tools)}")
+        waiting = ", ".join(f"{p.name} ({p.call_id})" for p in self._tools.pending_approvals)
+        if waiting:
+            parts.append(f"awaiting approval: {preview(waiting)}")
         if self._ledger.termination:
             parts.append(f"termination: {self._ledger.termination}")
         workflow.set_current_details(" · ".join(parts))

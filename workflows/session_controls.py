@@ -1,7 +1,7 @@
-"""The session's control surface: steer, inject, cancel, context_modify, compact and the config controls.
+"""The session's control surface: steer, inject, cancel, approve, context_modify, compact, config controls.
 
 Mirrors `RunControls`: decisions come back as an `Ack`, and the `SessionLoop` owns the
-state they change. Steer, inject and cancel are forwarded to the active run, whose
+state they change. Steer, inject, cancel and approve are forwarded to the active run, whose
 own `Ack` the session returns (see `workflows.run_forwarding`). Context ops, a
 compaction included, go through the one rule of `workflows.op_slot`: applied when
 idle, deferred while a run is active, `duplicate` when the op id was applied already.
@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from temporalio import workflow
 
 from contracts import Ack, CancelInput, InputKind, SteerInput
+from contracts.approval import ApproveInput
 from contracts.compaction import CompactInput
 from contracts.errors import NOTHING_TO_COMPACT
 from conversation import ContextModifyInput, ContextOpPayload
@@ -37,6 +38,7 @@ class SessionControls:
             Control("steer", SteerInput, partial(self._input, "steer")),
             Control("inject", SteerInput, partial(self._input, "inject")),
             Control("cancel", CancelInput, self._cancel),
+            Control("approve", ApproveInput, self._approve),
             Control("context_modify", ContextModifyInput, self._modify),
             Control("compact", CompactInput, self._compact),
             *(
@@ -50,6 +52,9 @@ class SessionControls:
 
     async def _cancel(self, payload: CancelInput, via_signal: bool) -> Ack:
         return await self._session.forward_cancel(payload, wait=not via_signal)
+
+    async def _approve(self, payload: ApproveInput, via_signal: bool) -> Ack:
+        return await self._session.forward_approve(payload, wait=not via_signal)
 
     async def _configure(self, name: str, payload: BaseModel, via_signal: bool) -> Ack:
         return await self._session.configure(name, payload)

@@ -15,6 +15,7 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 from contracts import Ack, CancelInput, ControlAck, InputKind, SteerInput, ThreadPage, ThreadQuery
+from contracts.approval import ApproveInput
 from contracts.session import (
     AskAccepted,
     AskInput,
@@ -165,6 +166,10 @@ class SessionLoop:
     async def forward_cancel(self, payload: CancelInput, *, wait: bool) -> Ack:
         """Forward a cancel to the active run (with `wait`: `accepted` once it ends cancelled)."""
         return await self._forwarder.forward_cancel(payload, wait=wait)
+
+    async def forward_approve(self, payload: ApproveInput, *, wait: bool) -> Ack:
+        """Forward an approval decision to the active run (with `wait`: the run's own `Ack`)."""
+        return await self._forwarder.forward_approve(payload, wait=wait)
 
     def answer(self, ack: ControlAck) -> None:
         """A run's answer to input or a cancel the session forwarded."""

@@ -9,17 +9,20 @@ they run inside the workflow task's time and cannot heartbeat.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from typing import Protocol
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError, TimeoutError
 
 from contracts import AgentConfig, ToolCallRequest, ToolCallStatus, ToolError, ToolOutcome
 from contracts.activities import RUN_TOOL, ActivityOptions
+from contracts.approval import PendingApproval
 from contracts.errors import CANCELLED, TIMEOUT, TOOL_ERROR, UNKNOWN_TOOL
 from conversation import ToolCall
 from workflows.activity_calls import call_activity
 from workflows.activity_options import options_for
+from workflows.approvals import ApprovalBook, Verdict
 from workflows.failures import cut_short
 
 
@@ -82,7 +85,24 @@ async def execute_tool(
         return _failure_outcome(call, err, options_for(RUN_TOOL, config))
 
 
-OnEvent = Callable[[ToolCall, ToolOutcome | None], None]
+Execute = Callable[[ToolCall, ToolCallRequest], Coroutine[None, None, ToolOutcome]]
+"""Runs one call (a tool's activity, or an agent's child run)."""
+
+
+class RoundEvents(Protocol):
+    """What the run records of a round: each call's start and end, and its approval."""
+
+    def started(self, call: ToolCall) -> None:
+        """A call starts running."""
+
+    def completed(self, call: ToolCall, outcome: ToolOutcome) -> None:
+        """A call has its outcome."""
+
+    def approval_requested(self, call: ToolCall, pending: PendingApproval) -> None:
+        """A call waits for approval."""
+
+    def approval_decided(self, call: ToolCall, verdict: Verdict) -> None:
+        """A waiting call was decided (or its deadline decided it)."""
 
 
 class ToolRound:
@@ -102,23 +122,34 @@ class ToolRound:
         """Whether a round is running (and has not been interrupted already)."""
         return bool(self._calls) and not self.interrupted
 
-    def interrupt(self, cancel_tools: bool) -> None:
-        """Start no more calls of this round; with `cancel_tools`, cancel the running ones too."""
+    def interrupt(self, cancel_tools: bool, spare: frozenset[str] = frozenset()) -> None:
+        """Start no more calls of this round; calls awaiting approval end unrun.
+
+        With `cancel_tools`, cancel the running ones too, except calls of the tools in
+        `spare` (agents, which the run stops by cancelling their child runs).
+        """
         self.interrupted = True
         if cancel_tools:
             self._cancelling = True
-            for task in self._running.values():
-                task.cancel()
+            for index, task in self._running.items():
+                if self._calls[index].name not in spare:
+                    task.cancel()
 
     async def run(
         self,
         calls: list[ToolCall],
         config: AgentConfig,
         request_for: Callable[[ToolCall], ToolCallRequest],
-        local_tools: frozenset[str],
-        on_event: OnEvent,
+        execute: Execute,
+        events: RoundEvents,
+        approvals: ApprovalBook,
+        marked: frozenset[str] = frozenset(),
     ) -> None:
-        """Run every call, at most `config.tool_concurrency` at a time; `on_event` hears starts and ends."""
+        """Run every call, at most `config.tool_concurrency` at a time; `events` hears what happens.
+
+        A call that needs approval (`approvals.needs`, `marked`: the tools the worker marks)
+        waits for it first, without holding a concurrency slot; a denial is its outcome.
+        """
         now = workflow.now()
         self.interrupted = self._cancelling = False
         self._calls = list(calls)
@@ -127,30 +158,53 @@ class ToolRound:
         gate = asyncio.Semaphore(config.tool_concurrency)
 
         async def one(index: int, call: ToolCall) -> None:
+            status = self.statuses[index]
+            note: str | None = None
+            if approvals.needs(call, marked) and not self.interrupted:
+                status.status = "awaiting_approval"
+                events.approval_requested(call, approvals.ask(call))
+                verdict = await approvals.wait(call, lambda: self.interrupted)
+                if verdict is not None:
+                    events.approval_decided(call, verdict)
+                    if verdict.outcome is not None:
+                        self._done(index, call, verdict.outcome, events)
+                        return
+                    call, note = verdict.call or call, verdict.note
             async with gate:
-                status = self.statuses[index]
                 if self.interrupted:
                     self._outcomes[index] = interrupted_outcome(call, started=False)
                     status.status = "cancelled"
                     return
+                status.status = "running"
                 status.started_at = workflow.now()
-                on_event(call, None)
-                outcome = await self._execute(
-                    index, call, request_for(call), config, call.name in local_tools
-                )
-                self._outcomes[index] = outcome
-                status.status = "ok" if outcome.ok else "error"
-                status.attempts = outcome.attempts
-                status.duration_ms = int((workflow.now() - status.started_at).total_seconds() * 1000)
-                on_event(call, outcome)
+                events.started(call)
+                outcome = await self._execute(index, call, request_for(call), execute)
+                if note is not None:
+                    outcome = outcome.model_copy(update={"note": note})
+                self._done(index, call, outcome, events)
 
         await asyncio.gather(*(one(index, call) for index, call in enumerate(calls)))
 
+    def _done(self, index: int, call: ToolCall, outcome: ToolOutcome, events: RoundEvents) -> None:
+        status = self.statuses[index]
+        self._outcomes[index] = outcome
+        status.status = "ok" if outcome.ok else "error"
+        status.attempts = outcome.attempts
+        status.duration_ms = int((workflow.now() - status.started_at).total_seconds() * 1000)
+        status.agent_workflow_id = outcome.agent_workflow_id or status.agent_workflow_id
+        events.completed(call, outcome)
+
+    def started_agent(self, call_id: str, workflow_id: str) -> None:
+        """A call of the round runs as a child run (shown in `state`)."""
+        for status in self.statuses:
+            if status.id == call_id:
+                status.agent_workflow_id = workflow_id
+
     async def _execute(
-        self, index: int, call: ToolCall, request: ToolCallRequest, config: AgentConfig, local: bool
+        self, index: int, call: ToolCall, request: ToolCallRequest, execute: Execute
     ) -> ToolOutcome:
         """One call in a task of its own, so an interrupt can cancel it alone."""
-        task = asyncio.create_task(execute_tool(call, request, config, local))
+        task = asyncio.create_task(execute(call, request))
         self._running[index] = task
         try:
             return await task
@@ -164,7 +218,7 @@ class ToolRound:
     def close(self) -> list[tuple[ToolCall, ToolOutcome]]:
         """The round's results in call order (unfinished calls get `cancelled`), and no round in flight."""
         results: list[tuple[ToolCall, ToolOutcome]] = []
-        for index, call in enumerate(self._calls):
+        for index, call in enumerate(self._calls):  # the calls as the model made them (ids, order)
             outcome = self._outcomes[index]
             if outcome is None:
                 outcome = cancelled_outcome(call)

@@ -1,0 +1,190 @@
+"""The tool step of a run: one round of calls (tools and agents), their approvals, and what it records.
+
+`ToolStep` owns the round in flight (`ToolRound`), the approvals (`ApprovalBook`) and the
+agents offered as tools (`AgentCalls`); the `RunLoop` asks it to run a round, append its
+results, interrupt it, or decide an approval. It records each call's start and end, each
+approval asked for and decided (trace events, Web UI details), and adds an agent's usage
+to the run's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError
+
+from contracts import Ack, LLMResponse, RunInput, ToolCallRequest, ToolCallStatus, ToolOutcome
+from contracts.activities import CHECK_TOOL_ARGUMENTS
+from contracts.approval import ApproveInput, ArgumentsCheck, PendingApproval
+from contracts.errors import ACTIVITY_ERROR, INVALID_ARGUMENTS
+from conversation import ToolCall
+from workflows.activity_calls import call_activity
+from workflows.agent_calls import AgentCalls, query_problem
+from workflows.approvals import ApprovalBook, Verdict
+from workflows.model_calls import ModelCalls
+from workflows.run_ledger import RunLedger
+from workflows.run_record import RunRecord
+from workflows.tool_round import ToolRound, execute_tool
+from workflows.trace_log import preview
+
+
+class ToolStep:
+    """Runs a run's tool rounds; the run's approvals and agents live here."""
+
+    def __init__(
+        self, run: RunInput, record: RunRecord, ledger: RunLedger, details: Callable[[], None]
+    ) -> None:
+        """Run the tools and agents of `run.config`, recording into `record` and `ledger`."""
+        self._config = run.config
+        self._record = record
+        self._ledger = ledger
+        self._details = details
+        self._round = ToolRound()
+        self._approvals = ApprovalBook(run.config)
+        self._agents = AgentCalls(run)
+        self._local: frozenset[str] = frozenset()
+
+    async def prepare(self, model: ModelCalls) -> None:
+        """Resolve the agents' profiles and offer them to the model (before the first LLM call).
+
+        Raises:
+            ApplicationError: `unknown_agent` (non-retryable).
+        """
+        await self._agents.resolve()
+        model.tool_specs = self._agents.specs()
+
+    @property
+    def in_flight(self) -> bool:
+        """Whether a round is running (and has not been interrupted already)."""
+        return self._round.in_flight
+
+    @property
+    def interrupted(self) -> bool:
+        """Whether the last round was interrupted."""
+        return self._round.interrupted
+
+    @property
+    def statuses(self) -> list[ToolCallStatus]:
+        """The round's calls, for `state`."""
+        return self._round.statuses
+
+    @property
+    def pending_approvals(self) -> list[PendingApproval]:
+        """The calls waiting for a decision, for `state`."""
+        return self._approvals.pending
+
+    async def run(self, response: LLMResponse) -> None:
+        """Run the response's calls; every call has an outcome afterwards (see `close`)."""
+        self._local = frozenset(response.local_tools)
+
+        def request_for(call: ToolCall) -> ToolCallRequest:
+            return ToolCallRequest(call=call, tool_context=self._config.tool_context)
+
+        await self._round.run(
+            response.tool_calls,
+            self._config,
+            request_for,
+            self._execute,
+            self,
+            self._approvals,
+            frozenset(response.approval_tools),
+        )
+
+    async def _execute(self, call: ToolCall, request: ToolCallRequest) -> ToolOutcome:
+        if self._agents.offers(call.name):
+            return await self._agents.call(call, self._agent_started)
+        return await execute_tool(call, request, self._config, call.name in self._local)
+
+    def close(self) -> None:
+        """Append the round's results in the original call order (unfinished calls get `cancelled`)."""
+        for call, outcome in self._round.close():
+            content = json.dumps(outcome.for_model(), ensure_ascii=False)
+            self._record.append("tool", content, tool_call_id=call.id, name=call.name)
+
+    def interrupt(self, cancel_tools: bool) -> None:
+        """An interrupting steer: no new calls, waiting approvals end unrun, agents are cancelled.
+
+        With `cancel_tools`, running tools are cancelled too.
+        """
+        self._round.interrupt(cancel_tools, spare=frozenset(self._config_agents()))
+        self._agents.interrupt()
+
+    def _config_agents(self) -> list[str]:
+        return [agent.name for agent in self._config.agents]
+
+    # ---- approvals ---------------------------------------------------------------------------
+
+    async def approve(self, payload: ApproveInput) -> Ack:
+        """Decide a waiting call, or refuse by name (`unknown_call`, `invalid_arguments`, ...)."""
+        refusal = self._approvals.refusal(payload)
+        call = self._approvals.call_of(payload.call_id)
+        if refusal is None and call is not None and payload.arguments is not None:
+            problem = await self._arguments_problem(call, payload)
+            refusal = problem or self._approvals.refusal(payload)  # decided while we checked?
+        if refusal is not None:
+            data = {"kind": "approve", "reason": refusal.reason, "message": refusal.message}
+            self._record.event("input_rejected", call_id=payload.call_id, data=data)
+            return refusal.model_copy(update={"call_id": payload.call_id})
+        return self._approvals.decide(payload)
+
+    async def _arguments_problem(self, call: ToolCall, payload: ApproveInput) -> Ack | None:
+        assert payload.arguments is not None
+        if self._agents.offers(call.name):
+            problem = query_problem(payload.arguments)
+        else:
+            try:
+                check = ArgumentsCheck(name=call.name, arguments=payload.arguments)
+                problem = (await call_activity(CHECK_TOOL_ARGUMENTS, check)).problem
+            except ActivityError as err:
+                return Ack.rejected(ACTIVITY_ERROR, f"could not check the arguments: {err.cause or err}")
+        if problem is None:
+            return None
+        return Ack.rejected(INVALID_ARGUMENTS, f"arguments for {call.name} do not fit its schema: {problem}")
+
+    # ---- what the round reports (`RoundEvents`) ------------------------------------------------
+
+    def started(self, call: ToolCall) -> None:
+        """A call starts: name the tools being called, record it."""
+        self._details()
+        data = {"name": call.name, "arguments": preview(call.arguments)}
+        self._record.event("tool_started", call_id=call.id, data=data)
+
+    def completed(self, call: ToolCall, outcome: ToolOutcome) -> None:
+        """A call ended: record it; an agent's usage counts as the run's."""
+        if outcome.usage is not None:
+            self._ledger.usage = self._ledger.usage.plus(outcome.usage)
+        summary = preview(json.dumps(outcome.for_model(), ensure_ascii=False))
+        data = {"name": call.name, "ok": outcome.ok, "outcome": summary}
+        self._record.event("tool_completed", call_id=call.id, data=data)
+
+    def approval_requested(self, call: ToolCall, pending: PendingApproval) -> None:
+        """A call waits for approval: record it and show it in the Web UI."""
+        data = {
+            "name": call.name,
+            "arguments": preview(call.arguments),
+            "deadline": pending.deadline.isoformat(),
+        }
+        self._record.event("approval_requested", call_id=call.id, data=data)
+        self._details()
+
+    def approval_decided(self, call: ToolCall, verdict: Verdict) -> None:
+        """A waiting call was decided: record who decided what."""
+        decision = verdict.decision
+        data = {
+            "name": call.name,
+            "verdict": decision.verdict,
+            "approved": decision.approved,
+            "approver": decision.approver,
+            "reason": preview(decision.reason) if decision.reason else None,
+            "edited": decision.edited,
+        }
+        self._record.event("approval_decided", call_id=call.id, data=data)
+        self._details()
+
+    def _agent_started(self, call: ToolCall, workflow_id: str) -> None:
+        self._round.started_agent(call.id, workflow_id)
+        data = {"agent": call.name, "workflow_id": workflow_id}
+        self._record.event("agent_started", call_id=call.id, data=data)
+        workflow.logger.info("agent %s runs as %s", call.name, workflow_id)
