@@ -34,6 +34,7 @@ from contracts import (
     TraceEvent,
     Usage,
 )
+from contracts.approval import ApproveInput, PendingApproval
 from contracts.session import AskAccepted, ExportResult, RequestRecord, RequestResult, SessionStatus
 from contracts.stream import DeltaEvent, StreamEvent, ToolCallDelta, TraceItem
 from conversation import (
@@ -51,6 +52,7 @@ from hosting.connection import connect
 __all__ = [
     "Ack",
     "AgentConfig",
+    "ApproveInput",
     "AskAccepted",
     "CallText",
     "Context",
@@ -64,6 +66,7 @@ __all__ = [
     "MessageEntry",
     "ModelSettings",
     "Outcome",
+    "PendingApproval",
     "RejectedError",
     "RequestRecord",
     "RequestResult",

@@ -39,6 +39,7 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
+from activities.agent_profiles import AgentProfiles
 from activities.tool_registry import ToolRegistry
 from clients.runs import Runs
 from clients.sessions import Sessions
@@ -113,6 +114,7 @@ class AgentTestEnvironment:
         self,
         *,
         registry: ToolRegistry | None = None,
+        agents: AgentProfiles | None = None,
         store: BlobStore | None = None,
         settings: Settings | None = None,
         activity_options: Mapping[str, ActivityOverride] | None = None,
@@ -125,6 +127,7 @@ class AgentTestEnvironment:
 
         Args:
             registry: the worker's tools (default: the built-in ones, e.g. `calculator`).
+            agents: the worker's agent profiles, which runs may offer as tools (default: none).
             store: the payload store (default: a temporary folder, removed on exit).
             settings: the deployment settings (default: from the environment, `payloads.settings`).
             activity_options: deployment overrides of activity options (see `DurableReactPlugin`).
@@ -142,6 +145,7 @@ class AgentTestEnvironment:
             settings=settings,
             store=store,
             registry=registry,
+            agents=agents,
             sandboxed=sandboxed,
             activity_options=activity_options,
         )

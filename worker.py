@@ -3,6 +3,7 @@
     python worker.py            # connect to TEMPORAL_ADDRESS (default localhost:7233)
     python worker.py --dev      # start the embedded dev server first if none answers (Web UI :8233)
     python worker.py --tools mypackage.tools --mcp-config mcp.json   # your tools, MCP servers (docs/tools.md)
+    python worker.py --agents mypackage.agents   # agent profiles, offered to runs as tools (docs/tools.md)
 
 API keys are read from this process's environment by the LLM activity (litellm's usual
 variables: OPENAI_API_KEY, ANTHROPIC_API_KEY, ...); they never enter workflow history.
@@ -24,6 +25,7 @@ from typing import Any
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from activities.agent_profiles import AgentProfiles
 from activities.tool_registry import ToolRegistry
 from contracts import TASK_QUEUE
 from hosting.plugin import DurableReactPlugin
@@ -35,6 +37,7 @@ def build_worker(
     *,
     task_queue: str = TASK_QUEUE,
     registry: ToolRegistry | None = None,
+    agents: AgentProfiles | None = None,
     store: BlobStore | None = None,
     sandboxed: bool = False,
     **worker_options: Any,
@@ -45,12 +48,15 @@ def build_worker(
         client: a client with the product's data converter (`hosting.connection.connect`).
         task_queue: the queue to poll.
         registry: the tools this worker offers (default: the built-in ones, e.g. `calculator`).
+        agents: the agent profiles runs may offer as tools (default: none; docs/tools.md).
         store: the payload store of the message cache and the thread archive (default: the one
             `REACT_PAYLOAD_STORE` names; it must be the store the client's claim check uses).
         sandboxed: run the workflows in Temporal's full sandbox (see `workflow_runner`).
         worker_options: passed to `temporalio.worker.Worker` (tests pass `max_cached_workflows=0`).
     """
-    plugin = DurableReactPlugin(registry=registry, store=store or blob_store_from_env(), sandboxed=sandboxed)
+    plugin = DurableReactPlugin(
+        registry=registry, agents=agents, store=store or blob_store_from_env(), sandboxed=sandboxed
+    )
     with warnings.catch_warnings():
         # A client from `connect()` carries a DurableReactPlugin too: this worker's own wins by design.
         warnings.filterwarnings(

@@ -37,6 +37,7 @@ class ToolDefinition:
     wants_idempotency_key: bool = False
     parameters: dict[str, Any] | None = None
     local: bool = False
+    requires_approval: bool = False
 
 
 def build_tool(fn: Callable[..., Any], name: str | None, description: str | None) -> ToolDefinition:

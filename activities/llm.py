@@ -8,7 +8,9 @@ litellm's own retries are off: Temporal's retry policy is the one retry loop (se
 
 The request names its tools and refers to messages the activity has seen before in
 the run (see `contracts.llm`); the activity resolves both (the worker's registry, the
-message cache) and caches what is new, the answer included.
+message cache) and caches what is new, the answer included. The model is offered the
+registry's specs of `tools`, then the request's own `tool_specs` (agents offered as tools).
+The answer says which called tools the registry marks `local` and `requires_approval`.
 
 This module does not import litellm: registering the activity costs nothing at worker
 start-up. `activities._litellm` (the one module that imports it) is loaded on the first
@@ -38,7 +40,7 @@ from activities.delta_publisher import DeltaPublisher, DeltaSink
 from activities.message_cache import MessageCache
 from activities.tool_registry import ToolRegistry
 from contracts.activities import LLM_ACTIVITY
-from contracts.errors import UNKNOWN_TOOL
+from contracts.errors import INVALID_INPUT, UNKNOWN_TOOL
 from contracts.llm import SCRIPTED_MODEL, LLMRequest, LLMResponse, ToolSpec
 
 _log = logging.getLogger(__name__)
@@ -114,7 +116,8 @@ class LLMActivities:
 
         Raises:
             ApplicationError: `message_cache_miss` (non-retryable: the run resends the call
-                inline), `unknown_tool` (non-retryable), or the provider failed
+                inline), `unknown_tool` or `invalid_input` (a `tool_specs` name clash; both
+                non-retryable), or the provider failed
                 (`llm_errors.classify` decides the code, whether Temporal retries it and when).
         """
         return await with_heartbeat(self._call(request, activity.info().attempt))
@@ -122,19 +125,26 @@ class LLMActivities:
     async def _call(self, request: LLMRequest, attempt: int) -> LLMResponse:
         messages = await self._cache.resolve(request)
         inline = request.model_copy(update={"prefix": None, "messages": messages})
-        tools = self._tool_specs(request.tools)
+        tools = self._tool_specs(request.tools, request.tool_specs)
         if request.stream is None:
             response = await complete(inline, attempt=attempt, tools=tools)
         else:
             async with DeltaPublisher.for_activity(request.stream, attempt) as publisher:
                 response = await complete(inline, attempt=attempt, tools=tools, sink=publisher.add)
-        response.local_tools = sorted(
-            {c.name for c in response.tool_calls if self._registry.is_local(c.name)}
-        )
+        agents = {spec.name for spec in request.tool_specs}  # not the registry's tools, whatever their names
+        called = {c.name for c in response.tool_calls if c.name not in agents}
+        response.local_tools = sorted(name for name in called if self._registry.is_local(name))
+        response.approval_tools = sorted(name for name in called if self._registry.requires_approval(name))
         await self._cache.remember(response.assistant_message())
         return response
 
-    def _tool_specs(self, names: list[str]) -> list[ToolSpec]:
+    def _tool_specs(self, names: list[str], inline: list[ToolSpec]) -> list[ToolSpec]:
+        """The registry's specs of `names`, then the `inline` specs (agents offered as tools).
+
+        Raises:
+            ApplicationError: Non-retryable: `unknown_tool` (a name the registry lacks) or
+                `invalid_input` (an inline spec has the name of a tool or of another inline spec).
+        """
         unknown = [name for name in names if name not in self._registry]
         if unknown:
             available = ", ".join(self._registry.names()) or "(none)"
@@ -143,4 +153,13 @@ class LLMActivities:
                 type=UNKNOWN_TOOL,
                 non_retryable=True,
             )
-        return [self._registry.spec(name) for name in names]
+        inline_names = [spec.name for spec in inline]
+        clashes = sorted({name for name in inline_names if name in names or inline_names.count(name) > 1})
+        if clashes:
+            raise ApplicationError(
+                f"tool_specs name {', '.join(map(repr, clashes))} more than once "
+                "(a tool of `tools`, or twice in `tool_specs`); give each tool one name",
+                type=INVALID_INPUT,
+                non_retryable=True,
+            )
+        return [*(self._registry.spec(name) for name in names), *inline]

@@ -9,6 +9,8 @@
 
 A server is a stdio `command` (with `args`, `env`, `cwd`) or a streamable-HTTP `url`
 (with `headers`). `tools` is required: the names the model may call, or `["*"]` for all.
+`approval_required` (optional) makes calls wait for a human's `approve`: `true` for every
+tool of the server, or a list of its tool names.
 `${VAR}` and `${VAR:-default}` in any string value are read from the worker's environment,
 so secrets stay out of the file. Every problem is a `McpConfigError`, one line naming the
 file and the field.
@@ -24,7 +26,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError, model_validator
 
 SERVER_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?=[A-Za-z0-9-]))*$")
 """A server name: letters, digits, `-` and single `_` (a double `__` separates server and tool)."""
@@ -54,6 +56,7 @@ class McpServerConfig(BaseModel):
     url: str | None = None
     headers: dict[str, str] = {}
     tools: list[str] = Field(min_length=1)
+    approval_required: StrictBool | list[StrictStr] = False
     disabled: bool = False
     connect_timeout_s: float = Field(default=30.0, gt=0, le=600)
 
@@ -76,7 +79,29 @@ class McpServerConfig(BaseModel):
             raise ValueError("`tools` lists a name twice")
         if ALL_TOOLS in self.tools and len(self.tools) > 1:
             raise ValueError('`tools` is either ["*"] or a list of names')
+        self._check_approval_list()
         return self
+
+    def _check_approval_list(self) -> None:
+        names = self.approval_required
+        if isinstance(names, bool):
+            return
+        if len(set(names)) != len(names):
+            raise ValueError("`approval_required` lists a name twice")
+        if ALL_TOOLS in names:
+            raise ValueError('`approval_required` is true (every tool) or a list of tool names, not ["*"]')
+        if not self.all_tools:
+            unlisted = [name for name in names if name not in self.tools]
+            if unlisted:
+                raise ValueError(
+                    f"`approval_required` names {', '.join(map(repr, unlisted))}, "
+                    "which `tools` does not offer"
+                )
+
+    def needs_approval(self, tool: str) -> bool:
+        """Whether calls of the server's tool `tool` wait for an `approve` decision."""
+        names = self.approval_required
+        return names if isinstance(names, bool) else tool in names
 
     @property
     def all_tools(self) -> bool:
@@ -179,6 +204,8 @@ def _expand(value: Any, label: str, env: Mapping[str, str]) -> Any:
 
 def _first_problem(exc: ValidationError) -> str:
     error = exc.errors(include_url=False)[0]
+    if error["loc"][:1] == ("approval_required",):
+        return "approval_required: expected true, false or a list of the server's tool names"
     where = ".".join(str(part) for part in error["loc"])
     message = str(error["msg"]).removeprefix("Value error, ")
     if error["type"] == "extra_forbidden":

@@ -128,6 +128,16 @@ def _register(registry: ToolRegistry, connection: McpConnection, tools: list[mcp
                 f"it offers: {', '.join(sorted(offered)) or '(none)'}"
             )
         chosen = [offered[name] for name in config.tools]
+    unknown = (
+        []
+        if isinstance(config.approval_required, bool)
+        else [name for name in config.approval_required if name not in offered]
+    )
+    if unknown:
+        raise McpConfigError(
+            f"MCP server {server!r}: approval_required names no tool of it: {', '.join(map(repr, unknown))}; "
+            f"it offers: {', '.join(sorted(offered)) or '(none)'}"
+        )
     for tool in chosen:
         name = tool_name(server, tool.name)
         try:
@@ -136,6 +146,7 @@ def _register(registry: ToolRegistry, connection: McpConnection, tools: list[mcp
                 name=name,
                 description=tool.description or tool.title or tool.name,
                 parameters=tool.input_schema,
+                requires_approval=config.needs_approval(tool.name),
             )
         except ValueError as exc:
             if config.all_tools:  # one odd tool among all of them does not stop the worker

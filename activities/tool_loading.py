@@ -11,6 +11,10 @@ Its tools join the built-in ones (`calculator`). Every problem is a `ToolLoadErr
 one line naming the module: it cannot be imported, it registers nothing, or a tool
 name is already taken (by a built-in or by another module). Nothing is registered
 from a module that fails.
+
+Agent profiles load the same way (`worker.py --agents mypackage.agents`): the module's
+`agents` attribute, or the one `module:attr` names, must be an `AgentProfiles`; every
+problem is a `ToolLoadError` naming `--agents` and the module.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, cast
 
+from activities.agent_profiles import AgentProfiles
 from activities.mcp_config import McpServerConfig, load_mcp_config, merge_configs
 from activities.tool_registry import ToolRegistry, default_registry
 
@@ -29,6 +34,8 @@ log = logging.getLogger(__name__)
 
 TOOLS_ENV = "REACT_TOOLS"
 MCP_CONFIG_ENV = "REACT_MCP_CONFIG"
+AGENTS_ENV = "REACT_AGENTS"
+AGENTS_ATTRIBUTE = "agents"
 CONVENTIONS = ("register", "registry", "TOOLS")
 _MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 _HOW = "define register(registry), a ToolRegistry named `registry`, or a TOOLS list (see docs/tools.md)"
@@ -37,8 +44,8 @@ _HOW = "define register(registry), a ToolRegistry named `registry`, or a TOOLS l
 class ToolLoadError(ValueError):
     """A tools module that cannot be used; the message is one line naming it."""
 
-    def __init__(self, module: str, problem: str) -> None:
-        super().__init__(f"--tools {module}: {problem}")
+    def __init__(self, module: str, problem: str, flag: str = "--tools") -> None:
+        super().__init__(f"{flag} {module}: {problem}")
         self.module = module
 
 
@@ -105,19 +112,68 @@ def load_mcp_servers(paths: Iterable[str]) -> dict[str, McpServerConfig]:
     return merge_configs([load_mcp_config(path) for path in paths])
 
 
-def _import(module: str) -> object:
+def build_agent_profiles(specs: Iterable[str]) -> AgentProfiles:
+    """The agent profiles of every `module` or `module:attr`, in order (none: an empty registry).
+
+    Raises:
+        ToolLoadError: A module cannot be imported, the attribute is missing or not an
+            `AgentProfiles`, or two of them register the same name.
+    """
+    profiles = AgentProfiles()
+    for spec in specs:
+        loaded = load_agent_profiles(spec)
+        try:
+            profiles.include(loaded)
+        except ValueError as exc:
+            raise ToolLoadError(spec, f"{exc} (by an earlier --agents)", "--agents") from None
+        log.info("agent profiles from %s: %s", spec, ", ".join(loaded.names()))
+    return profiles
+
+
+def load_agent_profiles(spec: str) -> AgentProfiles:
+    """The `AgentProfiles` that `spec` names: `module` (its `agents` attribute) or `module:attr`.
+
+    Raises:
+        ToolLoadError: See `build_agent_profiles`.
+    """
+    module, _, attribute = spec.partition(":")
+    attribute = attribute or AGENTS_ATTRIBUTE
+    if not attribute.isidentifier():
+        raise ToolLoadError(
+            spec, f"{attribute!r} is not an attribute name (use module or module:attr)", "--agents"
+        )
+    loaded = _import(module, "--agents", spec)
+    if not hasattr(loaded, attribute):
+        raise ToolLoadError(
+            spec,
+            f"the module has no {attribute!r}; define `{AGENTS_ATTRIBUTE} = AgentProfiles()` "
+            "(activities.agent_profiles) and register profiles on it, or name one as module:attr",
+            "--agents",
+        )
+    value: object = getattr(loaded, attribute)
+    if not isinstance(value, AgentProfiles):
+        raise ToolLoadError(
+            spec, f"{attribute!r} is a {type(value).__name__}, not an AgentProfiles", "--agents"
+        )
+    if not value.names():
+        raise ToolLoadError(spec, f"{attribute!r} registers no agent profiles", "--agents")
+    return value
+
+
+def _import(module: str, flag: str = "--tools", spec: str | None = None) -> object:
+    label = spec or module
     if not _MODULE_NAME.match(module):
-        raise ToolLoadError(module, "not a dotted module name (e.g. mypackage.tools)")
+        raise ToolLoadError(label, "not a dotted module name (e.g. mypackage.tools)", flag)
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError as exc:
         if exc.name is not None and (module == exc.name or module.startswith(f"{exc.name}.")):
             raise ToolLoadError(
-                module, f"no module named {exc.name!r} (install it, or add its folder to PYTHONPATH)"
+                label, f"no module named {exc.name!r} (install it, or add its folder to PYTHONPATH)", flag
             ) from None
-        raise ToolLoadError(module, f"importing it failed: {_one_line(exc)}") from None
+        raise ToolLoadError(label, f"importing it failed: {_one_line(exc)}", flag) from None
     except Exception as exc:  # a user's module can raise anything at import
-        raise ToolLoadError(module, f"importing it failed: {_one_line(exc)}") from None
+        raise ToolLoadError(label, f"importing it failed: {_one_line(exc)}", flag) from None
 
 
 def _collect(module: str, loaded: object) -> ToolRegistry:

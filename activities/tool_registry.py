@@ -20,6 +20,7 @@ from typing import Any, TypeVar, overload
 
 from pydantic import JsonValue, ValidationError
 
+from activities._arguments_check import check_with_model, check_with_schema
 from activities._tool_definition import (
     IDEMPOTENCY_KEY_PARAM,
     TOOL_CONTEXT_PARAM,
@@ -33,6 +34,7 @@ from activities._tool_definition import (
 )
 from activities.calculator import calculator
 from activities.tool_errors import InvalidArgumentsError, ToolFailure, UnknownToolError
+from contracts.approval import ArgumentsVerdict
 from contracts.llm import ToolSpec
 
 __all__ = [
@@ -58,11 +60,23 @@ class ToolRegistry:
 
     @overload
     def register(
-        self, fn: F, *, name: str | None = None, description: str | None = None, local: bool = False
+        self,
+        fn: F,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        local: bool = False,
+        requires_approval: bool = False,
     ) -> F: ...
     @overload
     def register(
-        self, fn: None = None, *, name: str | None = None, description: str | None = None, local: bool = False
+        self,
+        fn: None = None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        local: bool = False,
+        requires_approval: bool = False,
     ) -> Callable[[F], F]: ...
     def register(
         self,
@@ -71,6 +85,7 @@ class ToolRegistry:
         name: str | None = None,
         description: str | None = None,
         local: bool = False,
+        requires_approval: bool = False,
     ) -> F | Callable[[F], F]:
         """Register `fn` as a tool; also usable as `@registry.register` or `@registry.register(name=...)`.
 
@@ -82,6 +97,8 @@ class ToolRegistry:
                 must not repeat): runs may execute it as a local activity, inside the
                 workflow task, without a task-queue round trip. It cannot heartbeat, and a
                 retry re-runs it in the same workflow task (see README, "Local tools").
+            requires_approval: Every call of the tool waits for a human's `approve` decision
+                (see docs/tools.md, "Tools that need approval").
 
         Returns:
             `fn` unchanged (or a decorator that registers and returns it).
@@ -91,21 +108,33 @@ class ToolRegistry:
             TypeError: The function takes `*args`/`**kwargs`, which have no schema.
         """
         if fn is None:
-            return lambda f: self.register(f, name=name, description=description, local=local)
-        tool = dataclasses.replace(build_tool(fn, name, description), local=local)
+            return lambda f: self.register(
+                f, name=name, description=description, local=local, requires_approval=requires_approval
+            )
+        tool = dataclasses.replace(
+            build_tool(fn, name, description), local=local, requires_approval=requires_approval
+        )
         if tool.name in self._tools:
             raise ValueError(f"tool {tool.name!r} is already registered")
         self._tools[tool.name] = tool
         return fn
 
     def register_schema(
-        self, fn: Callable[..., Any], *, name: str, description: str, parameters: dict[str, Any]
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str,
+        description: str,
+        parameters: dict[str, Any],
+        requires_approval: bool = False,
     ) -> None:
         """Register a tool whose JSON schema is given rather than derived from type hints (an MCP tool).
 
         `fn` is called as `fn(arguments=<the arguments object>)`, plus `tool_context` and
         `idempotency_key` when it declares them. The arguments are not validated here:
-        `parameters` is what the model sees, and the tool validates what it receives.
+        `parameters` is what the model sees, and the tool validates what it receives
+        (`check_arguments` validates against `parameters`). `requires_approval`: as for
+        `register`.
 
         Raises:
             ValueError: The name is invalid or already registered, or `parameters` is not
@@ -129,6 +158,7 @@ class ToolRegistry:
             TOOL_CONTEXT_PARAM in params,
             wants_idempotency_key(name, params),
             dict(parameters),
+            requires_approval=requires_approval,
         )
 
     def include(self, other: ToolRegistry) -> None:
@@ -153,6 +183,26 @@ class ToolRegistry:
         """Whether the tool was registered as `local` (fast and pure: may run as a local activity)."""
         tool = self._tools.get(name)
         return tool is not None and tool.local
+
+    def requires_approval(self, name: str) -> bool:
+        """Whether every call of the tool waits for an `approve` decision (registered `requires_approval`)."""
+        tool = self._tools.get(name)
+        return tool is not None and tool.requires_approval
+
+    def check_arguments(self, name: str, arguments: dict[str, Any]) -> ArgumentsVerdict:
+        """Whether `arguments` fit the tool's schema, without calling it (e.g. arguments edited on approval).
+
+        A Python tool's arguments are checked by its pydantic model, a schema tool's (MCP)
+        by its JSON schema. The verdict's `problem` is None when they fit; otherwise it
+        says what is wrong and `fields` names the failing fields. An unknown tool is a
+        problem naming it.
+        """
+        tool = self._tools.get(name)
+        if tool is None:
+            return ArgumentsVerdict(problem=str(UnknownToolError(name, self.names())))
+        if tool.arguments is not None:
+            return check_with_model(tool.arguments, arguments)
+        return check_with_schema(tool.parameters or {}, arguments)
 
     def spec(self, name: str) -> ToolSpec:
         """What the model sees of a tool: name, description, JSON schema of its arguments."""

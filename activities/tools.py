@@ -1,4 +1,4 @@
-"""The tool activities: run one tool call, and resolve tool names into specs.
+"""The tool activities: run one tool call, resolve tool names into specs, check edited arguments.
 
 A tool's expected failures (unknown tool, malformed or invalid arguments, a
 non-retryable `ToolFailure`) are *returned* as error outcomes: the model reads
@@ -25,7 +25,8 @@ from temporalio.exceptions import ApplicationError
 
 from activities._heartbeat import with_heartbeat
 from activities.tool_registry import InvalidArgumentsError, ToolFailure, ToolRegistry
-from contracts.activities import RESOLVE_TOOLS_ACTIVITY, TOOL_ACTIVITY
+from contracts.activities import CHECK_TOOL_ARGUMENTS_ACTIVITY, RESOLVE_TOOLS_ACTIVITY, TOOL_ACTIVITY
+from contracts.approval import ArgumentsCheck, ArgumentsVerdict
 from contracts.errors import INVALID_ARGUMENTS, INVALID_RESULT, TOOL_ERROR, UNKNOWN_TOOL
 from contracts.llm import ToolSpec
 from contracts.tools import ResolveToolsRequest, ToolCallRequest, ToolError, ToolOutcome
@@ -93,6 +94,18 @@ class ToolActivities:
             details = {"unknown": redact_json(list[JsonValue](unknown))}
             raise ApplicationError(message, details, type=UNKNOWN_TOOL, non_retryable=True)
         return [self._registry.spec(name) for name in request.names]
+
+    @activity.defn(name=CHECK_TOOL_ARGUMENTS_ACTIVITY)
+    async def check_tool_arguments(self, request: ArgumentsCheck) -> ArgumentsVerdict:
+        """Whether arguments fit the tool's schema (arguments edited on approval), without calling it.
+
+        Never raises for bad arguments or an unknown tool: the verdict's `problem` says
+        what is wrong (redacted), `fields` names the failing fields.
+        """
+        verdict = self._registry.check_arguments(request.name, dict(request.arguments))
+        if verdict.problem is None:
+            return verdict
+        return ArgumentsVerdict(problem=redact(verdict.problem), fields=verdict.fields)
 
     def _unknown_message(self, names: list[str]) -> str:
         available = ", ".join(self._registry.names()) or "(none)"

@@ -16,6 +16,8 @@ from typing import Any, NoReturn
 
 import typer
 
+from hosting.tracing import flush_tracing
+
 
 class CliApp(typer.Typer):
     """A `typer.Typer` whose process exit skips interpreter finalization."""
@@ -32,6 +34,7 @@ class CliApp(typer.Typer):
             else:
                 code = done.code or 0
         finally:
+            flush_tracing()  # os._exit skips the tracer provider's own flush at exit
             sys.stdout.flush()
             sys.stderr.flush()
         os._exit(code)

@@ -1,5 +1,8 @@
 """The `chat` loop: each typed line is an ask; while its run streams (text as it comes), typed lines steer it.
 
+A tool call of the run that awaits approval is asked about inline (`cli.chat_approvals`):
+the next typed lines answer it (y/n/e) instead of steering; slash commands still work.
+
 Standard input is read by a daemon thread that queues the lines, so a read that
 is still pending when the chat ends never holds the process (an `input()` in the
 default executor would). The loop waits on the next line and, during a run, on
@@ -9,15 +12,20 @@ the run's outcome too, whichever comes first.
 from __future__ import annotations
 
 import asyncio
+import getpass
 import sys
 import threading
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any
 
-from cli import render, render_session, session_ops
+from pydantic import JsonValue
+
+from cli import ops, render, render_session, session_ops
+from cli.chat_approvals import ApprovalPrompt, Decide
 from cli.common import Target, out, say, say_lines
 from cli.errors import CliError, err_console, error_line
+from contracts import Ack
 from conversation import Context, Message
 
 # Command name -> (usage, what it does); plain text is an ask (or a steer during a run).
@@ -75,7 +83,10 @@ def parse_line(line: str) -> ChatCommand | None:
 
 def help_lines() -> list[str]:
     """What `/help` prints."""
-    lines = ["type a message to ask it; while a request runs, typed text steers it"]
+    lines = [
+        "type a message to ask it; while a request runs, typed text steers it",
+        "a tool call awaiting approval is asked about: y approves, n denies (asks a reason), e edits it",
+    ]
     return lines + [f"  {usage:<24} {text}" for usage, text in COMMANDS.values()]
 
 
@@ -183,8 +194,9 @@ class Chat:
         if disposition is not None:
             say(disposition, "dim")
         say(f"request {request} (run {accepted.run_workflow_id}): typing steers it, /cancel stops it", "dim")
+        approvals = ApprovalPrompt(self._approver(accepted.run_workflow_id))
         following = asyncio.ensure_future(
-            session_ops.follow_request(self.asker, accepted, out, self.target.address)
+            session_ops.follow_request(self.asker, accepted, out, self.target.address, approvals.seen)
         )
         try:
             while not following.done():
@@ -195,6 +207,9 @@ class Chat:
                     continue
                 line = self.lines.take()
                 self.eof = line is None
+                if line is not None and approvals.asking and not line.lstrip().startswith("/"):
+                    await self._safely(approvals.answer(line))
+                    continue
                 command = self._parse(line or "")
                 if command is not None and command.name == "quit":
                     say("stopped following: the request goes on in the session", "dim")
@@ -209,6 +224,20 @@ class Chat:
                 await asyncio.wait([following])
         say_lines(render_session.record_lines(record), bold_first=2)
         return True
+
+    def _approver(self, run_workflow_id: str) -> Decide:
+        """How the chat decides a call of the run `run_workflow_id` (the OS user approves)."""
+        run = ops.runs_of(self.asker.client).get(run_workflow_id)
+        user = getpass.getuser()
+
+        async def decide(
+            call_id: str, approved: bool, reason: str | None, edited: dict[str, JsonValue] | None
+        ) -> Ack:
+            return await run.approve(
+                call_id, approved=approved, reason=reason, arguments=edited, approver=user
+            )
+
+        return decide
 
     async def _command(self, command: ChatCommand, request: str | None) -> None:
         """A slash command; `request` is the running request (steer and inject expect it)."""

@@ -3,7 +3,7 @@
 Each command does its local checks first (files, flags), then one `asyncio.run`
 for the Temporal part, all inside `reported` so any failure is one line and exit 1.
 The commands live in `cli.run_commands` (run, show) and `cli.control_commands`
-(steer, inject, cancel, compact, context); they are registered here, in the order
+(steer, inject, cancel, approve, compact, context); they are registered here, in the order
 `--help` lists them. The session commands add themselves in `cli.session_commands`.
 """
 
@@ -16,7 +16,7 @@ import typer
 from cli import codec_server
 from cli.app import CliApp
 from cli.common import Target
-from cli.control_commands import cancel, compact, context_replace, context_switch, inject, steer
+from cli.control_commands import approve, cancel, compact, context_replace, context_switch, inject, steer
 from cli.params import option
 from cli.run_commands import run, show
 from hosting.connection import DEFAULT_ADDRESS, DEFAULT_NAMESPACE
@@ -53,6 +53,7 @@ app.command()(run)
 app.command()(steer)
 app.command()(inject)
 app.command()(cancel)
+app.command()(approve)
 app.command()(compact)
 context_app.command("replace")(context_replace)
 context_app.command("switch")(context_switch)

@@ -1,4 +1,4 @@
-"""The control commands: steer, inject, cancel, compact and the context edits, each one acknowledged Update.
+"""The control commands: steer, inject, cancel, approve, compact, context edits: each one acknowledged Update.
 
 They work on a run or on a session (the same control names and payloads). Registered on
 the app by `cli.commands`.
@@ -7,11 +7,13 @@ the app by `cli.commands`.
 from __future__ import annotations
 
 import asyncio
+import getpass
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import JsonValue
 
 from cli import inputs, ops, render
 from cli.common import Target, say, target_of
@@ -129,6 +131,50 @@ def cancel(
         workflow_id,
         lambda: client_inputs.cancel_input(reason),
         lambda handle: handle.cancel(reason),
+    )
+
+
+def approve(
+    ctx: typer.Context,
+    workflow_id: ControlId,
+    call_id: Annotated[str, argument(help="The tool call's id (`show RUN state` lists the waiting ones).")],
+    deny: Annotated[bool, option("--deny", help="Deny the call: the model is told so (and why).")] = False,
+    reason: Annotated[str | None, option("--reason", help="Why (recorded, and shown to the model).")] = None,
+    arguments: Annotated[
+        str | None, option("--arguments", help="Edited arguments, a JSON object (approving only).")
+    ] = None,
+    approver: Annotated[str | None, option(help="Who decides (default: your user name).")] = None,
+    address: AddressOpt = None,
+    namespace: NamespaceOpt = None,
+) -> None:
+    """Approve (or --deny) tool call CALL_ID of a run that awaits approval.
+
+    WORKFLOW_ID is the run's, or a session's (for its active run; an idle session
+    rejects it with `idle`). --arguments replaces the call's arguments; they must fit
+    the tool's schema (`invalid_arguments` otherwise, and the call keeps waiting).
+    Prints `accepted <call_id>` or `rejected: <reason>` (exit 1: `unknown_call`,
+    `approval_not_required`, `already_decided`, `not_running`, ...).
+    """
+    who = approver or getpass.getuser()
+    edited: dict[str, JsonValue] | None = None
+
+    def check() -> object:
+        nonlocal edited
+        if arguments is not None:
+            if deny:
+                raise CliError("--arguments edits an approval: drop --deny (or --arguments)")
+            edited = inputs.json_object(arguments, "--arguments")
+        return client_inputs.approve_input(
+            call_id, approved=not deny, reason=reason, arguments=edited, approver=who
+        )
+
+    send_control(
+        target_of(ctx, address, namespace),
+        workflow_id,
+        check,
+        lambda handle: handle.approve(
+            call_id, approved=not deny, reason=reason, arguments=edited, approver=who
+        ),
     )
 
 

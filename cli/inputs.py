@@ -36,6 +36,17 @@ def read_json(path: Path) -> JsonValue:
         raise CliError(f"invalid JSON in {path}: {error}") from error
 
 
+def json_object(text: str, what: str) -> dict[str, JsonValue]:
+    """`text` parsed as a JSON object (tool arguments), or a CliError naming `what`."""
+    try:
+        value: JsonValue = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CliError(f"{what} is not valid JSON: {error}") from error
+    if not isinstance(value, dict):
+        raise CliError(f"{what} must be a JSON object, got {type(value).__name__}")
+    return value
+
+
 def load_script(path: Path) -> list[ScriptTurn]:
     """The scripted model's turns from a JSON list of `ScriptTurn` objects."""
     data = read_json(path)
@@ -73,6 +84,7 @@ class AgentFlags:
     script: Path | None = None
     api_base: str | None = None
     stream: bool = False
+    approval_required: tuple[str, ...] = ()
 
 
 def explicit_settings(flags: AgentFlags) -> dict[str, JsonValue]:
@@ -95,6 +107,8 @@ def explicit_settings(flags: AgentFlags) -> dict[str, JsonValue]:
         settings = with_api_base(settings, checked_api_base(flags.api_base, "--api-base"))
     if flags.stream:
         settings["stream"] = True
+    if flags.approval_required:
+        settings["approval_required"] = list(dict.fromkeys(flags.approval_required))
     return settings
 
 

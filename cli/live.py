@@ -9,7 +9,7 @@ never drawn, so piped output holds the trace lines only.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
@@ -17,6 +17,7 @@ from rich.text import Text
 
 from cli import render
 from clients.stream import CallText, TextAssembler
+from contracts import TraceEvent
 from contracts.stream import DeltaEvent, TraceItem
 
 # Lines of the terminal left to the trace lines above the live text.
@@ -54,8 +55,16 @@ def call_view(call: CallText | None, out: Console) -> RenderableType:
     return Group(*(_tail(part, out) for part in parts))
 
 
-async def show_stream(events: AsyncIterator[DeltaEvent | TraceItem], out: Console) -> int:
-    """Print a run's events until its stream ends; the seq of the last trace event printed (0: none)."""
+async def show_stream(
+    events: AsyncIterator[DeltaEvent | TraceItem],
+    out: Console,
+    on_event: Callable[[TraceEvent], None] | None = None,
+) -> int:
+    """Print a run's events until its stream ends; the seq of the last trace event printed (0: none).
+
+    `on_event` is called with each trace event once its line is printed (the chat asks for
+    approvals there).
+    """
     assembler = TextAssembler()
     last_seq = 0
     # Refreshed on each change: a line printed above the region redraws it from its last refresh.
@@ -66,4 +75,6 @@ async def show_stream(events: AsyncIterator[DeltaEvent | TraceItem], out: Consol
             if isinstance(event, TraceItem):
                 trace_line(live.console, event)
                 last_seq = event.event.seq
+                if on_event is not None:
+                    on_event(event.event)
     return last_seq

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
 from typing import TypeVar
 
@@ -29,7 +29,7 @@ from cli.errors import CliError, describe, unreachable_message
 from clients.base import Timeouts
 from clients.runs import RunHandle, Runs
 from clients.sessions import Sessions
-from contracts import RunResult, Trace
+from contracts import RunResult, Trace, TraceEvent
 from contracts.stream import DeltaEvent, TraceItem
 from conversation import Entry
 from hosting.connection import connect
@@ -43,6 +43,8 @@ FOLLOW_TIMEOUTS = Timeouts(query=timedelta(seconds=5))
 SILENT_WAIT_S = 3.0
 
 T = TypeVar("T")
+OnEvent = Callable[[TraceEvent], None] | None
+"""Called with each trace event of a followed run once its line is printed (the chat's approvals)."""
 
 ENTRIES = TypeAdapter(list[Entry])
 QUERY_FAILURES = (RPCError, RPCTimeoutOrCancelledError, WorkflowQueryFailedError, WorkflowQueryRejectedError)
@@ -76,13 +78,17 @@ def following(client: Client, workflow_id: str) -> RunHandle:
     return Runs(client, timeouts=FOLLOW_TIMEOUTS).get(workflow_id)
 
 
-def _print_new(out: Console, trace: Trace, last_seq: int, said_truncated: bool) -> tuple[int, bool]:
+def _print_new(
+    out: Console, trace: Trace, last_seq: int, said_truncated: bool, on_event: OnEvent = None
+) -> tuple[int, bool]:
     """Print events after `last_seq`; say once that the trace is truncated. Returns the new marks."""
     for event in render.new_events(trace, last_seq):
         out.print(
             render.event_line(event), style=render.event_style(event.kind), markup=False, soft_wrap=True
         )
         last_seq = event.seq
+        if on_event is not None:
+            on_event(event)
     if trace.truncated and not said_truncated:
         out.print(render.TRUNCATED_NOTICE, style="dim", markup=False, soft_wrap=True)
         said_truncated = True
@@ -95,7 +101,13 @@ async def follow(run: RunHandle, out: Console, address: str, *, stream: bool = T
 
 
 async def watch(
-    run: RunHandle, outcome: Awaitable[T], out: Console, address: str, *, stream: bool = True
+    run: RunHandle,
+    outcome: Awaitable[T],
+    out: Console,
+    address: str,
+    *,
+    stream: bool = True,
+    on_event: OnEvent = None,
 ) -> T:
     """Print the run's events live until `outcome` is in; return it.
 
@@ -103,21 +115,24 @@ async def watch(
     request; it is awaited concurrently. With `stream`, the run's live stream is followed
     (`cli.live`: trace lines, and the LLM's text as it comes) to the run's end; a stream
     that cannot be followed (a worker without streams, a run that never started) falls
-    back to polling the `trace` query, from the last event printed.
+    back to polling the `trace` query, from the last event printed. `on_event` sees each
+    trace event printed.
     """
     result_task = asyncio.ensure_future(outcome)
     try:
         last_seq = 0
         if stream:
-            streamed, last_seq = await _stream(run, result_task, out, address)
+            streamed, last_seq = await _stream(run, result_task, out, address, on_event)
             if streamed:
                 return await result_task
-        return await _poll(run, result_task, out, address, last_seq)
+        return await _poll(run, result_task, out, address, last_seq, on_event)
     finally:
         await _settle(result_task)
 
 
-async def _stream(run: RunHandle, result: asyncio.Future[T], out: Console, address: str) -> tuple[bool, int]:
+async def _stream(
+    run: RunHandle, result: asyncio.Future[T], out: Console, address: str, on_event: OnEvent
+) -> tuple[bool, int]:
     """Follow the run's stream to its end: (True, last seq), or (False, last seq) when it failed.
 
     A run that does not exist yet (a queued request's) is waited for. Once `result` is
@@ -125,7 +140,7 @@ async def _stream(run: RunHandle, result: asyncio.Future[T], out: Console, addre
     rest of the trace is read by polling.
     """
     progress = _Progress()
-    streaming = asyncio.ensure_future(progress.show(run, out))
+    streaming = asyncio.ensure_future(progress.show(run, out, on_event))
     try:
         await asyncio.wait([streaming, result], return_when=asyncio.FIRST_COMPLETED)
         if not streaming.done() and progress.began:
@@ -155,10 +170,10 @@ class _Progress:
     last_seq = 0
     began = False
 
-    async def show(self, run: RunHandle, out: Console) -> None:
+    async def show(self, run: RunHandle, out: Console, on_event: OnEvent) -> None:
         while True:
             try:
-                self.last_seq = await live.show_stream(self._tracked(run.events()), out)
+                self.last_seq = await live.show_stream(self._tracked(run.events()), out, on_event)
                 return
             except RPCError as error:
                 if error.status != RPCStatusCode.NOT_FOUND or self.began:
@@ -176,7 +191,12 @@ class _Progress:
 
 
 async def _poll(
-    run: RunHandle, result_task: asyncio.Future[T], out: Console, address: str, last_seq: int
+    run: RunHandle,
+    result_task: asyncio.Future[T],
+    out: Console,
+    address: str,
+    last_seq: int,
+    on_event: OnEvent = None,
 ) -> T:
     """Print the run's trace by polling its `trace` query until `result_task` is done.
 
@@ -197,7 +217,7 @@ async def _poll(
                 said_waiting = True
         else:
             failing_since = None
-            last_seq, said_truncated = _print_new(out, trace, last_seq, said_truncated)
+            last_seq, said_truncated = _print_new(out, trace, last_seq, said_truncated, on_event)
         if finished:
             return result_task.result()
         await asyncio.wait([result_task], timeout=POLL_INTERVAL_S)

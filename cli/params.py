@@ -72,6 +72,10 @@ ApiBaseOpt = Annotated[
     option(help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1 (default: $REACT_API_BASE)."),
 ]
 ToolOpt = Annotated[list[str] | None, option(help="A tool the agent may call (repeatable).")]
+ApprovalOpt = Annotated[
+    list[str] | None,
+    option("--require-approval", help="A tool whose calls wait for a person's approval (repeatable)."),
+]
 PromptOpt = Annotated[str | None, option(help="System prompt of the agent.")]
 IterationsOpt = Annotated[int | None, option(min=1, help="LLM turns before giving up.")]
 ScriptOpt = Annotated[Path | None, option(help="JSON list of script turns (scripted model).")]

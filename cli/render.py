@@ -31,6 +31,7 @@ __all__ = [
     "TRUNCATED_NOTICE",
     "ack_line",
     "add_row",
+    "approvals_table",
     "context_table",
     "event_details",
     "event_line",
@@ -93,7 +94,7 @@ def ack_line(ack: Ack) -> str:
         case "deferred" | "applied" | "duplicate":
             return f"{ack.status} {ack.op_id or ''}".rstrip() + note
         case "accepted":
-            return "accepted" + note
+            return f"accepted {ack.call_id or ''}".rstrip() + note
 
 
 def state_table(state: RunState) -> Table:
@@ -126,6 +127,17 @@ def tool_calls_table(state: RunState) -> Table:
         duration = f"{call.duration_ms}ms" if call.duration_ms is not None else "-"
         started = f"{call.started_at:%H:%M:%S}"
         add_row(table, call.id, call.name, call.status, str(call.attempts), started, duration)
+    return table
+
+
+def approvals_table(state: RunState) -> Table:
+    """The tool calls awaiting a decision, with how to give it."""
+    table = new_table("awaiting approval", "call id", "tool", "arguments", "deadline", "on timeout")
+    table.caption = "decide with `python client.py approve WORKFLOW_ID CALL_ID [--deny --reason R]`"
+    for pending in state.pending_approvals:
+        arguments = preview(pending.arguments, 80) + (" (cut)" if pending.arguments_truncated else "")
+        deadline = f"{pending.deadline:%Y-%m-%d %H:%M:%S}"
+        add_row(table, pending.call_id, pending.name, arguments, deadline, pending.on_timeout)
     return table
 
 

@@ -28,6 +28,9 @@ _SHOWN: dict[TraceKind, tuple[str, ...]] = {
     "tool_round_interrupted": ("calls",),
     "tool_started": ("name", "tool", "arguments"),
     "tool_completed": ("ok", "outcome", "result", "error", "attempts"),
+    "approval_requested": ("name", "arguments", "deadline"),
+    "approval_decided": ("verdict", "approver", "reason", "edited"),
+    "agent_started": ("agent", "workflow_id"),
     "input_injected": ("kind", "source", "content", "seq"),
     "input_rejected": ("kind", "reason", "message", "content"),
     "context_op_deferred": ("type", "context_ref", "reason"),
@@ -43,6 +46,7 @@ _STYLES: dict[str, str] = {
     "input_injected": "magenta",
     **dict.fromkeys(("llm_interrupted", "tool_round_interrupted"), "magenta"),
     **dict.fromkeys(("tool_started", "tool_completed"), "yellow"),
+    **dict.fromkeys(("approval_requested", "approval_decided"), "bold yellow"),
     **dict.fromkeys(("context_op_applied", "context_op_deferred"), "blue"),
     **dict.fromkeys(("input_rejected", "context_op_rejected"), "red"),
     **dict.fromkeys(("request_failed", "request_cancelled"), "bold red"),
@@ -129,6 +133,14 @@ def _summary(event: TraceEvent) -> list[str]:
             elif "outcome" in d:
                 parts.append(f"-> {preview(d['outcome'])}")
             parts.append(_kv(d, "attempts"))
+        case "approval_requested":
+            args = d.get("arguments")
+            parts += [f"{name}({preview(args) if args is not None else ''})", _kv(d, "deadline", "until")]
+        case "approval_decided":
+            by = f"by {preview(d['approver'])}" if d.get("approver") else ""
+            parts += [str(d.get("verdict", "?")), by, "(edited)" if d.get("edited") else "", _kv(d, "reason")]
+        case "agent_started":
+            parts += [_kv(d, "agent"), _kv(d, "workflow_id", "child")]
         case "input_injected" | "input_rejected":
             parts.append(str(d.get("kind", "")))
             if event.kind == "input_rejected":

@@ -19,6 +19,7 @@ from cli.errors import CliError, err_console, reported
 from cli.params import (
     AddressOpt,
     ApiBaseOpt,
+    ApprovalOpt,
     ModelOpt,
     NamespaceOpt,
     NoStreamOpt,
@@ -38,6 +39,7 @@ def run(
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
     tool: Annotated[list[str] | None, option(help="A tool the agent may call (repeatable).")] = None,
+    require_approval: ApprovalOpt = None,
     system_prompt: Annotated[str | None, option(help="System prompt of the agent.")] = None,
     max_iterations: Annotated[int | None, option(min=1, help="LLM turns before giving up.")] = None,
     script: Annotated[Path | None, option(help="JSON list of script turns (scripted model).")] = None,
@@ -59,7 +61,14 @@ def run(
     workflow_id = workflow_id or f"react-{uuid.uuid4().hex[:8]}"
     with reported(target.address, workflow_id):
         flags = inputs.AgentFlags(
-            model, tuple(tool or ()), system_prompt, max_iterations, script, api_base, not no_stream
+            model,
+            tuple(tool or ()),
+            system_prompt,
+            max_iterations,
+            script,
+            api_base,
+            not no_stream,
+            tuple(require_approval or ()),
         )
         config, demo = inputs.resolve_config(flags)
         if demo:
@@ -114,6 +123,8 @@ async def _show(target: Target, workflow_id: str, what: View, as_json: bool) -> 
             out.print(render.state_table(state))
             if state.pending_tool_calls:
                 out.print(render.tool_calls_table(state))
+            if state.pending_approvals:
+                out.print(render.approvals_table(state))
         case View.thread:
             entries = [entry async for entry in run.thread()]
             if as_json:

@@ -25,6 +25,7 @@ from cli.params import (
     AddressOpt,
     AgentIdOpt,
     ApiBaseOpt,
+    ApprovalOpt,
     ConversationOpt,
     ExpectedLastOpt,
     IterationsOpt,
@@ -62,6 +63,7 @@ def ask(
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
     tool: ToolOpt = None,
+    require_approval: ApprovalOpt = None,
     system_prompt: PromptOpt = None,
     max_iterations: IterationsOpt = None,
     script: ScriptOpt = None,
@@ -91,7 +93,14 @@ def ask(
         sid, query = session_and_argument(session, conversation, session_id, query, "the QUERY")
     with reported(target.address, sid, resume_hint(sid)):
         flags = inputs.AgentFlags(
-            model, tuple(tool or ()), system_prompt, max_iterations, script, api_base, not no_stream
+            model,
+            tuple(tool or ()),
+            system_prompt,
+            max_iterations,
+            script,
+            api_base,
+            not no_stream,
+            tuple(require_approval or ()),
         )
         if query is not None:  # limits, before connecting
             client_inputs.ask_input(
@@ -184,6 +193,7 @@ def chat(
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
     tool: ToolOpt = None,
+    require_approval: ApprovalOpt = None,
     system_prompt: PromptOpt = None,
     max_iterations: IterationsOpt = None,
     script: ScriptOpt = None,
@@ -200,7 +210,10 @@ def chat(
     While a run streams, a typed line steers it (the same as /steer TEXT). Commands:
     /steer TEXT, /interrupt TEXT, /inject TEXT, /cancel, /context replace TEXT, /context switch LANE,
     /export, /status, /history [SINCE], /requests, /help, /quit (or Ctrl-D; a running
-    request goes on). Between turns steer and inject are rejected (`idle`). The
+    request goes on). A tool call awaiting approval (--require-approval TOOL, or a tool
+    the worker marks) is asked about inline: y approves, n denies (with an optional
+    reason), e approves with edited JSON arguments; the approver is your user name.
+    Between turns steer and inject are rejected (`idle`). The
     options configure a new session, or override each request of a running one;
     --on-busy applies to each ask, and with --expected-last-request each ask expects
     the chat's previous request to be the last one (the first expects the one given).
@@ -212,7 +225,14 @@ def chat(
         sid = session_id_of(session, conversation, session_id) or session_workflow_id(uuid.uuid4().hex[:8])
     with reported(target.address, sid, resume_hint(sid)):
         flags = inputs.AgentFlags(
-            model, tuple(tool or ()), system_prompt, max_iterations, script, api_base, not no_stream
+            model,
+            tuple(tool or ()),
+            system_prompt,
+            max_iterations,
+            script,
+            api_base,
+            not no_stream,
+            tuple(require_approval or ()),
         )
 
         async def talk() -> None:

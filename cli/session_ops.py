@@ -115,8 +115,13 @@ async def open_asker(
     return asker, demo and not running
 
 
-async def follow_request(asker: Asker, accepted: AskAccepted, out: Console, address: str) -> RequestResult:
-    """Print the request's run live (stream, or trace), until the session has its record; return it."""
+async def follow_request(
+    asker: Asker, accepted: AskAccepted, out: Console, address: str, on_event: ops.OnEvent = None
+) -> RequestResult:
+    """Print the request's run live (stream, or trace), until the session has its record; return it.
+
+    `on_event` sees each trace event printed (see `ops.watch`).
+    """
     run = ops.following(asker.client, accepted.run_workflow_id)
     outcome = asker.session.await_result(accepted.request_id)
-    return await ops.watch(run, outcome, out, address, stream=asker.stream)
+    return await ops.watch(run, outcome, out, address, stream=asker.stream, on_event=on_event)

@@ -28,6 +28,7 @@ from contracts import (
     ThreadQuery,
     Trace,
 )
+from contracts.approval import ApproveInput
 from contracts.compaction import CompactInput
 from contracts.session import (
     SESSION_WORKFLOW_TYPE,
@@ -108,6 +109,13 @@ def _controls(summary_of_idle: str) -> tuple[Handler, ...]:
             "inject", "signal_and_update", SteerInput, Ack, f"Add user input to the run.{summary_of_idle}"
         ),
         Handler("cancel", "signal_and_update", CancelInput, Ack, "End the run `cancelled`."),
+        Handler(
+            "approve",
+            "signal_and_update",
+            ApproveInput,
+            Ack,
+            f"Approve (maybe with edited arguments) or deny a tool call awaiting approval.{summary_of_idle}",
+        ),
         Handler(
             "context_modify",
             "signal_and_update",

@@ -199,6 +199,38 @@ class WorkflowControls:
         """Cancel the run: `accepted` when it ends `cancelled`, else `rejected` (`not_running`, `idle`)."""
         return await self._acked("cancel", lambda: inputs.cancel_input(reason))
 
+    async def approve(
+        self,
+        call_id: str,
+        *,
+        approved: bool = True,
+        reason: str | None = None,
+        arguments: Mapping[str, JsonValue] | None = None,
+        approver: str | None = None,
+    ) -> Ack:
+        """Decide a tool call that awaits approval (`approved=False` denies it; see `deny`).
+
+        `reason` is shown to the model; `arguments` (approving only) replace the call's and
+        must fit the tool's schema; `approver` names who decided (recorded in the trace).
+        A session forwards the decision to its active run.
+
+        Returns:
+            `accepted` with the `call_id`, or `rejected` with `reason` (`unknown_call`,
+            `approval_not_required`, `already_decided`, `invalid_arguments` naming the fields,
+            `invalid_input`, `not_running`, `idle` for a session with no active run); a
+            refused decision changes nothing and the call keeps waiting.
+        """
+        return await self._acked(
+            "approve",
+            lambda: inputs.approve_input(
+                call_id, approved=approved, reason=reason, arguments=arguments, approver=approver
+            ),
+        )
+
+    async def deny(self, call_id: str, reason: str | None = None, *, approver: str | None = None) -> Ack:
+        """Deny a tool call that awaits approval: the model gets a `denied` result with `reason`."""
+        return await self.approve(call_id, approved=False, reason=reason, approver=approver)
+
     async def context_modify(self, request: ContextModifyInput) -> Ack:
         """Submit a context op: `applied` (idle), `deferred` (until the run ends), `duplicate`, `rejected`."""
         return await self._acked("context_modify", lambda: inputs.context_op(request), request.op_id or None)

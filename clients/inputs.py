@@ -18,6 +18,7 @@ from pydantic import BaseModel, JsonValue, ValidationError
 
 from clients.errors import RejectedError, invalid_payload
 from contracts import AgentConfig, CancelInput, ModelSettings, RunInput, SteerInput, ThreadQuery
+from contracts.approval import ApproveInput
 from contracts.compaction import CompactInput
 from contracts.errors import BLANK_CONTENT, INVALID_INPUT, INVALID_OP
 from contracts.session import AskInput, ContextQuery, ExportInput, RequestRef, SessionInput
@@ -173,6 +174,22 @@ def steer_input(
 def cancel_input(reason: str | None = None) -> CancelInput:
     """A cancel."""
     return checked(CancelInput, {"reason": reason}, "cancel")
+
+
+def approve_input(
+    call_id: str,
+    *,
+    approved: bool = True,
+    reason: str | None = None,
+    arguments: Mapping[str, JsonValue] | None = None,
+    approver: str | None = None,
+) -> ApproveInput:
+    """A decision on a tool call awaiting approval (`arguments`: edited ones, approving only)."""
+    edited = dict(arguments) if arguments is not None else None
+    data = {"call_id": call_id, "approved": approved, "reason": reason, "approver": approver}
+    payload = checked(ApproveInput, {**data, "arguments": edited}, "approve")
+    _not_blank(payload.call_id, "call_id")
+    return payload
 
 
 def context_op(request: ContextModifyInput) -> ContextModifyInput:

@@ -3,6 +3,8 @@
     runs = Runs(await connect())
     run = await runs.start("What is 6 * 7?", AgentConfig(model="openai/gpt-4o-mini", tools=["calculator"]))
     await run.steer("Show your working.")
+    for call in await run.pending_approvals():  # tool calls waiting for a person (approval_required)
+        await run.approve(call.call_id, approver="alice")      # or run.deny(call.call_id, "not now")
     result = await run.result()           # RunResult: outcome, entries, .status, .result
 
 A run is one workflow execution; `runs.get(workflow_id)` addresses one started
@@ -20,13 +22,14 @@ from clients.base import ClientScope, Timeouts, WorkflowControls
 from clients.errors import RejectedError, workflow_rejection
 from clients.stream import DEFAULT_POLL_COOLDOWN_S, run_events
 from contracts import WORKFLOW_TYPE, AgentConfig, RunResult, RunState, Trace
+from contracts.approval import PendingApproval
 from contracts.stream import DeltaEvent, TraceItem
 from contracts.web_ui import static_details, static_summary
 from conversation import DEFAULT_CONTEXT_REF, Context
 
 
 class RunHandle(WorkflowControls):
-    """One run, addressed by its workflow id: controls (steer, inject, cancel, context ops) and queries."""
+    """One run, addressed by its workflow id: controls (steer, approve, cancel, context ops...), queries."""
 
     async def result(self) -> RunResult:
         """Wait for the run to end; its result (also for `failed` and `cancelled` runs).
@@ -47,6 +50,10 @@ class RunHandle(WorkflowControls):
     async def state(self) -> RunState:
         """Status, iteration, the tool calls in flight, queued input, usage and outcome."""
         return await self._query("state", RunState)
+
+    async def pending_approvals(self) -> list[PendingApproval]:
+        """The tool calls awaiting a decision (`approve` or `deny` them by `call_id`), oldest first."""
+        return (await self.state()).pending_approvals
 
     async def context(self) -> Context:
         """The materialized context of the run's active lane (what its next LLM call projects from)."""

@@ -20,6 +20,7 @@ from clients.errors import RejectedError, workflow_rejection
 from clients.runs import RunHandle
 from clients.stream import SessionEvent, session_events
 from contracts import TASK_QUEUE, Ack, AgentConfig, ModelSettings, Trace
+from contracts.approval import PendingApproval
 from contracts.errors import UNKNOWN_REQUEST
 from contracts.session import (
     SESSION_WORKFLOW_TYPE,
@@ -56,7 +57,7 @@ class AskOptions(TypedDict, total=False):
 class SessionHandle(WorkflowControls):
     """One session: asks, control of its active run, context ops, config, queries and export.
 
-    Steer, inject and cancel reach the active run (with none: `rejected`, `idle`); context
+    Steer, inject, cancel and approve reach the active run (with none: `rejected`, `idle`); context
     ops are applied at once when idle and after the active run otherwise (`deferred`).
     """
 
@@ -192,6 +193,13 @@ class SessionHandle(WorkflowControls):
     async def status(self) -> SessionStatus:
         """Idle or running, the active request, the config of the next run, the thread's length."""
         return await self._query("status", SessionStatus)
+
+    async def pending_approvals(self) -> list[PendingApproval]:
+        """The tool calls of the active run awaiting a decision (none when the session is idle)."""
+        run_id = (await self.status()).active_run_workflow_id
+        if run_id is None:
+            return []
+        return await RunHandle(self._client, run_id, self._timeouts, self._store).pending_approvals()
 
     async def context(self, context_ref: str | None = None) -> Context:
         """A lane's materialized context (default: the active lane)."""

@@ -11,7 +11,9 @@ into the payload store; `build_data_converter`). On a worker it registers `ReAct
 `AgentSession` and every activity of `contracts.activities.ACTIVITIES` with the tool
 registry, sets the workflow runner (`hosting.sandbox.workflow_runner`), an activity
 executor when the worker has none, heartbeats throttled to at most 2 s, and the
-deployment's activity option overrides (`ActivityOptionsInterceptor`).
+deployment's activity option overrides (`ActivityOptionsInterceptor`). When tracing is on
+(a `tracer_provider`, or the `OTEL_*` variables: `hosting.tracing`), it installs Temporal's
+`TracingInterceptor` on the client and its workers and the GenAI spans on the workers.
 
 Temporal applies a client's plugins to every worker built from that client, before the
 worker's own. So the agents are registered once per worker: a `DurableReactPlugin` given
@@ -34,12 +36,16 @@ from temporalio.worker import ReplayerConfig, WorkerConfig
 from contracts.activities import ActivityOverride
 from hosting.data_converter import build_data_converter
 from hosting.sandbox import workflow_runner
+from hosting.tracing import Tracing
 from payloads.blob_store import BlobStore, shared_blob_store
 from payloads.codec import SealedBlobStore
 from payloads.converter import ProductPayloadConverter
 from payloads.settings import Settings, load_settings
 
 if TYPE_CHECKING:
+    from opentelemetry.trace import TracerProvider
+
+    from activities.agent_profiles import AgentProfiles
     from activities.tool_registry import ToolRegistry
     from workflows.activity_options import ActivityOptionsInterceptor
 
@@ -66,8 +72,11 @@ class DurableReactPlugin(SimplePlugin):
         settings: Settings | None = None,
         store: BlobStore | None = None,
         registry: ToolRegistry | None = None,
+        agents: AgentProfiles | None = None,
         sandboxed: bool | None = None,
         activity_options: Mapping[str, ActivityOverride] | None = None,
+        tracer_provider: TracerProvider | None = None,
+        capture_content: bool | None = None,
     ) -> None:
         """Configure the plugin; nothing connects and no activity is built until a worker needs it.
 
@@ -77,24 +86,37 @@ class DurableReactPlugin(SimplePlugin):
                 check writes the (already encrypted) payloads to it; the message cache and the
                 thread archive write through it, sealed when encryption is on.
             registry: the tools the worker offers (default: the built-in ones, e.g. `calculator`).
+            agents: the agent profiles runs may offer as tools, by name (default: none;
+                see `activities.agent_profiles`).
             sandboxed: run the workflows in Temporal's sandbox (default `settings.workflow_sandbox`,
                 `REACT_WORKFLOW_SANDBOX`; see `hosting.sandbox.workflow_runner`).
             activity_options: deployment overrides of activity options by activity name; they
                 win over `REACT_ACTIVITY_OPTIONS` for the activities they name.
+            tracer_provider: trace to this OpenTelemetry provider (default: the one the `OTEL_*`
+                variables configure, else no tracing; see `hosting.tracing`).
+            capture_content: add (redacted) message contents, tool arguments and results to the
+                GenAI spans (default `REACT_OTEL_CAPTURE_CONTENT`).
 
         Raises:
-            SettingsError: (with the default settings) a variable has a value that cannot be used.
+            SettingsError: (with the default settings) a variable has a value that cannot be used;
+                or a tracing variable (`OTEL_*`, `REACT_OTEL_CAPTURE_CONTENT`: `hosting.tracing`).
             UnknownActivityError: `activity_options` names an activity the product does not have.
         """
         self.settings = settings or load_settings()
         self._store = store
         self._registry = registry
+        self._agents = agents
         self._sandboxed = self.settings.workflow_sandbox if sandboxed is None else sandboxed
         self._options = _options_interceptor({**self.settings.activity_options, **(activity_options or {})})
         self._blob_store: BlobStore | None = None
         self._activities: list[Callable[..., Any]] | None = None
         self._executor: Executor | None = None
-        super().__init__(PLUGIN_NAME, data_converter=self._converter_for_client)  # pyright: ignore[reportUnknownMemberType]
+        self.tracing = Tracing.resolve(tracer_provider, capture_content)
+        super().__init__(  # pyright: ignore[reportUnknownMemberType]
+            PLUGIN_NAME,
+            data_converter=self._converter_for_client,
+            interceptors=[self.tracing.temporal] if self.tracing else None,  # the client's (and its workers')
+        )
 
     @property
     def payload_store(self) -> BlobStore:
@@ -119,6 +141,15 @@ class DurableReactPlugin(SimplePlugin):
 
             self._registry = default_registry()
         return self._registry
+
+    @property
+    def agents(self) -> AgentProfiles:
+        """The agent profiles the plugin's workers offer (`resolve_agents`); empty unless given."""
+        if self._agents is None:
+            from activities.agent_profiles import AgentProfiles
+
+            self._agents = AgentProfiles()
+        return self._agents
 
     @property
     def activity_overrides(self) -> Mapping[str, Mapping[str, Any]]:
@@ -170,6 +201,9 @@ class DurableReactPlugin(SimplePlugin):
             values[throttle] = min(values.get(throttle) or HEARTBEAT_THROTTLE, HEARTBEAT_THROTTLE)
         if self._options is not None:
             values["interceptors"] = [*(values.get("interceptors") or ()), self._options]
+        if self.tracing is not None:
+            interceptors = values.get("interceptors") or ()
+            values["interceptors"] = self.tracing.worker_interceptors(client, interceptors)
         return config
 
     def configure_replayer(self, config: ReplayerConfig) -> ReplayerConfig:
@@ -199,6 +233,7 @@ class DurableReactPlugin(SimplePlugin):
         """Every activity of the product, bound to this plugin's registry and store (built once)."""
         if self._activities is None:
             # Imported here: a client-only process (the CLI, a service) never loads the activities.
+            from activities.agent_profiles import ResolveAgentsActivity
             from activities.archive import ArchiveActivities
             from activities.llm import LLMActivities
             from activities.message_cache import MessageCache
@@ -210,6 +245,7 @@ class DurableReactPlugin(SimplePlugin):
             tools = ToolActivities(self.registry)
             llm = LLMActivities(self.registry, MessageCache(self.blob_store))
             archive = ArchiveActivities(self.blob_store)
+            agents = ResolveAgentsActivity(self.agents)
             self._activities = [
                 llm.llm_call,
                 tools.run_tool,
@@ -220,6 +256,8 @@ class DurableReactPlugin(SimplePlugin):
                 count_tokens,
                 archive.archive_segment,
                 archive.read_segment,
+                tools.check_tool_arguments,
+                agents.resolve_agents,
             ]
         return self._activities
 

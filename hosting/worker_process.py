@@ -27,9 +27,11 @@ from activities.local_model import stop_started
 from activities.mcp_config import McpConfigError, McpServerConfig, McpStartError
 from activities.model_check import configured_model_problem
 from activities.tool_loading import (
+    AGENTS_ENV,
     MCP_CONFIG_ENV,
     TOOLS_ENV,
     ToolLoadError,
+    build_agent_profiles,
     build_tool_registry,
     load_mcp_servers,
     option_values,
@@ -80,6 +82,13 @@ def _parser(description: str) -> argparse.ArgumentParser:
         help=f"import a module of your tools (repeatable; default ${TOOLS_ENV}, comma-separated)",
     )
     parser.add_argument(
+        "--agents",
+        action="append",
+        metavar="MODULE[:ATTR]",
+        help="import agent profiles (an AgentProfiles named `agents`, or ATTR) that runs may offer "
+        f"as tools (repeatable; default ${AGENTS_ENV}, comma-separated)",
+    )
+    parser.add_argument(
         "--mcp-config",
         action="append",
         metavar="FILE",
@@ -112,6 +121,7 @@ async def serve(args: argparse.Namespace) -> None:
     if model_problem:
         raise SystemExit(f"worker: {model_problem}")
     registry = build_tool_registry(option_values(args.tools, TOOLS_ENV))
+    agents = build_agent_profiles(option_values(args.agents, AGENTS_ENV))
     mcp_servers = load_mcp_servers(option_values(args.mcp_config, MCP_CONFIG_ENV))
     settings = load_settings()
     store = shared_blob_store(settings.payload_store)
@@ -129,7 +139,9 @@ async def serve(args: argparse.Namespace) -> None:
         logging.info("started the Temporal dev server on %s (Web UI http://localhost:8233)", args.address)
     sandboxed = args.sandbox or settings.workflow_sandbox
     try:
-        plugin = DurableReactPlugin(settings=settings, store=store, registry=registry, sandboxed=sandboxed)
+        plugin = DurableReactPlugin(
+            settings=settings, store=store, registry=registry, agents=agents, sandboxed=sandboxed
+        )
         try:
             # The client carries the plugin, so the worker built from it runs the agents.
             client = await connect(args.address, args.namespace, settings=settings, plugin=plugin)

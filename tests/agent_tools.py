@@ -7,8 +7,10 @@ import json
 import os
 import time
 
+from activities.agent_profiles import AgentProfiles
 from activities.calculator import calculator
 from activities.tool_registry import ToolFailure, ToolRegistry
+from testing import answer, scripted_agent
 
 EFFECTS_FILE_ENV = "REACT_TEST_EFFECTS_FILE"
 """Where `record_effect` appends one JSON line per execution (the crash benchmark reads it)."""
@@ -113,3 +115,15 @@ def registry_for_tests() -> ToolRegistry:
     registry.register(calculator)
     register(registry)
     return registry
+
+
+RESEARCHER_ANSWER = "The researcher found: 42."
+
+
+def profiles_for_tests() -> AgentProfiles:
+    """The tests' agent profiles: `researcher`, a scripted agent that answers at once."""
+    profiles = AgentProfiles()
+    profiles.register(
+        "researcher", scripted_agent(answer(RESEARCHER_ANSWER)), description="Looks things up and reports"
+    )
+    return profiles

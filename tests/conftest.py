@@ -41,7 +41,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from payloads.blob_store import BlobStore, blob_store_from_env
 from testing import AgentTestEnvironment
-from tests.agent_tools import registry_for_tests
+from tests.agent_tools import profiles_for_tests, registry_for_tests
 
 PAYLOAD_STORE_ROOT = Path(os.environ["REACT_PAYLOAD_STORE"].removeprefix("file:"))
 atexit.register(shutil.rmtree, PAYLOAD_STORE_ROOT, True)  # also when collection fails
@@ -70,6 +70,7 @@ async def agents() -> AsyncIterator[AgentTestEnvironment]:
     """
     async with AgentTestEnvironment(
         registry=registry_for_tests(),
+        agents=profiles_for_tests(),
         store=blob_store_from_env(),
         task_queue=f"react-agent-test-{uuid.uuid4().hex[:8]}",
         # Sessions continue as new when the server suggests it: suggest it early, so the

@@ -222,6 +222,7 @@ async def a_session(client: Client, task_queue: str, store: BlobStore) -> str:
     await session.await_result(accepted.request_id)
     await session.ask_sync("And now?", overrides=script(turn("Fine")))
     await session.cancel("nothing to cancel")
+    await session.approve("no-call", approver="schema-test")  # idle: rejected, but in history
     await session.inject("late")
     await session.replace_context(Context.model_validate({"messages": [{"role": "user", "content": "Hi"}]}))
     await session.compact(op_id="compact-1")
