@@ -33,10 +33,12 @@ from contracts.agent_profiles import AgentProfile, ResolveAgentsRequest
 from contracts.approval import ArgumentsCheck, ArgumentsVerdict
 from contracts.compaction import SummarizeRequest, SummarizeResult
 from contracts.llm import CountTokensRequest, LLMRequest, LLMResponse, ToolSpec
+from contracts.output import OutputSpec, SchemaCheck
 from contracts.session import ExportResult
 from contracts.snapshot import ExportSnapshotRequest, RestoreSnapshotRequest, SnapshotPayload
 from contracts.thread import Segment, SegmentRef
 from contracts.tools import ResolveToolsRequest, ToolCallRequest, ToolOutcome
+from contracts.transform import RequestChanges, TransformInput
 
 LLM_ACTIVITY: Final = "llm_call"
 TOOL_ACTIVITY: Final = "run_tool"
@@ -49,6 +51,8 @@ ARCHIVE_SEGMENT_ACTIVITY: Final = "archive_segment"
 READ_SEGMENT_ACTIVITY: Final = "read_segment"
 CHECK_TOOL_ARGUMENTS_ACTIVITY: Final = "check_tool_arguments"
 RESOLVE_AGENTS_ACTIVITY: Final = "resolve_agents"
+CHECK_OUTPUT_SCHEMA_ACTIVITY: Final = "check_output_schema"
+TRANSFORM_REQUEST_ACTIVITY: Final = "transform_request"
 
 LLM_TIMEOUT_SLACK_S: Final = 30.0
 """An LLM activity's start-to-close timeout is the provider timeout (`llm_timeout_s`) plus this."""
@@ -257,6 +261,16 @@ RESOLVE_AGENTS = ActivitySpec(
     _QUICK,
     lambda r: f"resolve agents {', '.join(r.names)}"[:200],
 )
+CHECK_OUTPUT_SCHEMA = ActivitySpec(
+    CHECK_OUTPUT_SCHEMA_ACTIVITY, OutputSpec, SchemaCheck, _QUICK, lambda r: f"check output schema {r.name}"
+)
+TRANSFORM_REQUEST = ActivitySpec(
+    TRANSFORM_REQUEST_ACTIVITY,
+    TransformInput,
+    RequestChanges,
+    ActivityOptions(start_to_close_timeout_s=10, maximum_attempts=1),
+    lambda r: f"transform request {r.transformer} #{r.iteration}",
+)
 
 ACTIVITIES: Final[Mapping[str, ActivitySpec[Any, Any]]] = MappingProxyType(
     {
@@ -273,6 +287,8 @@ ACTIVITIES: Final[Mapping[str, ActivitySpec[Any, Any]]] = MappingProxyType(
             READ_SEGMENT,
             CHECK_TOOL_ARGUMENTS,
             RESOLVE_AGENTS,
+            CHECK_OUTPUT_SCHEMA,
+            TRANSFORM_REQUEST,
         )
     }
 )

@@ -25,10 +25,11 @@ from contracts.limits import (
     MAX_TOOL_CONTEXT_BYTES,
     MAX_TOOLS,
 )
+from contracts.output import OutputSpec
 from conversation.messages import OmitDefaults
 from conversation.policy import ContextPolicy
 
-ScriptedError = Literal["rate_limit", "timeout", "auth", "server"]
+ScriptedError = Literal["rate_limit", "timeout", "auth", "server", "context_window"]
 ToolName = Annotated[str, StringConstraints(max_length=64)]
 ApprovalTimeoutAction = Literal["deny", "approve"]
 MAX_AGENTS_BYTES = 1024 * 1024
@@ -103,6 +104,28 @@ class AgentTool(OmitDefaults):
     config: AgentConfig | None = None
 
 
+class UsageBudget(OmitDefaults):
+    """Caps on usage; a field left out (None) is no cap."""
+
+    model_config = _FINITE
+
+    max_total_tokens: Annotated[int, Field(ge=1)] | None = None
+    max_cost_usd: Annotated[float, Field(gt=0)] | None = None
+    max_llm_calls: Annotated[int, Field(ge=1)] | None = None
+
+
+class UsageLimits(OmitDefaults):
+    """Usage caps per request (one run, agents it calls included) and per session (all its requests).
+
+    Checked before every LLM call: the run ends `failed` with `usage_limit_exceeded`
+    before a call that would exceed a cap (see the README for how a call's tokens are
+    estimated before it is made).
+    """
+
+    per_request: UsageBudget = UsageBudget()
+    per_session: UsageBudget = UsageBudget()
+
+
 class AgentConfig(BaseModel):
     """The agent: which model, what it may call, and the run's limits (see the README for each field).
 
@@ -111,6 +134,10 @@ class AgentConfig(BaseModel):
     `approval_timeout_s` is how long a call waits, `approval_on_timeout` what happens
     then. `agents` offers other agents as tools; `max_agent_depth` bounds how deep
     agents may call agents (a top-level run is depth 0; its children are depth 1).
+    `output` is the final answer's JSON Schema (`contracts.output`);
+    `request_transformer` names a transformer registered on the worker
+    (`contracts.transform`); `effect_policy` lists the state paths tools may change
+    (`contracts.effects`); `usage_limits` caps tokens, cost and LLM calls.
     """
 
     model_config = _FINITE
@@ -139,6 +166,12 @@ class AgentConfig(BaseModel):
         list[AgentTool], Field(max_length=MAX_AGENTS), json_size_at_most(MAX_AGENTS_BYTES, "agents")
     ] = []
     max_agent_depth: Annotated[int, Field(ge=0, le=MAX_AGENT_DEPTH)] = 2
+    output: OutputSpec | None = None
+    request_transformer: ToolName | None = None
+    effect_policy: Annotated[
+        list[Annotated[str, StringConstraints(max_length=256)]], Field(max_length=64)
+    ] = []
+    usage_limits: UsageLimits | None = None
     script: Annotated[list[ScriptTurn], json_size_at_most(MAX_SCRIPT_BYTES, "script")] = []
 
 

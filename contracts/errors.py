@@ -38,6 +38,16 @@ APPROVAL_TIMEOUT: Final = "approval_timeout"
 UNKNOWN_AGENT: Final = "unknown_agent"
 AGENT_DEPTH_EXCEEDED: Final = "agent_depth_exceeded"
 
+# ---- structured output, transformers, state effects, forks, usage limits ----------------------
+INVALID_OUTPUT: Final = "invalid_output"
+INVALID_SCHEMA: Final = "invalid_schema"
+UNKNOWN_TRANSFORMER: Final = "unknown_transformer"
+TRANSFORMER_ERROR: Final = "transformer_error"
+EFFECT_FORBIDDEN: Final = "effect_forbidden"
+INVALID_EFFECT: Final = "invalid_effect"
+SEQ_OUT_OF_RANGE: Final = "seq_out_of_range"
+USAGE_LIMIT_EXCEEDED: Final = "usage_limit_exceeded"
+
 # ---- how a run ended ------------------------------------------------------------------------
 CANCELLED: Final = "cancelled"
 TIMEOUT: Final = "timeout"
@@ -105,6 +115,14 @@ DESCRIPTIONS: Final[dict[str, str]] = {
     APPROVAL_TIMEOUT: "A tool call nobody approved within `approval_timeout_s`, so it was denied.",
     UNKNOWN_AGENT: "An agent profile the worker has not registered (`agents` of the config).",
     AGENT_DEPTH_EXCEEDED: "An agent called as a tool past `max_agent_depth` (a tool result; no run starts).",
+    INVALID_OUTPUT: "The final answer did not match `output.json_schema` after the repair calls.",
+    INVALID_SCHEMA: "`output.json_schema` is not a valid JSON Schema.",
+    UNKNOWN_TRANSFORMER: "`request_transformer` names a transformer the worker has not registered.",
+    TRANSFORMER_ERROR: "The request transformer raised, or returned changes that cannot be applied.",
+    EFFECT_FORBIDDEN: "A tool's state effect on a path `effect_policy` does not allow (the model is told).",
+    INVALID_EFFECT: "A tool's state effect that cannot be applied (e.g. `merge` into a non-object).",
+    SEQ_OUT_OF_RANGE: "A `fork` at a seq the session's thread does not have.",
+    USAGE_LIMIT_EXCEEDED: "The next LLM call would exceed a cap of `usage_limits`; the run ended before it.",
     CANCELLED: "The run was cancelled.",
     TIMEOUT: "An LLM or tool call timed out.",
     INCOMPLETE_RESPONSE: "The model returned an empty answer without a stop reason.",

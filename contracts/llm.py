@@ -14,6 +14,7 @@ from pydantic import BaseModel, JsonValue
 
 from contracts.agent import ModelSettings, ScriptTurn
 from contracts.limits import DEFAULT_STREAM_INTERVAL_S
+from contracts.output import OutputMethod, OutputSpec
 from conversation import Message, Role, ToolCall
 from conversation.messages import OmitDefaults
 
@@ -37,12 +38,19 @@ class ScriptedCall(OmitDefaults):
 
 
 class Usage(BaseModel):
-    """Token usage, summed across LLM calls."""
+    """Token usage and cost, summed across LLM calls.
+
+    `cost_usd` is priced from litellm's model prices (offline with
+    `LITELLM_LOCAL_MODEL_COST_MAP=True`); calls of a model without a known price add
+    nothing to it and count in `unpriced_calls`.
+    """
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
     llm_calls: int = 0
+    cost_usd: float = 0.0
+    unpriced_calls: int = 0
 
     def plus(self, other: Usage) -> Usage:
         """The sum of two usages."""
@@ -51,6 +59,8 @@ class Usage(BaseModel):
             completion_tokens=self.completion_tokens + other.completion_tokens,
             total_tokens=self.total_tokens + other.total_tokens,
             llm_calls=self.llm_calls + other.llm_calls,
+            cost_usd=self.cost_usd + other.cost_usd,
+            unpriced_calls=self.unpriced_calls + other.unpriced_calls,
         )
 
 
@@ -98,6 +108,7 @@ class LLMRequest(OmitDefaults):
     iteration: int = 0
     scripted: ScriptedCall | None = None
     stream: StreamTarget | None = None
+    output: OutputSpec | None = None
 
 
 class LLMResponse(OmitDefaults):
@@ -105,7 +116,9 @@ class LLMResponse(OmitDefaults):
 
     `local_tools` names the requested tools that the worker's registry marks as fast
     and pure: the run may execute those as local activities; `approval_tools` those it
-    marks as requiring approval.
+    marks as requiring approval. With `LLMRequest.output`, a final answer (no tool
+    calls) is parsed: `output_ok` and `output` (the parsed value, by `output_method`),
+    or `output_errors` saying why it does not match the schema.
     """
 
     content: str = ""
@@ -117,6 +130,10 @@ class LLMResponse(OmitDefaults):
     model: str | None = None
     local_tools: list[str] = []
     approval_tools: list[str] = []
+    output: JsonValue = None
+    output_ok: bool = False
+    output_errors: list[str] = []
+    output_method: OutputMethod | None = None
 
     def assistant_message(self) -> Message:
         """The assistant message this answer adds to the context (run and activity digest the same one)."""

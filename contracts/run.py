@@ -8,9 +8,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, JsonValue, model_validator
 
 from contracts import v1
-from contracts.agent import AgentConfig, QueryText
+from contracts.agent import AgentConfig, QueryText, UsageLimits
 from contracts.approval import PendingApproval
 from contracts.bounds import Id, json_size_at_most
+from contracts.effects import MAX_STATE_BYTES, AgentState
 from contracts.limits import MAX_AGENT_DEPTH, MAX_CONTEXT_BYTES
 from contracts.llm import Usage
 from conversation import DEFAULT_CONTEXT_REF, Context, ContextOpPayload, Entry, MessageEntry
@@ -29,7 +30,9 @@ class RunInput(BaseModel):
     `context` is the lane's context to continue from (`context_ref` names the lane);
     it is the run's starting point, not part of what the run appends. `agent_depth`
     and `agent_depth_limit` are set by a run that calls this one as an agent (a tool):
-    how deep it is, and the caller's bound (a child never raises it).
+    how deep it is, and the caller's bound (a child never raises it). `agent_state` is
+    the agent state tools start from (a session passes its own), `session_usage` the
+    session's usage before this request (for `usage_limits.per_session`).
     """
 
     query: QueryText
@@ -39,6 +42,8 @@ class RunInput(BaseModel):
     context_ref: Id = DEFAULT_CONTEXT_REF
     agent_depth: Annotated[int, Field(ge=0, le=MAX_AGENT_DEPTH)] = 0
     agent_depth_limit: Annotated[int, Field(ge=0, le=MAX_AGENT_DEPTH)] | None = None
+    agent_state: Annotated[AgentState, json_size_at_most(MAX_STATE_BYTES, "agent_state")] = {}
+    session_usage: Usage | None = None
 
 
 class RunError(BaseModel):
@@ -87,12 +92,16 @@ class RunResult(BaseModel):
     so any reader of the JSON (the Temporal CLI, the Web UI, a service in another
     language) finds it without index arithmetic; it is also the entry at
     `outcome.answer_seq`. The run's context and trace are not repeated here: project the
-    entries, or query the run (`context`, `trace`).
+    entries, or query the run (`context`, `trace`). `output` is the parsed final answer
+    when the config asks for structured output; `agent_state` the agent state after the
+    run's tool effects (None when no effect was applied).
     """
 
     request_id: str
     run_id: str
     answer: str | None = None
+    output: JsonValue = None
+    agent_state: AgentState | None = None
     outcome: Outcome
     entries: list[Entry] = []
     first_seq: int = 0
@@ -153,6 +162,8 @@ class RunState(BaseModel):
     pending_context_op: ContextOpPayload | None = None
     thread_length: int = 0
     pending_approvals: list[PendingApproval] = []
+    usage_limits: UsageLimits | None = None
+    agent_state: AgentState = {}
 
 
 TraceKind = Literal[
@@ -166,6 +177,12 @@ TraceKind = Literal[
     "approval_requested",
     "approval_decided",
     "agent_started",
+    "output_parsed",
+    "output_invalid",
+    "request_transformed",
+    "state_effects_applied",
+    "state_effects_rejected",
+    "context_overflow_recovered",
     "input_injected",
     "input_rejected",
     "context_op_deferred",

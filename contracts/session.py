@@ -10,10 +10,12 @@ from pydantic import BaseModel, Field, JsonValue, StringConstraints, model_valid
 from contracts import v1
 from contracts.agent import AgentConfig, QueryText
 from contracts.bounds import Id, json_size_at_most
-from contracts.limits import MAX_OVERRIDES_BYTES, MAX_SNAPSHOT_CHARS
+from contracts.effects import MAX_STATE_BYTES, AgentState
+from contracts.limits import MAX_CONTEXT_BYTES, MAX_OVERRIDES_BYTES, MAX_SNAPSHOT_CHARS
+from contracts.llm import Usage
 from contracts.run import Outcome, RunStatus
 from contracts.thread import SegmentRef
-from conversation import DEFAULT_CONTEXT_REF, ConversationState
+from conversation import DEFAULT_CONTEXT_REF, Context, ConversationState
 from conversation.policy import ContextPolicy
 
 SESSION_WORKFLOW_TYPE = "AgentSession"
@@ -71,6 +73,9 @@ class SessionCarry(BaseModel):
     requests: list[RequestRecord] = []
     runs_started: int = 0
     window_tokens: int = 0
+    agent_state: AgentState = {}
+    usage: Usage = Usage()
+    forked_from: ForkOrigin | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -79,14 +84,52 @@ class SessionCarry(BaseModel):
         return v1.session_carry(data)
 
 
+class ForkOrigin(BaseModel):
+    """Where a forked session came from: the parent session and the seq of its thread it forked at."""
+
+    parent_id: str
+    seq: int
+
+
 class SessionInput(BaseModel):
-    """Start a session: which agent, its config, optionally a snapshot token to restore."""
+    """Start a session: which agent, its config, optionally a snapshot token to restore.
+
+    A forked session starts from `fork_context` (the parent lane's projection at the fork
+    seq) and `agent_state`, and names its parent in `forked_from`.
+    """
 
     agent_id: Id
     config: AgentConfig
     context_policy: ContextPolicy | None = None
     snapshot: Annotated[str, StringConstraints(max_length=MAX_SNAPSHOT_CHARS)] | None = None
     carry: SessionCarry | None = None
+    forked_from: ForkOrigin | None = None
+    fork_context: Annotated[Context, json_size_at_most(MAX_CONTEXT_BYTES, "fork_context")] | None = None
+    agent_state: Annotated[AgentState, json_size_at_most(MAX_STATE_BYTES, "agent_state")] = {}
+
+
+class ForkInput(BaseModel):
+    """Payload of `fork`: the seq of this session's thread to fork at (default: the latest).
+
+    `session_id` is the new session's id (default: `<this id>-fork-<n>`).
+    """
+
+    seq: Annotated[int, Field(ge=0)] | None = None
+    session_id: Id | None = None
+
+
+class ForkResult(BaseModel):
+    """Answer of `fork`: the new session's id and where it forked."""
+
+    session_id: str
+    forked_from: ForkOrigin
+
+
+class ResetInput(BaseModel):
+    """Payload of `reset_thread`: start the conversation afresh (recorded as an op; the thread stays)."""
+
+    op_id: Id | None = None
+    reason: Annotated[str, StringConstraints(max_length=1_000)] | None = None
 
 
 class AskInput(BaseModel):

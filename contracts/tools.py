@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, JsonValue
+from typing import Annotated
 
+from pydantic import BaseModel, Field, JsonValue
+
+from contracts.effects import MAX_EFFECTS, StateEffect
 from contracts.llm import Usage
 from conversation import ToolCall
 from conversation.messages import OmitDefaults
@@ -30,7 +33,9 @@ class ToolOutcome(BaseModel):
 
     `note` (an approval's reason or edited arguments) is shown to the model with the
     result. `usage` is an agent tool's usage (its child run's), which the caller adds
-    to its own; `agent_workflow_id` names that child run.
+    to its own; `agent_workflow_id` names that child run. `effects` are the agent-state
+    changes the tool asks for (`contracts.effects`); the run reports the ones it
+    rejected to the model in `effects_rejected`.
     """
 
     ok: bool
@@ -40,6 +45,8 @@ class ToolOutcome(BaseModel):
     note: str | None = None
     usage: Usage | None = None
     agent_workflow_id: str | None = None
+    effects: Annotated[list[StateEffect], Field(max_length=MAX_EFFECTS)] = []
+    effects_rejected: list[str] = []
 
     def for_model(self) -> dict[str, JsonValue]:
         """The envelope the model receives: `{"ok": true, "result": ...}` or `{"ok": false, "error": ...}`."""
@@ -51,6 +58,8 @@ class ToolOutcome(BaseModel):
             envelope = {"ok": False, "error": self.error.model_dump(mode="json")}
         if self.note is not None:
             envelope["note"] = self.note
+        if self.effects_rejected:
+            envelope["effects_rejected"] = list[JsonValue](self.effects_rejected)
         return envelope
 
 
