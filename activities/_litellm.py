@@ -73,6 +73,7 @@ from conversation.budget import estimate_tokens
 __all__ = [
     "AuthenticationError",
     "BadRequestError",
+    "ContextWindowExceededError",
     "CustomLLM",
     "InternalServerError",
     "ModelResponse",

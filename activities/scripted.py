@@ -31,6 +31,7 @@ from activities._litellm import (
     SCRIPTED_PROVIDER,
     AuthenticationError,
     BadRequestError,
+    ContextWindowExceededError,
     CustomLLM,
     InternalServerError,
     ModelResponse,
@@ -225,6 +226,8 @@ def _provider_error(turn: ScriptTurn, index: int, attempt: int) -> Exception:
     if turn.error == "auth":
         response = httpx.Response(401, request=request)
         return AuthenticationError(what, llm_provider=PROVIDER, model=PROVIDER, response=response)
+    if turn.error == "context_window":
+        return ContextWindowExceededError(what, model=PROVIDER, llm_provider=PROVIDER)
     return InternalServerError(what, llm_provider=PROVIDER, model=PROVIDER)
 
 

@@ -8,6 +8,14 @@ the model again in the same run. An interrupt is not a failure: no retry is used
 and an interrupted call holds no tool calls, so nothing is left without a result.
 The interrupted call counts as an iteration and an LLM call; its token usage is not
 known (a cancelled stream reports none) and is not counted.
+
+Context-window overflow is recovered in place: when the provider says the request
+does not fit (`context_window_exceeded`), the step halves the input budget of the
+run's view (`ModelCalls.shrink_budget`, for the rest of the run: the model's window is
+evidently smaller than the policy said), projects the lane again and calls once more,
+at most once per step. The thread keeps every message; only the view shrinks. When
+the smaller view is no smaller (nothing left to drop), or the second call overflows
+too, the run fails with `context_window_exceeded`.
 """
 
 from __future__ import annotations
@@ -19,7 +27,9 @@ from typing import Any
 from temporalio.exceptions import ActivityError, CancelledError
 
 from contracts import LLMResponse
-from workflows.failures import cut_short
+from contracts.errors import CONTEXT_WINDOW_EXCEEDED
+from conversation import ModelView
+from workflows.failures import cut_short, run_error
 from workflows.model_calls import ModelCalls
 from workflows.run_ledger import RunLedger
 from workflows.run_record import RunRecord
@@ -62,8 +72,40 @@ class LLMStep:
         return True
 
     async def call(self, model_name: str) -> LLMResponse | None:
-        """Call the model on the projected context; None when an interrupt cut the call short."""
+        """Call the model on the projected context; None when an interrupt cut the call short.
+
+        Raises:
+            ActivityError: the call failed (after Temporal's retries); a context-window
+                overflow only when a smaller view did not help.
+        """
         view = await self._model.view(self._record.conversation.context)
+        try:
+            return await self._send(view, model_name)
+        except ActivityError as err:
+            if run_error(err).type != CONTEXT_WINDOW_EXCEEDED:
+                raise
+            smaller = await self._smaller_view(view)
+            if smaller is None:
+                raise
+        return await self._send(smaller, model_name)
+
+    async def _smaller_view(self, view: ModelView) -> ModelView | None:
+        """The view under half the budget, recorded; None when it is no smaller."""
+        self._model.shrink_budget(view.meta.estimated_tokens)
+        smaller = await self._model.view(self._record.conversation.context)
+        if smaller.meta.estimated_tokens >= view.meta.estimated_tokens:
+            return None
+        data = {
+            "tokens_before": view.meta.estimated_tokens,
+            "tokens_after": smaller.meta.estimated_tokens,
+            "budget": smaller.meta.budget,
+            "messages_before": len(view.messages),
+            "messages_after": len(smaller.messages),
+        }
+        self._record.event("context_overflow_recovered", data=data)
+        return smaller
+
+    async def _send(self, view: ModelView, model_name: str) -> LLMResponse | None:
         self._ledger.check_cancel()
         index = self._ledger.llm_calls
         self._ledger.llm_calls += 1

@@ -87,6 +87,14 @@ class ModelCalls:
             self._token_counts.update(zip(missing, counts, strict=True))
         return project_for_model(context, self._policy, token_counts=[self._token_counts[k] for k in keys])
 
+    def shrink_budget(self, overflowed_tokens: int) -> None:
+        """The model refused a view of `overflowed_tokens` (estimated): halve the input budget from now on."""
+        current = self._policy.max_input_tokens - self._policy.reserve_output_tokens
+        budget = max(1, min(overflowed_tokens, current) // 2)
+        self._policy = self._policy.model_copy(
+            update={"max_input_tokens": self._policy.reserve_output_tokens + budget}
+        )
+
     def request(self, view: ModelView, iteration: int, index: int, *, inline: bool = False) -> LLMRequest:
         """The LLM request for `view`: new messages inline, the rest by reference (or all inline)."""
         digests = [self._digest(message) for message in view.messages]
