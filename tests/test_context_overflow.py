@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pydantic import JsonValue
 from temporalio.client import Client
 
 from contracts import ScriptTurn
@@ -18,6 +19,11 @@ HISTORY = Context(
 """Twenty messages of about 100 tokens each: a view of about 2,000 tokens under the default policy."""
 
 
+def _int(value: JsonValue) -> int:
+    assert isinstance(value, int)
+    return value
+
+
 def _overflow() -> ScriptTurn:
     return turn(error="context_window", error_times=1)
 
@@ -32,7 +38,7 @@ async def test_an_overflow_shrinks_the_view_and_the_same_step_succeeds(
     assert len(second["messages"]) < len(first["messages"])
     assert second["messages"][-1]["content"] == "What is 6 * 7?"  # the newest turn is always sent
     (recovered,) = [e for e in (await trace_of(handle)).events if e.kind == "context_overflow_recovered"]
-    assert recovered.data["tokens_after"] < recovered.data["tokens_before"]
+    assert _int(recovered.data["tokens_after"]) < _int(recovered.data["tokens_before"])
     assert recovered.data["messages_after"] == len(second["messages"])
     assert result.outcome.iterations == 1  # one step, two calls
     assert len(result.entries) == 2  # the thread lost nothing: the query and the answer were appended
@@ -68,4 +74,4 @@ async def test_each_step_may_recover_once(client: Client, task_queue: str) -> No
     assert result.status == "completed" and result.answer == "42"
     recovered = [e for e in (await trace_of(handle)).events if e.kind == "context_overflow_recovered"]
     assert len(recovered) == 2
-    assert recovered[1].data["budget"] < recovered[0].data["budget"]  # the smaller budget held, then halved
+    assert _int(recovered[1].data["budget"]) < _int(recovered[0].data["budget"])  # the smaller budget held, then halved
