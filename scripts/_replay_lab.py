@@ -47,7 +47,7 @@ class Lab:
     async def start_worker(self) -> None:
         """Start a worker whose message cache and archive use a store of their own (empty)."""
         from payloads.blob_store import LocalDiskBlobStore
-        from tests.agent_tools import registry_for_tests
+        from tests.agent_tools import profiles_for_tests, registry_for_tests
         from worker import build_worker
 
         self._workers += 1
@@ -55,6 +55,7 @@ class Lab:
             self.client,
             task_queue=self.queue,
             registry=registry_for_tests(),
+            agents=profiles_for_tests(),
             store=LocalDiskBlobStore(self._work / f"worker-{self._workers}"),
             max_cached_workflows=0,
             graceful_shutdown_timeout=timedelta(seconds=20),
@@ -69,11 +70,21 @@ class Lab:
             await worker.shutdown()
             await task
 
-    async def start_run(self, name: str, query: str, script: list[dict[str, Any]], **config: Any) -> Any:
+    async def start_run(
+        self,
+        name: str,
+        query: str,
+        script: list[dict[str, Any]],
+        context: dict[str, Any] | None = None,
+        **config: Any,
+    ) -> Any:
         """Start a `ReActRun` with the scripted model, under the workflow id `replay-<name>-<random>`."""
+        run: dict[str, Any] = {"query": query, "config": _config(script, **config)}
+        if context is not None:
+            run["context"] = context
         return await self.client.start_workflow(
             "ReActRun",
-            {"query": query, "config": _config(script, **config)},
+            run,
             id=f"replay-{name}-{uuid.uuid4().hex[:8]}",
             task_queue=self.queue,
         )

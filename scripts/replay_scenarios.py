@@ -261,6 +261,59 @@ async def busy_session(lab: Lab) -> list[str]:
     return talk.ids
 
 
+async def _until_trace(lab: Lab, workflow_id: str, kind: str) -> list[dict[str, Any]]:
+    """Wait until the run's trace has events of `kind`; return them."""
+    handle = lab.client.get_workflow_handle(workflow_id)
+    for _ in range(200):
+        events = [e for e in (await handle.query("trace"))["events"] if e["kind"] == kind]
+        if events:
+            return events
+        await asyncio.sleep(0.05)
+    raise RuntimeError(f"{workflow_id} recorded no {kind} within 10 s")
+
+
+@scenario("update:approve", "signal:approve", "activity:check_tool_arguments")
+async def approvals(lab: Lab) -> list[str]:
+    """Three calls that need approval: approved with edited arguments, denied by signal, timed out."""
+    script = [
+        {"tool_calls": [_calc("1 + 1", "a1"), _calc("2 + 2", "a2"), _calc("3 + 3", "a3")]},
+        {"content": "Two of three were not run."},
+    ]
+    handle = await lab.start_run(
+        "approvals", "Add these.", script, approval_required=["calculator"], approval_timeout_s=3
+    )
+    await _until_trace(lab, handle.id, "approval_requested")
+    edit = {"call_id": "a1", "arguments": {"expression": "10 + 10"}, "approver": "alice"}
+    _expect(await handle.execute_update("approve", edit), "status", "accepted")
+    await handle.signal("approve", {"call_id": "a2", "approved": False, "reason": "no", "approver": "bob"})
+    await handle.result()
+    return [handle.id]
+
+
+@scenario("child", "activity:resolve_agents")
+async def agents(lab: Lab) -> list[str]:
+    """A run that calls a worker's agent profile and an inline agent as tools (child runs)."""
+    inline = {"name": "helper", "config": {"model": "scripted", "script": [{"content": "Helped."}]}}
+    script = [
+        {"tool_calls": [{"name": "researcher", "arguments": {"query": "find it"}, "id": "r1"}]},
+        {"tool_calls": [{"name": "helper", "arguments": {"query": "help"}, "id": "h1"}]},
+        {"content": "Both agents answered."},
+    ]
+    handle = await lab.start_run("agents", "Ask the agents.", script, agents=[{"name": "researcher"}, inline])
+    await handle.result()
+    return [handle.id, f"{handle.id}/agent-1", f"{handle.id}/agent-2"]
+
+
+@scenario("activity_failed:context_window_exceeded")
+async def overflow(lab: Lab) -> list[str]:
+    """A context-window overflow recovered with a smaller view."""
+    context = {"messages": [{"role": "user", "content": "old " * 200} for _ in range(12)]}
+    script = [{"error": "context_window"}, {"content": "Yes."}]
+    handle = await lab.start_run("overflow", "Still there?", script, context=context)
+    await handle.result()
+    return [handle.id]
+
+
 @scenario("activity_failed:message_cache_miss")  # last: it replaces the worker
 async def cache_miss(lab: Lab) -> list[str]:
     """The next LLM call reaches a worker whose message cache never saw the run: resent inline."""
