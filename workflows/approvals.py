@@ -64,6 +64,7 @@ class ApprovalBook:
         self._waiting: dict[str, _Waiting] = {}
         self._decided: dict[str, ApprovalDecision] = {}
         self._not_required: set[str] = set()
+        self._unrun: set[str] = set()  # stopped waiting undecided: an interrupt, or the run's cancel
 
     def needs(self, call: ToolCall, marked: frozenset[str]) -> bool:
         """Whether `call` waits for approval (`marked`: the tools the worker marks); remembers the answer."""
@@ -91,6 +92,8 @@ class ApprovalBook:
             verdict = self._decided.get(call_id) or self._waiting[call_id].decision
             what = verdict.verdict.replace("_", " ") if verdict is not None else "decided"
             return Ack.rejected(ALREADY_DECIDED, f"call {call_id} was already {what}")
+        if call_id in self._unrun:
+            return Ack.rejected(ALREADY_DECIDED, f"call {call_id} no longer waits: its round was stopped")
         if call_id in self._not_required:
             return Ack.rejected(APPROVAL_NOT_REQUIRED, f"call {call_id} needs no approval")
         return Ack.rejected(UNKNOWN_CALL, f"no tool call of this run has id {call_id!r}")
@@ -118,6 +121,7 @@ class ApprovalBook:
         now = workflow.now()
         shown = call.arguments[:SHOWN_ARGUMENTS_CHARS]
         self._decided.pop(call.id, None)  # a provider may reuse an id in a later round
+        self._unrun.discard(call.id)
         waiting = self._waiting[call.id] = _Waiting(
             call,
             PendingApproval(
@@ -155,6 +159,8 @@ class ApprovalBook:
             del self._waiting[call.id]
             if waiting.decision is not None:
                 self._decided[call.id] = waiting.decision
+            else:
+                self._unrun.add(call.id)
         if waiting.decision is None:
             return None
         return self._verdict(waiting, waiting.decision)
