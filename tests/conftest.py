@@ -42,6 +42,7 @@ from temporalio.testing import WorkflowEnvironment
 from payloads.blob_store import BlobStore, blob_store_from_env
 from testing import AgentTestEnvironment
 from tests.agent_tools import profiles_for_tests, registry_for_tests
+from tests.web_ui_pages import web_ui as web_ui  # module-scoped: a dev server with the UI per test file
 
 PAYLOAD_STORE_ROOT = Path(os.environ["REACT_PAYLOAD_STORE"].removeprefix("file:"))
 atexit.register(shutil.rmtree, PAYLOAD_STORE_ROOT, True)  # also when collection fails
