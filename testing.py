@@ -40,6 +40,7 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from activities.agent_profiles import AgentProfiles
+from activities.request_transformers import RequestTransformers
 from activities.tool_registry import ToolRegistry
 from clients.runs import Runs
 from clients.sessions import Sessions
@@ -115,6 +116,7 @@ class AgentTestEnvironment:
         *,
         registry: ToolRegistry | None = None,
         agents: AgentProfiles | None = None,
+        transformers: RequestTransformers | None = None,
         store: BlobStore | None = None,
         settings: Settings | None = None,
         activity_options: Mapping[str, ActivityOverride] | None = None,
@@ -128,6 +130,7 @@ class AgentTestEnvironment:
         Args:
             registry: the worker's tools (default: the built-in ones, e.g. `calculator`).
             agents: the worker's agent profiles, which runs may offer as tools (default: none).
+            transformers: the worker's request transformers, which configs may name (default: none).
             store: the payload store (default: a temporary folder, removed on exit).
             settings: the deployment settings (default: from the environment, `payloads.settings`).
             activity_options: deployment overrides of activity options (see `DurableReactPlugin`).
@@ -146,6 +149,7 @@ class AgentTestEnvironment:
             store=store,
             registry=registry,
             agents=agents,
+            transformers=transformers,
             sandboxed=sandboxed,
             activity_options=activity_options,
         )

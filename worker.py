@@ -26,6 +26,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from activities.agent_profiles import AgentProfiles
+from activities.request_transformers import RequestTransformers
 from activities.tool_registry import ToolRegistry
 from contracts import TASK_QUEUE
 from hosting.plugin import DurableReactPlugin
@@ -38,6 +39,7 @@ def build_worker(
     task_queue: str = TASK_QUEUE,
     registry: ToolRegistry | None = None,
     agents: AgentProfiles | None = None,
+    transformers: RequestTransformers | None = None,
     store: BlobStore | None = None,
     sandboxed: bool = False,
     **worker_options: Any,
@@ -49,13 +51,18 @@ def build_worker(
         task_queue: the queue to poll.
         registry: the tools this worker offers (default: the built-in ones, e.g. `calculator`).
         agents: the agent profiles runs may offer as tools (default: none; docs/tools.md).
+        transformers: the request transformers configs may name (default: none; the README).
         store: the payload store of the message cache and the thread archive (default: the one
             `REACT_PAYLOAD_STORE` names; it must be the store the client's claim check uses).
         sandboxed: run the workflows in Temporal's full sandbox (see `workflow_runner`).
         worker_options: passed to `temporalio.worker.Worker` (tests pass `max_cached_workflows=0`).
     """
     plugin = DurableReactPlugin(
-        registry=registry, agents=agents, store=store or blob_store_from_env(), sandboxed=sandboxed
+        registry=registry,
+        agents=agents,
+        transformers=transformers,
+        store=store or blob_store_from_env(),
+        sandboxed=sandboxed,
     )
     with warnings.catch_warnings():
         # A client from `connect()` carries a DurableReactPlugin too: this worker's own wins by design.

@@ -38,6 +38,7 @@ for _variable in (
 ):
     os.environ.setdefault(_variable, "True")
 
+import functools
 import logging
 import threading
 from collections.abc import Callable, Sequence
@@ -65,8 +66,9 @@ from activities._openai_format import openai_message, parse_response, to_openai_
 from activities._streamed_completion import StreamedCompletion
 from activities.delta_publisher import DeltaSink
 from activities.llm_errors import classify
+from activities.output_parsing import response_format
 from contracts.errors import CONTENT_POLICY, CONTEXT_WINDOW_EXCEEDED
-from contracts.llm import SCRIPTED_MODEL, LLMRequest, ScriptedCall, ToolSpec
+from contracts.llm import SCRIPTED_MODEL, LLMRequest, ScriptedCall, ToolSpec, Usage
 from conversation import ContextPolicy, Message
 from conversation.budget import estimate_tokens
 
@@ -91,6 +93,7 @@ __all__ = [
     "openai_message",
     "parse_response",
     "policy_for_model",
+    "priced",
     "to_openai_messages",
     "to_openai_tools",
     "token_counts",
@@ -243,10 +246,52 @@ def completion_kwargs(request: LLMRequest, *, attempt: int, tools: Sequence[Tool
     )
     if tools:
         kwargs["tools"] = to_openai_tools(tools)
+    output = request.output  # native structured output; `settings.extra`'s own response_format wins
+    native = output is not None and output.native and "response_format" not in kwargs
+    if output is not None and native and native_schema(request.model):
+        kwargs["response_format"] = response_format(output)
     if request.model == SCRIPTED_MODEL:
         kwargs["model"] = SCRIPTED_LITELLM_MODEL
         kwargs["metadata"] = scripted_metadata(request.scripted, attempt)
     return kwargs
+
+
+@functools.lru_cache(maxsize=256)
+def native_schema(model: str) -> bool:
+    """Whether litellm's model map says `model` takes a JSON Schema `response_format` (never scripted)."""
+    if model == SCRIPTED_MODEL:
+        return False
+    configure()
+    try:
+        return bool(litellm.supports_response_schema(model=model))  # pyright: ignore[reportUnknownMemberType]
+    except Exception:  # an unmapped model: no native structured output
+        return False
+
+
+@functools.lru_cache(maxsize=256)
+def _has_price(model: str) -> bool:
+    if model == SCRIPTED_MODEL:
+        return False
+    configure()
+    try:
+        info = litellm.get_model_info(model=model)  # pyright: ignore[reportUnknownMemberType]
+    except Exception:  # an unmapped model (a local server's, a new one): no price
+        return False
+    # A zero price is how litellm's map lists local servers' models (ollama/...): unknown, not free.
+    return bool(info.get("input_cost_per_token") or info.get("output_cost_per_token"))
+
+
+def priced(model: str, usage: Usage) -> Usage:
+    """One call's `usage` with its cost from litellm's bundled prices; `unpriced_calls=1` without a price."""
+    if _has_price(model):
+        try:
+            cost = litellm.cost_per_token(  # pyright: ignore[reportUnknownMemberType, reportPrivateImportUsage]
+                model=model, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens
+            )
+            return usage.model_copy(update={"cost_usd": float(cost[0]) + float(cost[1])})
+        except Exception:  # a price litellm cannot apply: reported as unpriced, never a failed call
+            pass
+    return usage.model_copy(update={"cost_usd": 0.0, "unpriced_calls": 1})
 
 
 def scripted_metadata(call: ScriptedCall | None, attempt: int) -> dict[str, Any]:

@@ -38,6 +38,7 @@ from temporalio.exceptions import ApplicationError
 from activities._heartbeat import with_heartbeat
 from activities.delta_publisher import DeltaPublisher, DeltaSink
 from activities.message_cache import MessageCache
+from activities.output_parsing import apply_output
 from activities.tool_registry import ToolRegistry
 from contracts.activities import LLM_ACTIVITY
 from contracts.errors import INVALID_INPUT, UNKNOWN_TOOL
@@ -131,10 +132,15 @@ class LLMActivities:
         else:
             async with DeltaPublisher.for_activity(request.stream, attempt) as publisher:
                 response = await complete(inline, attempt=attempt, tools=tools, sink=publisher.add)
+        from activities._litellm import priced  # loaded by `complete` already
+
+        response.usage = priced(request.model, response.usage)
         agents = {spec.name for spec in request.tool_specs}  # not the registry's tools, whatever their names
         called = {c.name for c in response.tool_calls if c.name not in agents}
         response.local_tools = sorted(name for name in called if self._registry.is_local(name))
         response.approval_tools = sorted(name for name in called if self._registry.requires_approval(name))
+        if request.output is not None and not response.tool_calls:
+            apply_output(response, request.output)  # structured output: parsed and checked here
         await self._cache.remember(response.assistant_message())
         return response
 

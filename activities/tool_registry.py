@@ -33,6 +33,7 @@ from activities._tool_definition import (
     wants_idempotency_key,
 )
 from activities.calculator import calculator
+from activities.tool_effects import StateEffect, ToolResult, with_effects
 from activities.tool_errors import InvalidArgumentsError, ToolFailure, UnknownToolError
 from contracts.approval import ArgumentsVerdict
 from contracts.llm import ToolSpec
@@ -41,11 +42,14 @@ __all__ = [
     "IDEMPOTENCY_KEY_PARAM",
     "TOOL_CONTEXT_PARAM",
     "InvalidArgumentsError",
+    "StateEffect",
     "ToolFailure",
     "ToolRegistry",
+    "ToolResult",
     "UnknownToolError",
     "default_registry",
     "parse_docstring",
+    "with_effects",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -24,6 +24,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities._heartbeat import with_heartbeat
+from activities.tool_effects import split_result
 from activities.tool_registry import InvalidArgumentsError, ToolFailure, ToolRegistry
 from contracts.activities import CHECK_TOOL_ARGUMENTS_ACTIVITY, RESOLVE_TOOLS_ACTIVITY, TOOL_ACTIVITY
 from contracts.approval import ArgumentsCheck, ArgumentsVerdict
@@ -75,8 +76,15 @@ class ToolActivities:
             raise _retryable(exc, exc.type, exc.message, attempt, exc.details) from None
         except Exception as exc:
             raise _retryable(exc, TOOL_ERROR, str(exc) or type(exc).__name__, attempt) from None
+        value, effects, rejected = split_result(result)
         try:
-            return ToolOutcome(ok=True, result=bounded_result(result), attempts=attempt)
+            return ToolOutcome(
+                ok=True,
+                result=bounded_result(value),
+                attempts=attempt,
+                effects=effects,
+                effects_rejected=rejected,
+            )
         except PydanticSerializationError as exc:
             # Retrying will not make the value serializable; tell the model instead.
             return _failed(INVALID_RESULT, f"the tool returned a value that is not JSON: {exc}", attempt)

@@ -7,6 +7,7 @@ building blocks live in `cli.render_text`; both are importable from here as well
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from urllib.parse import quote
 
@@ -114,6 +115,8 @@ def state_table(state: RunState) -> Table:
         ("error", f"{outcome.error.type}: {outcome.error.message}" if outcome.error else "-"),
         ("thread length", str(state.thread_length)),
     ]
+    if state.agent_state:
+        rows.append(("agent state", preview(json.dumps(state.agent_state, ensure_ascii=False), 200)))
     table = new_table("run state", "field", "value", header=False)
     for key, value in rows:
         add_row(table, key, value)

@@ -6,7 +6,8 @@ unit-testable with real contract models.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 
 from rich.table import Table
 
@@ -70,10 +71,19 @@ def status_table(status: SessionStatus) -> Table:
         ("requests kept", str(status.requests_kept)),
         ("requests waiting", str(status.waiting_requests)),
     ]
+    if status.forked_from is not None:
+        rows.append(("forked from", f"{status.forked_from.parent_id} at seq {status.forked_from.seq}"))
     table = new_table("session status", "field", "value", header=False)
     for key, value in rows:
         add_row(table, key, value)
     return table
+
+
+def agent_state_lines(state: Mapping[str, object]) -> list[str]:
+    """The agent state tools change through effects, as indented JSON (one line when empty)."""
+    if not state:
+        return ["agent state: {}"]
+    return ["agent state:", *json.dumps(state, indent=2, ensure_ascii=False).splitlines()]
 
 
 def _thread_length(status: SessionStatus) -> str:

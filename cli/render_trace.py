@@ -29,7 +29,7 @@ _SHOWN: dict[TraceKind, tuple[str, ...]] = {
     "tool_started": ("name", "tool", "arguments"),
     "tool_completed": ("ok", "outcome", "result", "error", "attempts"),
     "approval_requested": ("name", "arguments", "deadline"),
-    "approval_decided": ("verdict", "approver", "reason", "edited"),
+    "approval_decided": ("verdict", "approved", "approver", "reason", "edited"),
     "agent_started": ("agent", "workflow_id"),
     "input_injected": ("kind", "source", "content", "seq"),
     "input_rejected": ("kind", "reason", "message", "content"),
@@ -155,6 +155,8 @@ def _summary(event: TraceEvent) -> list[str]:
             parts.append(_error_text(d.get("error", d.get("message"))))
         case "request_cancelled":
             parts.append(_kv(d, "reason"))
+        case _:  # a kind without a summary of its own: its data shows as key=value previews
+            pass
     dropped = d.get("dropped_inputs")
     parts.append(f"dropped {dropped} queued input(s)" if isinstance(dropped, int) and dropped else "")
     if isinstance(d.get("duration_ms"), int):

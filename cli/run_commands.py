@@ -16,6 +16,7 @@ from cli import inputs, ops, render
 from cli.common import Target, announce, out, say_lines, target_of
 from cli.demo import DEMO_QUERY, demo_notice
 from cli.errors import CliError, err_console, reported
+from cli.output_schema import OutputSchemaOpt, load_output_schema, print_output
 from cli.params import (
     AddressOpt,
     ApiBaseOpt,
@@ -46,6 +47,7 @@ def run(
     request_id: Annotated[str | None, option(help="Request id (default: chosen by the run).")] = None,
     no_follow: Annotated[bool, option("--no-follow", help="Print the workflow id and exit.")] = False,
     no_stream: NoStreamOpt = False,
+    output_schema: OutputSchemaOpt = None,
     address: AddressOpt = None,
     namespace: NamespaceOpt = None,
 ) -> None:
@@ -55,6 +57,8 @@ def run(
     neither (and no --script) the bundled local model runs a calculator demo and
     QUERY may be omitted (`--model scripted`: the scripted demo, no LLM at all).
     The agent streams (--no-stream: it does not, and the trace query is polled).
+    With --output-schema the final answer must match that JSON Schema (repaired once,
+    else the run fails `invalid_output`); the parsed output is printed as JSON.
     Exits 1 unless the run completes.
     """
     target = target_of(ctx, address, namespace)
@@ -71,6 +75,8 @@ def run(
             tuple(require_approval or ()),
         )
         config, demo = inputs.resolve_config(flags)
+        output = load_output_schema(output_schema)
+        config = config if output is None else config.model_copy(update={"output": output})
         if demo:
             err_console.print(demo_notice(config), markup=False, soft_wrap=True, style="bold")
             query = query or DEMO_QUERY
@@ -95,6 +101,8 @@ async def _start_and_follow(
     run = ops.following(client, run.workflow_id)
     result = await ops.follow(run, out, target.address, stream=config.stream)
     say_lines(render.result_lines(result), bold_first=2)
+    if config.output is not None and result.status == "completed":
+        print_output(result.output)
     return result.status == "completed"
 
 

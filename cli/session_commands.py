@@ -21,6 +21,8 @@ from cli.commands import app
 from cli.common import Target, announce, out, say, say_lines, target_of
 from cli.demo import DEMO_QUERY
 from cli.errors import CliError, err_console, reported
+from cli.fork_commands import fork, reset
+from cli.output_schema import OutputSchemaOpt, asking_for, load_output_schema, print_run_output
 from cli.params import (
     AddressOpt,
     AgentIdOpt,
@@ -48,6 +50,7 @@ from cli.session_args import resume_hint, session_and_argument, session_id_of
 from cli.session_inspect_commands import export, history, status
 from clients import inputs as client_inputs
 from clients.sessions import session_workflow_id
+from contracts.output import OutputSpec
 
 DEFAULT_AGENT_ID = "default"
 
@@ -74,6 +77,7 @@ def ask(
     no_stream: NoStreamOpt = False,
     on_busy: OnBusyOpt = OnBusy.reject,
     expected_last_request: ExpectedLastOpt = None,
+    output_schema: OutputSchemaOpt = None,
     address: AddressOpt = None,
     namespace: NamespaceOpt = None,
 ) -> None:
@@ -86,7 +90,8 @@ def ask(
     steer the running request with it, interrupt the running request (or roll it back)
     and run it. --expected-last-request refuses it (`stale`) if another request was
     asked since that one. The agent streams (--no-stream: the trace query is polled
-    instead). Exits 1 unless the request completes.
+    instead). --output-schema: this request's answer must match that JSON Schema (see
+    `run`); its parsed output is printed as JSON. Exits 1 unless the request completes.
     """
     target = target_of(ctx, address, namespace)
     with reported(target.address):
@@ -110,7 +115,8 @@ def ask(
                 expected_last_request=expected_last_request,
             )
         ask = session_ops.AskChoice(request_id, on_busy.value, expected_last_request)
-        ok = asyncio.run(_ask(target, sid, query, flags, agent_id, snapshot, ask, not no_follow))
+        output = load_output_schema(output_schema)
+        ok = asyncio.run(_ask(target, sid, query, flags, agent_id, snapshot, ask, not no_follow, output))
     if not ok:
         raise typer.Exit(1)
 
@@ -124,10 +130,12 @@ async def _ask(
     snapshot: str | None,
     choice: session_ops.AskChoice,
     follow: bool,
+    output: OutputSpec | None = None,
 ) -> bool:
     asker, demo = await session_ops.open_asker(
         target.address, target.namespace, session_id, flags, agent_id, snapshot, choice.on_busy
     )
+    asker = asking_for(asker, output)
     query = query or (DEMO_QUERY if demo else None)
     if not query:
         raise CliError("a QUERY is required (only a new session on the default demo agent has one)")
@@ -145,6 +153,8 @@ async def _ask(
     announce(target, "run workflow id", accepted.run_workflow_id, f"session {session_id}")
     record = await session_ops.follow_request(asker, accepted, out, target.address)
     say_lines(render_session.record_lines(record), bold_first=2)
+    if output is not None and record.status == "completed":
+        await print_run_output(asker.client, accepted.run_workflow_id)
     return record.status == "completed"
 
 
@@ -249,4 +259,6 @@ app.command("await")(await_request)
 app.command()(status)
 app.command()(history)
 app.command()(export)
+app.command()(fork)
+app.command()(reset)
 app.command()(chat)

@@ -26,17 +26,19 @@ def status(
     address: AddressOpt = None,
     namespace: NamespaceOpt = None,
 ) -> None:
-    """Show a session's state, active request, model, tools, thread length, lane and pending op."""
+    """Show a session's state, active request, model, tools, thread, lane, pending op and agent state."""
     target = target_of(ctx, address, namespace)
     with reported(target.address):
         sid, _ = session_and_argument(session, conversation, session_id, None, "")
 
     async def show() -> None:
         client = await ops.open_client(target.address, target.namespace)
-        answer = await ops.sessions_of(client).get(sid).status()
+        handle = ops.sessions_of(client).get(sid)
+        answer = await handle.status()
         if as_json:
             return typer.echo(answer.model_dump_json(indent=2))
         out.print(render_session.status_table(answer))
+        say_lines(render_session.agent_state_lines(await handle.agent_state()))
 
     with reported(target.address, sid):
         asyncio.run(show())

@@ -30,6 +30,7 @@ from contracts import (
 )
 from contracts.approval import ApproveInput
 from contracts.compaction import CompactInput
+from contracts.effects import AgentStateValue
 from contracts.session import (
     SESSION_WORKFLOW_TYPE,
     AskAccepted,
@@ -37,9 +38,12 @@ from contracts.session import (
     ContextQuery,
     ExportInput,
     ExportResult,
+    ForkInput,
+    ForkResult,
     RequestRecord,
     RequestRef,
     RequestResult,
+    ResetInput,
     SessionInput,
     SessionStatus,
 )
@@ -166,6 +170,10 @@ SESSION_API = WorkflowApi(
         ),
         Handler("set_model", "signal_and_update", ModelInput, Ack, "The next runs' model and settings."),
         Handler("export", "update", ExportInput, ExportResult, "A signed snapshot token of a lane."),
+        Handler("fork", "update", ForkInput, ForkResult, "Start a new session from the thread at a seq."),
+        Handler(
+            "reset_thread", "signal_and_update", ResetInput, Ack, "Start the conversation afresh (an op)."
+        ),
         Handler("control_ack", "signal", ControlAck, None, "A run's answer to its session.", internal=True),
         Handler("status", "query", None, SessionStatus, "Idle or running, the active request, the config."),
         Handler(
@@ -173,6 +181,7 @@ SESSION_API = WorkflowApi(
         ),
         Handler("context", "query", ContextQuery, Context, "A lane's materialized context."),
         Handler("requests", "query", None, RequestRecord, "The last 100 request records.", many=True),
+        Handler("agent_state", "query", None, AgentStateValue, "The agent state tools change by effects."),
     ),
 )
 

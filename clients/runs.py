@@ -20,6 +20,7 @@ from temporalio.client import WorkflowFailureError
 from clients import inputs
 from clients.base import ClientScope, Timeouts, WorkflowControls
 from clients.errors import RejectedError, workflow_rejection
+from clients.output import OutputLike, with_output
 from clients.stream import DEFAULT_POLL_COOLDOWN_S, run_events
 from contracts import WORKFLOW_TYPE, AgentConfig, RunResult, RunState, Trace
 from contracts.approval import PendingApproval
@@ -98,6 +99,7 @@ class Runs(ClientScope):
         request_id: str | None = None,
         context: Context | None = None,
         context_ref: str = DEFAULT_CONTEXT_REF,
+        output: OutputLike | None = None,
     ) -> RunHandle:
         """Start a run of `config` on `query` and return its handle at once.
 
@@ -111,12 +113,15 @@ class Runs(ClientScope):
             request_id: the request id recorded in the thread (default: chosen by the run).
             context: a lane's context to continue from (e.g. a session's); not part of what the run appends.
             context_ref: the lane `context` belongs to.
+            output: the final answer's JSON Schema (a pydantic model class, a dict, an `OutputSpec`):
+                `RunResult.output` holds the parsed answer (`clients.output`).
 
         Raises:
             RejectedError: the input is over a limit or invalid (`payload_too_large`, `invalid_input`);
                 nothing was started.
             WorkflowAlreadyStartedError: a running workflow has this id.
         """
+        config = with_output(config, output)
         run = inputs.run_input(query, config, request_id=request_id, context=context, context_ref=context_ref)
         handle = await self._client.start_workflow(
             WORKFLOW_TYPE,
@@ -136,9 +141,12 @@ class Runs(ClientScope):
         *,
         workflow_id: str | None = None,
         request_id: str | None = None,
+        output: OutputLike | None = None,
     ) -> RunResult:
         """Start a run and wait for its result (see `start` and `RunHandle.result`)."""
-        handle = await self.start(query, config, workflow_id=workflow_id, request_id=request_id)
+        handle = await self.start(
+            query, config, workflow_id=workflow_id, request_id=request_id, output=output
+        )
         return await handle.result()
 
 

@@ -17,19 +17,24 @@ from temporalio.common import WorkflowIDConflictPolicy
 from clients import inputs
 from clients.base import StoreReader, Timeouts, WorkflowControls
 from clients.errors import RejectedError, workflow_rejection
+from clients.output import OutputLike, output_override
 from clients.runs import RunHandle
 from clients.stream import SessionEvent, session_events
 from contracts import TASK_QUEUE, Ack, AgentConfig, ModelSettings, Trace
 from contracts.approval import PendingApproval
+from contracts.effects import AgentState, AgentStateValue
 from contracts.errors import UNKNOWN_REQUEST
 from contracts.session import (
     SESSION_WORKFLOW_TYPE,
     AskAccepted,
     AskInput,
     ExportResult,
+    ForkInput,
+    ForkResult,
     OnBusy,
     RequestRecord,
     RequestResult,
+    ResetInput,
     SessionInput,
     SessionStatus,
 )
@@ -47,6 +52,7 @@ class AskOptions(TypedDict, total=False):
     agent_id: str
     request_id: str | None
     overrides: Mapping[str, JsonValue] | None
+    output: OutputLike | None
     context_policy: ContextPolicy | None
     session_policy: ContextPolicy | None
     snapshot: str | None
@@ -89,6 +95,8 @@ class SessionHandle(WorkflowControls):
                 request_id: the idempotency key (default: a new one): asking again with a known id
                     returns the original request instead of running it twice.
                 overrides: agent-config fields for this request only (e.g. `{"model": ...}`).
+                output: this request's structured output (`clients.output`; its run's
+                    `RunResult.output`: `runs.get(accepted.run_workflow_id).result()`).
                 context_policy: this request's context policy (over the session's and the config's).
                 session_policy: the context policy of a new session.
                 snapshot: a snapshot token a new session starts from.
@@ -103,10 +111,12 @@ class SessionHandle(WorkflowControls):
             RejectedError: `busy` (another request runs), `stale`, `ask_queue_full`, `invalid_input`,
                 `payload_too_large`, or a `snapshot_*` code; nothing was recorded.
         """
+        output = options.get("output")
+        overrides = {**(options.get("overrides") or {}), **(output_override(output) if output else {})}
         ask = inputs.ask_input(
             query,
             request_id=options.get("request_id"),
-            overrides=options.get("overrides"),
+            overrides=overrides,
             context_policy=options.get("context_policy"),
             on_busy=options.get("on_busy", "reject"),
             expected_last_request=options.get("expected_last_request"),
@@ -244,6 +254,38 @@ class SessionHandle(WorkflowControls):
         """
         request = inputs.export_input(context_ref, ttl_s)
         return await self._update("export", request, ExportResult, self._timeouts.work)
+
+    # ---- agent state, fork and reset ---------------------------------------------------------
+
+    async def agent_state(self) -> AgentState:
+        """The agent state (a JSON object) the next run's tools start from (README, "Agent state")."""
+        return (await self._query("agent_state", AgentStateValue)).root
+
+    async def fork(self, *, seq: int | None = None, session_id: str | None = None) -> ForkResult:
+        """Start a new session from this one's thread as it stood after entry `seq` (default: the latest).
+
+        The new session (id `session_id`, default `<this id>-fork-<n>`) starts from the
+        active lane's projection at that seq, this session's config and agent state, and
+        names this one in its status (`forked_from`); it outlives this session.
+
+        Raises:
+            RejectedError: `seq_out_of_range` (nothing was started), `invalid_input` (a negative
+                seq, or `session_id` already runs).
+        """
+        payload = inputs.checked(ForkInput, {"seq": seq, "session_id": session_id}, "fork")
+        return await self._update("fork", payload, ForkResult, self._timeouts.work)
+
+    async def reset_thread(self, *, reason: str | None = None, op_id: str | None = None) -> Ack:
+        """Start the conversation afresh: an empty context on the active lane (the thread keeps every entry).
+
+        Returns:
+            `applied` (idle), `deferred` (applied when the active run ends), `duplicate` or `rejected`.
+        """
+        return await self._acked(
+            "reset_thread",
+            lambda: inputs.checked(ResetInput, {"op_id": op_id, "reason": reason}, "reset_thread"),
+            op_id,
+        )
 
 
 async def ask_with_start(

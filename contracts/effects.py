@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, JsonValue, StringConstraints
+from pydantic import BaseModel, JsonValue, RootModel, StringConstraints
 
 MAX_STATE_BYTES = 256 * 1024
 """The JSON size of an agent's state; an effect that would grow it past this is rejected."""
@@ -40,3 +40,7 @@ class EffectRejection(BaseModel):
     effect: StateEffect
     reason: str
     message: str
+
+
+class AgentStateValue(RootModel[AgentState]):
+    """Answer of a session's `agent_state` query: the agent state itself (a JSON object)."""

@@ -76,6 +76,7 @@ class SessionCarry(BaseModel):
     agent_state: AgentState = {}
     usage: Usage = Usage()
     forked_from: ForkOrigin | None = None
+    forks_started: int = 0
 
     @model_validator(mode="before")
     @classmethod
@@ -192,6 +193,7 @@ class SessionStatus(BaseModel):
     pending_context_op_id: str | None = None
     requests_kept: int = 0
     waiting_requests: int = 0
+    forked_from: ForkOrigin | None = None
 
 
 class ContextQuery(BaseModel):

@@ -7,6 +7,8 @@ optionally encrypted (`REACT_ENCRYPTION_KEYS`), and claim-checked into the paylo
 once they reach `REACT_PAYLOAD_THRESHOLD` (`REACT_PAYLOAD_STORE`). See `payloads.settings`
 for the variables. A worker built from a client of `connect()` gets the agents too
 (`Worker(client, task_queue=...)`), unless it brings a `DurableReactPlugin` of its own.
+The plugin also traces the client's calls and its workers when the `OTEL_*` variables turn
+tracing on (`hosting.tracing`).
 """
 
 from __future__ import annotations

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
 
     from activities.agent_profiles import AgentProfiles
+    from activities.request_transformers import RequestTransformers
     from activities.tool_registry import ToolRegistry
     from workflows.activity_options import ActivityOptionsInterceptor
 
@@ -73,6 +74,7 @@ class DurableReactPlugin(SimplePlugin):
         store: BlobStore | None = None,
         registry: ToolRegistry | None = None,
         agents: AgentProfiles | None = None,
+        transformers: RequestTransformers | None = None,
         sandboxed: bool | None = None,
         activity_options: Mapping[str, ActivityOverride] | None = None,
         tracer_provider: TracerProvider | None = None,
@@ -88,6 +90,8 @@ class DurableReactPlugin(SimplePlugin):
             registry: the tools the worker offers (default: the built-in ones, e.g. `calculator`).
             agents: the agent profiles runs may offer as tools, by name (default: none;
                 see `activities.agent_profiles`).
+            transformers: the request transformers configs may name (default: none;
+                see `activities.request_transformers`).
             sandboxed: run the workflows in Temporal's sandbox (default `settings.workflow_sandbox`,
                 `REACT_WORKFLOW_SANDBOX`; see `hosting.sandbox.workflow_runner`).
             activity_options: deployment overrides of activity options by activity name; they
@@ -106,6 +110,7 @@ class DurableReactPlugin(SimplePlugin):
         self._store = store
         self._registry = registry
         self._agents = agents
+        self._transformers = transformers
         self._sandboxed = self.settings.workflow_sandbox if sandboxed is None else sandboxed
         self._options = _options_interceptor({**self.settings.activity_options, **(activity_options or {})})
         self._blob_store: BlobStore | None = None
@@ -237,6 +242,8 @@ class DurableReactPlugin(SimplePlugin):
             from activities.archive import ArchiveActivities
             from activities.llm import LLMActivities
             from activities.message_cache import MessageCache
+            from activities.output_parsing import check_output_schema
+            from activities.request_transformers import RequestTransformers, TransformRequestActivity
             from activities.snapshot import export_snapshot, restore_snapshot
             from activities.summarize import summarize
             from activities.token_count import count_tokens
@@ -246,6 +253,7 @@ class DurableReactPlugin(SimplePlugin):
             llm = LLMActivities(self.registry, MessageCache(self.blob_store))
             archive = ArchiveActivities(self.blob_store)
             agents = ResolveAgentsActivity(self.agents)
+            transform = TransformRequestActivity(self._transformers or RequestTransformers())
             self._activities = [
                 llm.llm_call,
                 tools.run_tool,
@@ -258,6 +266,8 @@ class DurableReactPlugin(SimplePlugin):
                 archive.read_segment,
                 tools.check_tool_arguments,
                 agents.resolve_agents,
+                check_output_schema,
+                transform.transform_request,
             ]
         return self._activities
 

@@ -244,7 +244,7 @@ class Tracing:
             SettingsError: a tracing variable has a value that cannot be used (`tracing_settings`).
         """
         settings = tracing_settings(environ)
-        chosen = provider or configured_tracer_provider(settings, environ)
+        chosen = provider if provider is not None else configured_tracer_provider(settings, environ)
         if chosen is None:
             return None
         capture = settings.capture_content if capture_content is None else capture_content

@@ -26,6 +26,7 @@ from activities.llm import warm_litellm
 from activities.local_model import stop_started
 from activities.mcp_config import McpConfigError, McpServerConfig, McpStartError
 from activities.model_check import configured_model_problem
+from activities.request_transformers import TRANSFORMERS_ENV, build_transformers
 from activities.tool_loading import (
     AGENTS_ENV,
     MCP_CONFIG_ENV,
@@ -89,6 +90,13 @@ def _parser(description: str) -> argparse.ArgumentParser:
         f"as tools (repeatable; default ${AGENTS_ENV}, comma-separated)",
     )
     parser.add_argument(
+        "--transformers",
+        action="append",
+        metavar="MODULE[:ATTR]",
+        help="import request transformers (a RequestTransformers named `transformers`, or ATTR) that "
+        f"configs may name (repeatable; default ${TRANSFORMERS_ENV}, comma-separated)",
+    )
+    parser.add_argument(
         "--mcp-config",
         action="append",
         metavar="FILE",
@@ -122,6 +130,7 @@ async def serve(args: argparse.Namespace) -> None:
         raise SystemExit(f"worker: {model_problem}")
     registry = build_tool_registry(option_values(args.tools, TOOLS_ENV))
     agents = build_agent_profiles(option_values(args.agents, AGENTS_ENV))
+    transformers = build_transformers(option_values(args.transformers, TRANSFORMERS_ENV))
     mcp_servers = load_mcp_servers(option_values(args.mcp_config, MCP_CONFIG_ENV))
     settings = load_settings()
     store = shared_blob_store(settings.payload_store)
@@ -140,7 +149,12 @@ async def serve(args: argparse.Namespace) -> None:
     sandboxed = args.sandbox or settings.workflow_sandbox
     try:
         plugin = DurableReactPlugin(
-            settings=settings, store=store, registry=registry, agents=agents, sandboxed=sandboxed
+            settings=settings,
+            store=store,
+            registry=registry,
+            agents=agents,
+            transformers=transformers,
+            sandboxed=sandboxed,
         )
         try:
             # The client carries the plugin, so the worker built from it runs the agents.

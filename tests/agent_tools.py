@@ -7,9 +7,11 @@ import json
 import os
 import time
 
+from pydantic import JsonValue
+
 from activities.agent_profiles import AgentProfiles
 from activities.calculator import calculator
-from activities.tool_registry import ToolFailure, ToolRegistry
+from activities.tool_registry import StateEffect, ToolFailure, ToolRegistry, ToolResult, with_effects
 from testing import answer, scripted_agent
 
 EFFECTS_FILE_ENV = "REACT_TEST_EFFECTS_FILE"
@@ -102,9 +104,42 @@ def length(text: str) -> int:
     return len(text)
 
 
+async def change_state(op: str, path: str, value_json: str = "null", seconds: float = 0.0) -> ToolResult:
+    """Ask for one agent-state effect, after `seconds` (to finish calls out of order).
+
+    Args:
+        op: set, merge or delete.
+        path: the dot-separated path.
+        value_json: the value, as JSON text.
+        seconds: how long to take first.
+    """
+    await asyncio.sleep(seconds)
+    effect = StateEffect.model_validate({"op": op, "path": path, "value": json.loads(value_json)})
+    return with_effects(f"{op} {path}", effect)
+
+
+def many_effects(count: int) -> ToolResult:
+    """Ask for `count` state effects (past `MAX_EFFECTS` they are all rejected).
+
+    Args:
+        count: how many effects.
+    """
+    return with_effects("many", *({"op": "set", "path": f"n.k{i}", "value": i} for i in range(count)))
+
+
+def peek_state(tool_context: dict[str, JsonValue]) -> dict[str, JsonValue]:
+    """The agent state this call received in its context, and the rest of the context.
+
+    Args:
+        tool_context: injected by the worker.
+    """
+    rest = {key: value for key, value in tool_context.items() if key != "state"}
+    return {"state": tool_context.get("state"), "rest": rest}
+
+
 def register(registry: ToolRegistry) -> None:
     """Add the test tools (`shout` as a local tool); also `worker.py --tools tests.agent_tools`."""
-    for tool in (slow, flaky, echo, huge, length, record_effect):
+    for tool in (slow, flaky, echo, huge, length, record_effect, change_state, many_effects, peek_state):
         registry.register(tool)
     registry.register(shout, local=True)
 

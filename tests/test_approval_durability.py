@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime
 
 from temporalio.client import Client
 
@@ -13,7 +14,7 @@ from payloads.blob_store import BlobStore
 from testing import answer, script_overrides
 from tests.agent_tools import registry_for_tests
 from tests.session_helpers import new_session_id
-from tests.test_approval import agent, calculate, decisions, start, tool_results, waiting
+from tests.test_approval import agent, calculate, decisions, start, tool_results, waiting, waits
 from worker import build_worker
 
 
@@ -26,10 +27,13 @@ async def test_a_waiting_call_survives_a_worker_restart(client: Client, store: B
         run = await runs.start("What is 6 * 7?", agent(calculate(), answer("It is 42.")))
         [before] = await waiting(run)
     # The worker is gone; a new one (a new process would do the same) picks the run up from history.
+    restarted_at = datetime.now(UTC)
     async with build_worker(
         client, task_queue=queue, registry=registry_for_tests(), store=store, max_cached_workflows=0
     ):
-        assert await waiting(run) == [before]  # the same call, the same deadline: the wait was kept
+        [after] = await waiting(run)
+        assert waits([after]) == waits([before])
+        assert after.requested_at < restarted_at  # the wait was kept, not begun again
         ack = await run.approve("calc-1", approver="after-restart")
         assert (ack.status, ack.call_id) == ("accepted", "calc-1")
         result = await run.result()
@@ -49,7 +53,7 @@ async def test_a_session_forwards_approve_to_its_active_run(client: Client, task
     )
     run = Runs(client, task_queue=task_queue).get(accepted.run_workflow_id)
     [pending] = await waiting(run)
-    assert await session.pending_approvals() == [pending]
+    assert waits(await session.pending_approvals()) == waits([pending])
     assert (await session.status()).active_run_workflow_id == run.workflow_id
     unknown = await session.approve("no-such-call")
     assert (unknown.status, unknown.reason) == ("rejected", "unknown_call")  # the run's answer, forwarded

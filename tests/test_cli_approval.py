@@ -13,16 +13,20 @@ import os
 import sys
 import uuid
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_asyncio
+from pydantic import JsonValue
 from temporalio.client import Client
 
+from cli.chat_approvals import ApprovalPrompt
+from cli.render import event_line
 from clients.runs import Runs
 from clients.sessions import Sessions
-from contracts import TASK_QUEUE
+from contracts import TASK_QUEUE, Ack, TraceEvent, TraceKind
 from conversation import MessageEntry
 from payloads.blob_store import BlobStore
 from testing import answer, call_tools, tool_call
@@ -167,3 +171,41 @@ async def test_chat_asks_yes_no_or_edit_inline(
     )
     assert tool_messages[2]["result"] == 6  # the edited arguments ran
     assert {d["approver"] for d in await decisions(run)} == {getpass.getuser()}
+
+
+def _event(kind: TraceKind, call_id: str, seq: int, **data: JsonValue) -> TraceEvent:
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    return TraceEvent(
+        seq=seq, at=at, kind=kind, iteration=1, request_id="r", run_id="u", call_id=call_id, data=data
+    )
+
+
+async def test_the_chat_asks_one_call_at_a_time_and_drops_one_decided_elsewhere(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    sent: list[tuple[str, bool, str | None, dict[str, JsonValue] | None]] = []
+
+    async def decide(
+        call_id: str, approved: bool, reason: str | None, edited: dict[str, JsonValue] | None
+    ) -> Ack:
+        sent.append((call_id, approved, reason, edited))
+        return Ack(status="accepted", call_id=call_id)
+
+    prompt = ApprovalPrompt(decide)
+    first = _event("approval_requested", "a", 1, name="calculator", arguments='{"expression": "1"}')
+    prompt.seen(first)
+    prompt.seen(_event("approval_requested", "b", 2, name="echo", arguments='{"text": "hi"}'))
+    prompt.seen(first)  # seen again (the polled trace after the stream): asked once
+    shown = capsys.readouterr().out
+    assert shown.count("? [y]es/[n]o/[e]dit") == 1 and 'calculator({"expression": "1"})' in shown
+    prompt.seen(_event("approval_decided", "a", 3, verdict="approved", approver="someone"))
+    shown = capsys.readouterr().out
+    assert "call a was decided meanwhile: approved" in shown and 'approve echo({"text": "hi"})?' in shown
+    await prompt.answer("maybe")
+    assert "answer y (approve), n (deny) or e" in capsys.readouterr().out and prompt.asking
+    await prompt.answer("y")
+    assert sent == [("b", True, None, None)] and not prompt.asking
+    line = event_line(
+        _event("approval_decided", "b", 4, verdict="denied", approver="bob", reason="no", edited=False)
+    )
+    assert "approval_decided" in line and "denied by bob" in line and "reason=no" in line

@@ -232,6 +232,9 @@ async def a_session(client: Client, task_queue: str, store: BlobStore) -> str:
     await session.set_tool_context({"tenant": "t-1"})
     await session.set_model("scripted")
     await session.export()
+    await session.reset_thread(reason="schema test")
+    await session.fork(seq=0)
+    await session.agent_state()
     await session.thread_page(0, limit=2)
     await session.context("default")
     return session.workflow_id

@@ -239,6 +239,8 @@ async def test_the_cli_s_start_call_is_exported_and_continues_in_the_worker(
         "TEMPORAL_ADDRESS": address_of(client),
         "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
         "OTEL_SERVICE_NAME": "react-test-cli",
+        # No export on the batch processor's timer: only the CLI's flush before `os._exit` exports.
+        "OTEL_BSP_SCHEDULE_DELAY": "600000",
     }
     async with Worker(traced, task_queue=TASK_QUEUE, max_cached_workflows=0):
         process = await asyncio.create_subprocess_exec(
@@ -253,7 +255,12 @@ async def test_the_cli_s_start_call_is_exported_and_continues_in_the_worker(
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
         )
-        out, err = await asyncio.wait_for(process.communicate(), 120)
+        try:
+            out, err = await asyncio.wait_for(process.communicate(), 120)
+        except TimeoutError:
+            process.kill()
+            out, err = await process.communicate()
+            pytest.fail(f"client.py run did not finish: {out.decode()} {err.decode()}")
     assert process.returncode == 0, err.decode()
     assert "answer: Hello." in out.decode()
     starts = [
@@ -263,8 +270,11 @@ async def test_the_cli_s_start_call_is_exported_and_continues_in_the_worker(
         for scope in resource.scope_spans
         for span in scope.spans
     ]
-    assert [span.name for _, span in starts] == ["StartWorkflow:ReActRun"]
-    resource, start = starts[0]
+    # The start, then the stream polls that follow the run (Updates).
+    assert [span.name for _, span in starts if span.name == "StartWorkflow:ReActRun"] == [
+        "StartWorkflow:ReActRun"
+    ]
+    resource, start = next((r, span) for r, span in starts if span.name == "StartWorkflow:ReActRun")
     assert {a.value.string_value for a in resource.attributes if a.key == "service.name"} == {
         "react-test-cli"
     }

@@ -19,6 +19,7 @@ from temporalio import workflow
 
 from contracts import AgentConfig, ControlAck, ThreadPage, ThreadQuery
 from contracts.decoding import PayloadProblem, decode_args
+from contracts.effects import AgentStateValue
 from contracts.session import (
     SESSION_WORKFLOW_TYPE,
     AskAccepted,
@@ -26,6 +27,8 @@ from contracts.session import (
     ContextQuery,
     ExportInput,
     ExportResult,
+    ForkInput,
+    ForkResult,
     RequestRecord,
     RequestRef,
     RequestResult,
@@ -114,6 +117,19 @@ class AgentSession:
     def _validate_export(self, *args: Any) -> None:
         decode_or_refuse(args, ExportInput, "export")
 
+    @workflow.update(name="fork")
+    async def fork(self, *args: Any) -> ForkResult:
+        """Start a new session from this one's thread at a seq (default: the latest); it outlives this one."""
+        return await self._session.fork(decode_or_refuse(args, ForkInput, "fork"))
+
+    @fork.validator
+    def _validate_fork(self, *args: Any) -> None:
+        if self._problem is not None:
+            raise refusal(self._problem)
+        problem = self._session.fork_problem(decode_or_refuse(args, ForkInput, "fork"))
+        if problem is not None:
+            raise problem
+
     # ---- queries ---------------------------------------------------------------------------
 
     @workflow.query(name="status")
@@ -130,6 +146,11 @@ class AgentSession:
     def context(self, *args: Any) -> Context:
         """A lane's materialized context (default: the active lane)."""
         return self._session.lane(decode_or_refuse(args, ContextQuery, "context").context_ref)
+
+    @workflow.query(name="agent_state")
+    def agent_state(self) -> AgentStateValue:
+        """The agent state (a JSON object) the next run's tools start from."""
+        return AgentStateValue(self._session.agent_state)
 
     @workflow.query(name="requests")
     def requests(self) -> list[RequestRecord]:

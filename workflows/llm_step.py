@@ -21,7 +21,7 @@ too, the run fails with `context_window_exceeded`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from temporalio.exceptions import ActivityError, CancelledError
@@ -47,9 +47,15 @@ class LLMStep:
         ledger: RunLedger,
         stream: RunStream,
         on_call: Callable[[], None],
+        prepare: Callable[[ModelView], Awaitable[None]] | None = None,
     ) -> None:
-        """Bind the run's parts; `on_call` hears that a call is about to start (for the details)."""
+        """Bind the run's parts; `on_call` hears that a call is about to start (for the details).
+
+        `prepare` runs before each call on its view and may end the run (usage limits,
+        the request transformer).
+        """
         self._model = model
+        self._prepare = prepare
         self._record = record
         self._ledger = ledger
         self._stream = stream
@@ -107,6 +113,9 @@ class LLMStep:
 
     async def _send(self, view: ModelView, model_name: str) -> LLMResponse | None:
         self._ledger.check_cancel()
+        if self._prepare is not None:
+            await self._prepare(view)
+            self._ledger.check_cancel()
         index = self._ledger.llm_calls
         self._ledger.llm_calls += 1
         meta = view.meta.model_dump(mode="json")

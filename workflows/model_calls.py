@@ -25,9 +25,11 @@ from contracts import (
 from contracts.activities import COUNT_TOKENS, LLM_CALL
 from contracts.errors import MESSAGE_CACHE_MISS
 from contracts.llm import CountTokensRequest, StreamTarget, ToolSpec
+from contracts.transform import RequestChanges
 from conversation import Context, ContextPolicy, Message, ModelView, project_for_model
 from conversation.digest import list_digest, message_digest
 from workflows.activity_calls import call_activity
+from workflows.request_transform import apply_changes
 
 MAX_CACHE_MISSES = 2
 """After this many misses in one run (e.g. workers without a shared store), stop using references."""
@@ -65,6 +67,8 @@ class ModelCalls:
         self._token_counts: dict[str, int] = {}
         self.tool_specs: list[ToolSpec] = []
         """Specs sent as given besides the registry's tools (the agents the run offers)."""
+        self.changes: RequestChanges | None = None
+        """The request transformer's changes to the next call (`workflows.request_transform`)."""
 
     def _digest(self, message: Message) -> str:
         # Lane messages are never mutated, so a message object's digest is computed once.
@@ -115,7 +119,7 @@ class ModelCalls:
             scripted = ScriptedCall(
                 index=index, length=len(script), turn=script[index] if index < len(script) else None
             )
-        return LLMRequest(
+        request = LLMRequest(
             model=self._config.model,
             system_prompt=view.system_prompt,
             prefix=prefix,
@@ -129,7 +133,9 @@ class ModelCalls:
             stream=StreamTarget(call=index, interval_s=self._config.stream_interval_s)
             if self._config.stream
             else None,
+            output=self._config.output,
         )
+        return request if self.changes is None else apply_changes(request, self.changes)
 
     async def call(self, view: ModelView, iteration: int, index: int) -> LLMResponse:
         """Execute the call for `view`; on a cache miss, once more with every message inline."""
@@ -150,10 +156,12 @@ class ModelCalls:
 
     def _remember(self, view: ModelView, response: LLMResponse) -> None:
         """What the activity has now seen: every message of this call, and the answer it produced."""
-        digests = [self._digest(message) for message in view.messages]
+        sent = self.changes.messages if self.changes is not None else None  # a transformer's, inline
+        digests = [self._digest(m) for m in view.messages] if sent is None else [*map(message_digest, sent)]
         self._previous = digests
         self._known.update(digests)
         self._known.add(message_digest(response.assistant_message()))
 
     async def _execute(self, request: LLMRequest) -> LLMResponse:
         return await call_activity(LLM_CALL, request, config=self._config)
+

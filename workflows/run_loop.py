@@ -34,17 +34,20 @@ from contracts import (
 from contracts.approval import ApproveInput
 from contracts.errors import CANCELLED, INCOMPLETE_RESPONSE, INVALID_INPUT, UNKNOWN_TOOL
 from contracts.signals import SteerMode
-from conversation import ContextOpPayload, ContextPolicy
+from conversation import ContextOpPayload, ContextPolicy, ModelView
 from workflows.failures import run_error
 from workflows.input_queue import InputQueue
 from workflows.llm_step import LLMStep
 from workflows.model_calls import ModelCalls
 from workflows.op_slot import OpSlot
+from workflows.output_step import OutputStep
+from workflows.request_transform import RequestTransform
 from workflows.run_ledger import RunCancelledError, RunFailedError, RunLedger
 from workflows.run_record import RunRecord
 from workflows.run_stream import RunStream
 from workflows.tool_step import ToolStep
 from workflows.trace_log import preview
+from workflows.usage_limits import UsageGuard
 
 REPEAT_NUDGE = (
     "You just repeated exactly the same tool calls as in your previous step, and their results are "
@@ -68,8 +71,11 @@ class RunLoop:
             self.config, self.config.context_policy or ContextPolicy(), request_id, run_id
         )
         self.record = RunRecord(run, request_id, run_id, self._ledger, stream)
-        self._llm = LLMStep(self.model, self.record, self._ledger, stream, self._details)
+        self._limits = UsageGuard(self.config.usage_limits, run.session_usage, self._ledger)
+        self._transform = RequestTransform(self.config, request_id, self.model, self.record, self._ledger)
+        self._llm = LLMStep(self.model, self.record, self._ledger, stream, self._details, self._before_call)
         self._tools = ToolStep(run, self.record, self._ledger, self._details)
+        self._output = OutputStep(self.config.output, self.record)
         self._dropped_inputs: list[str] = []
         self._task: asyncio.Task[None] | None = None
 
@@ -78,9 +84,11 @@ class RunLoop:
 
         Raises:
             ApplicationError: `invalid_input`, when the worker's registry lacks a tool of the
-                config; `unknown_agent`, when it lacks an agent profile the config names.
+                config; `unknown_agent`, when it lacks an agent profile the config names;
+                `invalid_schema`, when `output.json_schema` is not a valid JSON Schema.
         """
         await self._tools.prepare(self.model)
+        await self._output.prepare()  # `invalid_schema` before any LLM call
         self.record.event(
             "request_started", data={"model": self.config.model, "query": preview(self.input.query)}
         )
@@ -110,7 +118,13 @@ class RunLoop:
             first_seq=self.record.first_seq,
             context_ref=self.record.conversation.active_context_ref,
             dropped_input_ids=self._dropped_inputs,
+            output=self._output.value,
+            agent_state=self._tools.state.result,
         )
+
+    async def _before_call(self, view: ModelView) -> None:
+        self._limits.check(view)  # `usage_limit_exceeded` before the call, and before the transformer
+        await self._transform.prepare(view)
 
     async def _loop(self) -> None:
         previous_round: list[tuple[str, str]] | None = None
@@ -145,8 +159,10 @@ class RunLoop:
                     f"the model returned an empty answer (finish reason {response.finish_reason!r})",
                 )
             answer = self.record.append("assistant", response.content, thinking=response.thinking)
-            if self._queue.items:
+            if self._queue.items:  # a steer continues the run first; only the answer that ends it is checked
                 continue
+            if not self._output.accept(response, iteration_left=ledger.iteration < ledger.max_iterations):
+                continue  # a repair request was appended
             self._queue.seal()
             self.finish("completed", reason="final_answer", answer_seq=answer.seq)
             return
@@ -209,6 +225,8 @@ class RunLoop:
             active_context_ref=self.record.conversation.active_context_ref,
             pending_context_op=self._ops.pending,
             thread_length=self.record.conversation.next_seq,
+            usage_limits=self.config.usage_limits,
+            agent_state=self._tools.state.state,
         )
 
     # ---- terminal transition ---------------------------------------------------------------
@@ -260,6 +278,9 @@ class RunLoop:
             f"iteration {self._ledger.iteration}/{self.config.max_iterations}",
             f"model {self.config.model}",
         ]
+        usage = self._limits.details()
+        if usage:
+            parts.append(usage)
         tools = ", ".join(status.name for status in self._tools.statuses)
         if tools:
             parts.append(f"tools: {preview(tools)}")

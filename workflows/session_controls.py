@@ -18,6 +18,7 @@ from contracts import Ack, CancelInput, InputKind, SteerInput
 from contracts.approval import ApproveInput
 from contracts.compaction import CompactInput
 from contracts.errors import NOTHING_TO_COMPACT
+from contracts.session import ResetInput
 from conversation import ContextModifyInput, ContextOpPayload
 from workflows.controls import Control
 from workflows.op_slot import duplicate, op_ack, settle
@@ -41,6 +42,7 @@ class SessionControls:
             Control("approve", ApproveInput, self._approve),
             Control("context_modify", ContextModifyInput, self._modify),
             Control("compact", CompactInput, self._compact),
+            Control("reset_thread", ResetInput, self._reset),
             *(
                 Control(name, model, partial(self._configure, name))
                 for name, model in CONFIG_CONTROLS.items()
@@ -64,6 +66,9 @@ class SessionControls:
         ack, op = op_ack(session, request, running=session.running)
         self._carry_out(ack, op)
         return ack
+
+    async def _reset(self, request: ResetInput, via_signal: bool) -> Ack:
+        return await self._modify(self._session.reset_request(request), via_signal)
 
     async def _compact(self, request: CompactInput, via_signal: bool) -> Ack:
         session = self._session

@@ -16,19 +16,24 @@ from temporalio.exceptions import ApplicationError
 
 from contracts import Ack, CancelInput, ControlAck, InputKind, SteerInput, ThreadPage, ThreadQuery
 from contracts.approval import ApproveInput
+from contracts.effects import AgentState
 from contracts.session import (
     AskAccepted,
     AskInput,
     ExportInput,
     ExportResult,
+    ForkInput,
+    ForkOrigin,
+    ForkResult,
     RequestRecord,
     RequestResult,
+    ResetInput,
     SessionCarry,
     SessionInput,
     SessionStatus,
 )
 from contracts.session_config import SystemPromptInput
-from conversation import Context, ContextOpPayload, ConversationState
+from conversation import Context, ContextModifyInput, ContextOpPayload, ConversationState
 from workflows.compactor import Compactor
 from workflows.op_slot import OpSlot
 from workflows.request_book import RequestBook
@@ -36,6 +41,7 @@ from workflows.run_forwarding import RunForwarder
 from workflows.session_asks import SessionAsks
 from workflows.session_config import SessionSettings
 from workflows.session_export import export_lane
+from workflows.session_fork import fork_problem, fork_seed, projection_at, reset_request, start_fork
 from workflows.session_requests import SessionRequests, set_idle_details
 from workflows.session_restore import restore_snapshot
 from workflows.session_thread import TAIL_CHARS, SessionThread
@@ -61,6 +67,13 @@ class SessionLoop:
             self._book, self._thread, self._settings, self._ops, self._forwarder, self._compactor
         )
         self._asks = SessionAsks(self._book, self._settings, self._forwarder)
+        self._requests.usage = carry.usage
+        self._requests.agent_state = carry.agent_state if session.carry else session.agent_state
+        self.forked_from = carry.forked_from if session.carry else session.forked_from
+        self._forks = carry.forks_started
+        seed = fork_seed(session) if session.carry is None else None
+        if seed is not None:
+            self._thread.restore(seed)
         self._ready = session.snapshot is None or session.carry is not None
         self._failure: ApplicationError | None = None
 
@@ -101,6 +114,10 @@ class SessionLoop:
             requests=self._book.records,
             runs_started=self._book.runs_started,
             window_tokens=self._thread.window_tokens,
+            usage=self._requests.usage,
+            agent_state=self._requests.agent_state,
+            forked_from=self.forked_from,
+            forks_started=self._forks,
         )
         return SessionInput(
             agent_id=self.agent_id, config=settings.config, context_policy=settings.policy, carry=carry
@@ -192,6 +209,7 @@ class SessionLoop:
             pending_context_op_id=pending.op_id if pending else None,
             requests_kept=len(self._book.records),
             waiting_requests=len(self._book.waiting),
+            forked_from=self.forked_from,
         )
 
     def page(self, query: ThreadQuery) -> ThreadPage:
@@ -210,3 +228,35 @@ class SessionLoop:
     async def export(self, request: ExportInput) -> ExportResult:
         """A signed snapshot token of one lane's context."""
         return await export_lane(self.agent_id, self._thread, request)
+
+    # ---- agent state, fork and reset (`workflows.session_fork`) -------------------------------
+
+    @property
+    def agent_state(self) -> AgentState:
+        """The agent state the next run starts from (the last run's, after its tools' effects)."""
+        return self._requests.agent_state
+
+    def fork_problem(self, payload: ForkInput) -> ApplicationError | None:
+        """Why `fork` cannot fork where asked (`seq_out_of_range`), or None."""
+        return fork_problem(payload, self._thread.next_seq)
+
+    async def fork(self, payload: ForkInput) -> ForkResult:
+        """Start a new session from the active lane's projection at `payload.seq` (default: the latest)."""
+        problem = self.fork_problem(payload)
+        if problem is not None:
+            raise problem
+        seq = payload.seq if payload.seq is not None else self._thread.next_seq - 1
+        context = await projection_at(self._thread, self._thread.carried(), seq)
+        origin = ForkOrigin(parent_id=workflow.info().workflow_id, seq=seq)
+        start = SessionInput(
+            agent_id=self.agent_id,
+            config=self._settings.config,
+            context_policy=self._settings.policy,
+            agent_state=self._requests.agent_state,
+        )
+        child_id, self._forks = await start_fork(start, origin, context, payload.session_id, self._forks)
+        return ForkResult(session_id=child_id, forked_from=origin)
+
+    def reset_request(self, payload: ResetInput) -> ContextModifyInput:
+        """The context op `reset_thread` submits (an empty context, marked a reset)."""
+        return reset_request(payload, self._thread)

@@ -13,7 +13,8 @@ from __future__ import annotations
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 
-from contracts import WORKFLOW_TYPE, Outcome, RunInput, RunResult
+from contracts import WORKFLOW_TYPE, Outcome, RunInput, RunResult, Usage
+from contracts.effects import AgentState
 from contracts.errors import UNKNOWN_REQUEST
 from contracts.session import RequestResult
 from contracts.web_ui import static_details, static_summary
@@ -49,6 +50,10 @@ class SessionRequests:
         self._ops = ops
         self._forwarder = forwarder
         self._compactor = compactor
+        self.usage = Usage()
+        """The session's usage: its requests' outcomes summed (carried across continue-as-new)."""
+        self.agent_state: AgentState = {}
+        """The agent state the next run starts from (`workflows.agent_state`); carried likewise."""
 
     async def result_of(self, request_id: str) -> RequestResult:
         """The request's record once terminal, with its answer's text (from the thread, or its archive)."""
@@ -85,6 +90,8 @@ class SessionRequests:
                 update={
                     "context": self._thread.context_for(policy),
                     "context_ref": self._thread.active_context_ref,
+                    "agent_state": self.agent_state,
+                    "session_usage": self.usage if run_input.config.usage_limits is not None else None,
                 }
             )
             handle = await workflow.start_child_workflow(
@@ -103,6 +110,8 @@ class SessionRequests:
                 await self._thread.archive_all()
             finished: RunResult = await handle
             result = finished
+            if finished.agent_state is not None:
+                self.agent_state = finished.agent_state
             outcome = finished.outcome.model_copy(update={"answer_seq": self._thread.append_run(finished)})
         except (ChildWorkflowError, ActivityError) as err:
             # Failed, timed out or terminated from outside: no result, no entries.
@@ -110,6 +119,7 @@ class SessionRequests:
         finally:
             self._forwarder.ended(record.request_id, result)
             self._book.close(record, outcome, workflow.now())
+            self.usage = self.usage.plus(outcome.usage)
             if self._book.active is None:  # else a waiting request starts now
                 set_idle_details(self._book.runs_started, record.query_preview, outcome.status)
             pending = self._ops.take()

@@ -22,6 +22,7 @@ from contracts.errors import ACTIVITY_ERROR, INVALID_ARGUMENTS
 from conversation import ToolCall
 from workflows.activity_calls import call_activity
 from workflows.agent_calls import AgentCalls, query_problem
+from workflows.agent_state import AgentStateBook
 from workflows.approvals import ApprovalBook, Verdict
 from workflows.model_calls import ModelCalls
 from workflows.run_ledger import RunLedger
@@ -45,6 +46,7 @@ class ToolStep:
         self._approvals = ApprovalBook(run.config)
         self._agents = AgentCalls(run)
         self._local: frozenset[str] = frozenset()
+        self.state = AgentStateBook(run.agent_state, run.config.effect_policy)
 
     async def prepare(self, model: ModelCalls) -> None:
         """Resolve the agents' profiles and offer them to the model (before the first LLM call).
@@ -80,7 +82,7 @@ class ToolStep:
         self._local = frozenset(response.local_tools)
 
         def request_for(call: ToolCall) -> ToolCallRequest:
-            return ToolCallRequest(call=call, tool_context=self._config.tool_context)
+            return ToolCallRequest(call=call, tool_context=self.state.tool_context(self._config.tool_context))
 
         await self._round.run(
             response.tool_calls,
@@ -98,8 +100,11 @@ class ToolStep:
         return await execute_tool(call, request, self._config, call.name in self._local)
 
     def close(self) -> None:
-        """Append the round's results in the original call order (unfinished calls get `cancelled`)."""
-        for call, outcome in self._round.close():
+        """Apply the round's state effects, then append its results in the original call order.
+
+        Unfinished calls get `cancelled`; a call's rejected effects are in its result.
+        """
+        for call, outcome in self.state.apply_round(self._round.close(), self._record):
             content = json.dumps(outcome.for_model(), ensure_ascii=False)
             self._record.append("tool", content, tool_call_id=call.id, name=call.name)
 

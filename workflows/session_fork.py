@@ -1,0 +1,150 @@
+"""Forking a session at a seq of its thread, seeding a forked session, and resetting the thread.
+
+`fork` starts a new `AgentSession` as a child that outlives this one
+(`ParentClosePolicy.ABANDON`): its lane starts from the projection of this session's
+lane at the fork seq (the lane entry `seq` belongs to: the lane active after it), as a
+`replace` op with reason `system`, like a run's seed context; it gets this session's
+config, policy and agent state, and names its parent in `forked_from`. A seq beyond
+the thread is refused (`seq_out_of_range`) before anything changes. The projection is
+folded from the thread with the session's lane window; when entries up to the seq are
+archived, the archive is read back (one `read_segment` per segment up to the seq).
+
+`reset_thread` is a `replace` op with an empty context (the lane keeps its own system
+prompt, if its anchor had one) and `meta.reset`, through the rule of every context op
+(applied when idle, deferred while a run is active). The old entries stay in the
+thread: append-only.
+"""
+
+from __future__ import annotations
+
+from temporalio import workflow
+from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
+
+from contracts.activities import READ_SEGMENT
+from contracts.errors import INVALID_INPUT, SEQ_OUT_OF_RANGE
+from contracts.session import SESSION_WORKFLOW_TYPE, ForkInput, ForkOrigin, ResetInput, SessionInput
+from conversation import (
+    DEFAULT_CONTEXT_REF,
+    Context,
+    ContextModifyInput,
+    ContextOpPayload,
+    ConversationState,
+    Entry,
+)
+from conversation.projection import LaneViews
+from workflows.activity_calls import call_activity
+from workflows.session_thread import SessionThread
+
+MAX_ID_ATTEMPTS = 20
+"""Generated fork ids tried (`<id>-fork-<n>`, n counting up) before giving up."""
+
+
+def fork_problem(payload: ForkInput, thread_length: int) -> ApplicationError | None:
+    """Why `fork` cannot fork at `payload.seq` (`seq_out_of_range`), or None."""
+    if thread_length == 0:
+        message = "the thread is empty: nothing to fork"
+        return ApplicationError(message, type=SEQ_OUT_OF_RANGE, non_retryable=True)
+    if payload.seq is not None and payload.seq >= thread_length:
+        message = f"seq {payload.seq} is beyond the thread (its last seq is {thread_length - 1})"
+        return ApplicationError(message, type=SEQ_OUT_OF_RANGE, non_retryable=True)
+    return None
+
+
+async def projection_at(thread: SessionThread, conversation: ConversationState, seq: int) -> Context:
+    """The context of the lane of entry `seq` as it stood right after that entry (windowed like the lanes)."""
+    if seq == conversation.next_seq - 1:
+        return thread.lane(conversation.active_context_ref)
+    views = LaneViews()
+    lane: str | None = None
+    for ref in thread.archive:
+        if ref.first_seq > seq:
+            break
+        segment = await call_activity(READ_SEGMENT, ref)
+        lane = _fold(views, segment.entries, seq, conversation.window_chars) or lane
+    lane = _fold(views, conversation.thread, seq, conversation.window_chars) or lane
+    assert lane is not None
+    return views.context(lane, conversation.base_system_prompt)
+
+
+def _fold(views: LaneViews, entries: list[Entry], seq: int, window_chars: int | None) -> str | None:
+    """Feed the entries up to `seq`; the lane of entry `seq`, when it is among them."""
+    lane: str | None = None
+    for entry in entries:
+        if entry.seq > seq:
+            break
+        views.feed(entry, window_chars)
+        if entry.seq == seq:
+            lane = entry.payload.context_ref
+    return lane
+
+
+async def start_fork(
+    session: SessionInput, origin: ForkOrigin, context: Context, session_id: str | None, forks: int
+) -> tuple[str, int]:
+    """Start the forked session as a child that outlives this one; its id and the forks counted since.
+
+    `session` is the child's input without the fork fields. A generated id
+    (`<this id>-fork-<n>`) that already runs is skipped for the next n.
+
+    Raises:
+        ApplicationError: `invalid_input`, when `session_id` (or every generated id tried) runs already.
+    """
+    child = session.model_copy(update={"forked_from": origin, "fork_context": context, "carry": None})
+    parent = workflow.info().workflow_id
+    attempts = 1 if session_id is not None else MAX_ID_ATTEMPTS
+    for attempt in range(attempts):
+        n = forks + attempt + 1
+        child_id = session_id if session_id is not None else f"{parent}-fork-{n}"
+        try:
+            await workflow.start_child_workflow(
+                SESSION_WORKFLOW_TYPE,
+                child,
+                id=child_id,
+                task_queue=workflow.info().task_queue,
+                parent_close_policy=workflow.ParentClosePolicy.ABANDON,
+                static_summary=f"fork of {parent} at seq {origin.seq}",
+            )
+        except WorkflowAlreadyStartedError:
+            continue
+        return child_id, n
+    taken = session_id if session_id is not None else f"{parent}-fork-<n> ({attempts} tried)"
+    raise ApplicationError(f"a workflow with id {taken} already runs", type=INVALID_INPUT, non_retryable=True)
+
+
+def fork_seed(session: SessionInput) -> ContextOpPayload | None:
+    """The `replace` op that starts a forked session's lane from `fork_context` (None: not a fork)."""
+    if session.fork_context is None or session.forked_from is None:
+        return None
+    origin = session.forked_from
+    return ContextOpPayload.model_validate(
+        {
+            "op_id": f"fork:{origin.parent_id}:{origin.seq}",
+            "context_ref": DEFAULT_CONTEXT_REF,
+            "operation": {
+                "type": "replace",
+                "reason": "system",
+                "result_context": session.fork_context,
+                "meta": {"forked_from": origin.parent_id, "fork_seq": origin.seq},
+            },
+        }
+    )
+
+
+def reset_request(payload: ResetInput, thread: SessionThread) -> ContextModifyInput:
+    """The `context_modify` request of `reset_thread`: an empty context on the active lane, marked a reset."""
+    lane = thread.active_context_ref
+    meta: dict[str, object] = {"reset": True}
+    if payload.reason:
+        meta["reason"] = payload.reason
+    return ContextModifyInput.model_validate(
+        {
+            "op_id": payload.op_id or f"reset-{workflow.uuid4()}",
+            "context_ref": lane,
+            "operation": {
+                "type": "replace",
+                "reason": "manual",
+                "result_context": {"system_prompt": thread.lane_as_it_stands(lane).system_prompt},
+                "meta": meta,
+            },
+        }
+    )
