@@ -16,6 +16,7 @@ runs the command line (`cli/`). See docs/client.md.
 
 from clients.base import Timeouts
 from clients.errors import RejectedError
+from clients.output import output_as
 from clients.runs import RunHandle, Runs
 from clients.sessions import SessionHandle, Sessions, session_workflow_id
 from clients.stream import CallText, SessionEvent, TextAssembler
@@ -35,6 +36,7 @@ from contracts import (
     Usage,
 )
 from contracts.approval import ApproveInput, PendingApproval
+from contracts.output import OutputSpec
 from contracts.session import AskAccepted, ExportResult, RequestRecord, RequestResult, SessionStatus
 from contracts.stream import DeltaEvent, StreamEvent, ToolCallDelta, TraceItem
 from conversation import (
@@ -66,6 +68,7 @@ __all__ = [
     "MessageEntry",
     "ModelSettings",
     "Outcome",
+    "OutputSpec",
     "PendingApproval",
     "RejectedError",
     "RequestRecord",
@@ -92,6 +95,7 @@ __all__ = [
     "TraceItem",
     "Usage",
     "connect",
+    "output_as",
     "session_workflow_id",
 ]
 

@@ -179,3 +179,24 @@ async def test_cli_fork_reset_and_status(client: Client, task_queue: str) -> Non
     reset = await cli(client, "reset", sid, "--reason", "again", "--op-id", "cli-reset")
     assert reset.code == 0 and reset.out.startswith("applied cli-reset"), reset.err
     assert (await session.context()).messages == []
+
+
+async def test_a_fork_at_an_archived_seq_reads_the_archive_back(client: Client, task_queue: str) -> None:
+    session = Sessions(client, task_queue=task_queue).get(new_session_id())
+    # A budget wide enough that the lane window keeps every turn (a fork's projection is windowed too).
+    agent = config(system_prompt=PROMPT, context_policy={"max_input_tokens": 400_000})
+    for n in range(5):  # 300 KB a turn: the fifth ask's run starts with over 1 MiB in memory, archived
+        question, answer = f"question {n} " * 5_000, f"answer {n} " * 25_000
+        await session.ask_sync(question, config=agent, overrides=script(turn(answer)))
+    assert (await session.status()).archived_entries > 2
+    forked = await session.fork(seq=2)
+    context = await Sessions(client, task_queue=task_queue).get(forked.session_id).context()
+    assert [m.content[:11] for m in context.messages] == ["question 0 ", "answer 0 an", "question 1 "]
+    assert context.messages[1].content == "answer 0 " * 25_000
+    history = await client.get_workflow_handle(session.workflow_id).fetch_history()
+    read = [
+        e.activity_task_scheduled_event_attributes.activity_type.name
+        for e in history.events
+        if e.activity_task_scheduled_event_attributes.activity_type.name == "read_segment"
+    ]
+    assert read == ["read_segment"]

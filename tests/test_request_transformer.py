@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,7 +15,7 @@ import pytest_asyncio
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
-from activities.request_transformers import RequestTransformers, TransformRequestActivity
+from activities.request_transformers import TRANSFORMERS_ENV, RequestTransformers, TransformRequestActivity
 from activities.tool_loading import ToolLoadError
 from contracts import RunResult
 from contracts.agent import ModelSettings
@@ -22,6 +26,7 @@ from tests.fake_openai import FakeOpenAI, chat_completion
 from tests.helpers import call, llm_inputs, start_run, trace_of, turn
 from worker import build_worker
 
+REPO = Path(__file__).resolve().parent.parent
 SEEN: list[TransformInput] = []
 FAKE_BASE: list[str] = []  # the fake OpenAI server's api_base, while a test runs one
 
@@ -130,6 +135,24 @@ def test_a_transformers_flag_that_cannot_be_used_is_one_clear_line() -> None:
 
 
 TRANSFORMERS = transformers()
+
+
+def test_the_worker_process_refuses_bad_transformers_with_one_line() -> None:
+    env = {k: v for k, v in os.environ.items() if k != TRANSFORMERS_ENV}
+    command = [sys.executable, str(REPO / "worker.py"), "--address", "127.0.0.1:1"]
+    done = subprocess.run(
+        [*command, "--transformers", "tests.test_request_transformer:SEEN"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(
+        "worker: --transformers tests.test_request_transformer:SEEN: the module has a list"
+    ), done.stderr
 
 
 # ---- changes reach the LLM call, and the trace says so ---------------------------------------

@@ -239,3 +239,6 @@ async def test_a_session_ask_asks_it_of_that_request_only(agents: AgentTestEnvir
     assert record.status == "completed" and output_as(result, City) == City(**PARIS)
     plain = await session.ask_sync("And Spain?", overrides=script_overrides(answer("Madrid.")))
     assert plain.status == "completed" and plain.result == "Madrid."
+    bad = await session.ask_sync("Again?", overrides={"output": {"json_schema": {"type": "objekt"}}})
+    assert bad.status == "failed" and bad.outcome.error is not None
+    assert bad.outcome.error.type == INVALID_SCHEMA

@@ -17,11 +17,13 @@ thread: append-only.
 
 from __future__ import annotations
 
+from pydantic_core import to_json
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 
 from contracts.activities import READ_SEGMENT
-from contracts.errors import INVALID_INPUT, SEQ_OUT_OF_RANGE
+from contracts.errors import INVALID_INPUT, PAYLOAD_TOO_LARGE, SEQ_OUT_OF_RANGE
+from contracts.limits import MAX_CONTEXT_BYTES
 from contracts.session import SESSION_WORKFLOW_TYPE, ForkInput, ForkOrigin, ResetInput, SessionInput
 from conversation import (
     DEFAULT_CONTEXT_REF,
@@ -31,6 +33,7 @@ from conversation import (
     ConversationState,
     Entry,
 )
+from conversation.policy import ContextPolicy
 from conversation.projection import LaneViews
 from workflows.activity_calls import call_activity
 from workflows.session_thread import SessionThread
@@ -87,8 +90,13 @@ async def start_fork(
     (`<this id>-fork-<n>`) that already runs is skipped for the next n.
 
     Raises:
-        ApplicationError: `invalid_input`, when `session_id` (or every generated id tried) runs already.
+        ApplicationError: `invalid_input`, when `session_id` (or every generated id tried) runs already;
+            `payload_too_large`, when the context is over `MAX_CONTEXT_BYTES`.
     """
+    size = len(to_json(context))
+    if size > MAX_CONTEXT_BYTES:
+        message = f"the context at seq {origin.seq} is {size} bytes of JSON; the limit is {MAX_CONTEXT_BYTES}"
+        raise ApplicationError(message, type=PAYLOAD_TOO_LARGE, non_retryable=True)
     child = session.model_copy(update={"forked_from": origin, "fork_context": context, "carry": None})
     parent = workflow.info().workflow_id
     attempts = 1 if session_id is not None else MAX_ID_ATTEMPTS
@@ -109,6 +117,17 @@ async def start_fork(
         return child_id, n
     taken = session_id if session_id is not None else f"{parent}-fork-<n> ({attempts} tried)"
     raise ApplicationError(f"a workflow with id {taken} already runs", type=INVALID_INPUT, non_retryable=True)
+
+
+def seed_fork(session: SessionInput, thread: SessionThread, policy: ContextPolicy) -> None:
+    """Start a forked session's lane from `fork_context` (nothing for any other session).
+
+    The lane window is widened to `policy` first, so the seed keeps what the parent's lane kept.
+    """
+    op = fork_seed(session)
+    if op is not None:
+        thread.widen(policy)
+        thread.restore(op)
 
 
 def fork_seed(session: SessionInput) -> ContextOpPayload | None:

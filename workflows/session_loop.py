@@ -41,7 +41,7 @@ from workflows.run_forwarding import RunForwarder
 from workflows.session_asks import SessionAsks
 from workflows.session_config import SessionSettings
 from workflows.session_export import export_lane
-from workflows.session_fork import fork_problem, fork_seed, projection_at, reset_request, start_fork
+from workflows.session_fork import fork_problem, projection_at, reset_request, seed_fork, start_fork
 from workflows.session_requests import SessionRequests, set_idle_details
 from workflows.session_restore import restore_snapshot
 from workflows.session_thread import TAIL_CHARS, SessionThread
@@ -71,9 +71,8 @@ class SessionLoop:
         self._requests.agent_state = carry.agent_state if session.carry else session.agent_state
         self.forked_from = carry.forked_from if session.carry else session.forked_from
         self._forks = carry.forks_started
-        seed = fork_seed(session) if session.carry is None else None
-        if seed is not None:
-            self._thread.restore(seed)
+        if session.carry is None:
+            seed_fork(session, self._thread, self._settings.session_policy())
         self._ready = session.snapshot is None or session.carry is not None
         self._failure: ApplicationError | None = None
 
