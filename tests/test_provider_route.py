@@ -114,6 +114,9 @@ async def test_the_direct_route_answers_like_litellms(
         direct = await run_llm(openai_request(server.base_url))
         kwargs = _litellm.completion_kwargs(openai_request(server.base_url), attempt=1)
         through_litellm = _litellm.parse_response(await _litellm.acompletion(kwargs), openai_request(""))
+    # The activity prices every answer (both routes alike); the raw parse does not.
+    through_litellm.usage = _litellm.priced(openai_request("").model, through_litellm.usage)
+    assert direct.usage.cost_usd > 0
     assert direct.model_dump() == through_litellm.model_dump()
     assert direct.thinking == "six sevens"
 

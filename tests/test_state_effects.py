@@ -12,13 +12,14 @@ from typing import Any
 from temporalio.client import Client
 
 from clients.sessions import Sessions
-from contracts import RunResult
-from contracts.effects import MAX_EFFECTS
-from conversation import Entry, MessageEntry
+from contracts import RunResult, ToolOutcome
+from contracts.effects import MAX_EFFECTS, MAX_STATE_BYTES, StateEffect
+from conversation import Entry, MessageEntry, ToolCall
 from tests.conftest import SUGGEST_CAN_AT
 from tests.helpers import call, llm_inputs, start_run, state_of, trace_of, turn
 from tests.session_helpers import config, new_session_id, script
 from tests.test_session_lifetime import continue_as_new_hops
+from workflows.agent_state import AgentStateBook
 
 STATE_TOOLS = ["change_state", "many_effects", "peek_state"]
 
@@ -200,3 +201,40 @@ async def test_a_session_keeps_the_state_across_asks_and_continue_as_new(
     run = await session.run(third.request_id)
     entries = [entry async for entry in run.thread()]
     assert tool_results(entries)[0]["result"]["state"] == {"notes": {"a": 1, "b": 2}}
+
+
+class Events:
+    """Collects what the book records (the run's `RunRecord` in a workflow)."""
+
+    def __init__(self) -> None:
+        self.kinds: list[tuple[str, str | None]] = []
+
+    def event(self, kind: str, *, call_id: str | None = None, **_: Any) -> None:
+        self.kinds.append((kind, call_id))
+
+
+def one_round(book: AgentStateBook, *effects: StateEffect) -> list[str]:
+    """Apply one call's effects; the rejection sentences its result carries."""
+    tool_call = ToolCall(id="c1", name="t", arguments="{}")
+    [(_, outcome)] = book.apply_round([(tool_call, ToolOutcome(ok=True, effects=list(effects)))], Events())
+    return outcome.effects_rejected
+
+
+def test_the_book_applies_paths_prefixes_deletes_and_the_size_limit() -> None:
+    book = AgentStateBook({"keep": 1}, ["cart", "big"])
+    assert one_round(book, StateEffect(op="set", path="cart.a.b", value=1)) == []
+    assert book.state == {"keep": 1, "cart": {"a": {"b": 1}}}
+    [forbidden] = one_round(book, StateEffect(op="set", path="cartography", value=1))
+    assert forbidden.startswith("effect_forbidden")
+    [empty] = one_round(book, StateEffect(op="set", path="cart..x", value=1))
+    assert empty.startswith("invalid_effect") and "empty key" in empty
+    assert (
+        one_round(book, StateEffect(op="delete", path="cart.a"), StateEffect(op="delete", path="cart.z"))
+        == []
+    )
+    assert book.state == {"keep": 1, "cart": {}}
+    [too_big] = one_round(book, StateEffect(op="set", path="big.blob", value="x" * MAX_STATE_BYTES))
+    assert too_big.startswith("invalid_effect") and "limit" in too_big
+    assert book.state == {"keep": 1, "cart": {}}  # undone, and `big` was not left behind
+    assert book.tool_context({"state": "mine", "t": 1}) == {"state": {"keep": 1, "cart": {}}, "t": 1}
+    assert AgentStateBook({}, []).tool_context({"state": "mine"}) == {"state": "mine"}
