@@ -47,7 +47,7 @@ class Lab:
     async def start_worker(self) -> None:
         """Start a worker whose message cache and archive use a store of their own (empty)."""
         from payloads.blob_store import LocalDiskBlobStore
-        from tests.agent_tools import profiles_for_tests, registry_for_tests
+        from tests.agent_tools import profiles_for_tests, registry_for_tests, transformers_for_tests
         from worker import build_worker
 
         self._workers += 1
@@ -56,6 +56,7 @@ class Lab:
             task_queue=self.queue,
             registry=registry_for_tests(),
             agents=profiles_for_tests(),
+            transformers=transformers_for_tests(),
             store=LocalDiskBlobStore(self._work / f"worker-{self._workers}"),
             max_cached_workflows=0,
             graceful_shutdown_timeout=timedelta(seconds=20),

@@ -6,7 +6,7 @@ Starts a dev server and a worker (no workflow cache, the product's data converte
 runs every scenario of `SCENARIOS`, checks that its histories show what the scenario
 is for (`REQUIRED`, read by `tests.test_replay.features_of`), and writes them (every
 run of a session, children included) to the folder as `<workflow id>@<run id
-suffix>.json`. Claim-checked payloads are copied under `payloads/`, so the folder is
+suffix>.json` (a `/` in an id, as in an agent's run, written `~`). Claim-checked payloads are copied under `payloads/`, so the folder is
 self-contained. Record a new folder for a new workflow version only: never re-record
 a released version's folder. Scenarios send plain JSON, so they stay valid as models
 evolve. The scenarios are in `scripts/replay_scenarios.py`, the recording setup they
@@ -84,7 +84,8 @@ async def record(folder: Path, only: set[str]) -> None:
                     raise SystemExit(f"scenario {name} did not record {sorted(missing)}")
                 folder.mkdir(parents=True, exist_ok=True)
                 for run_id, history in runs:
-                    path = folder / f"{history.workflow_id}@{run_id[-12:]}.json"
+                    name = history.workflow_id.replace("/", "~")  # an agent's run: `<caller>/agent-<n>`
+                    path = folder / f"{name}@{run_id[-12:]}.json"
                     path.write_text(json.dumps(json.loads(history.to_json())) + "\n")
                     for event in history.events:
                         for digest in filter(None, map(claim_digest, payloads_in(event))):

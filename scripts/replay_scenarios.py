@@ -314,6 +314,71 @@ async def overflow(lab: Lab) -> list[str]:
     return [handle.id]
 
 
+@scenario("activity:check_output_schema")
+async def structured(lab: Lab) -> list[str]:
+    """Structured output: an answer that does not match the schema, one repair, then a valid one."""
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    script = [{"content": "forty-two"}, {"content": '```json\n{"n": 42}\n```'}]
+    handle = await lab.start_run("structured", "Give n.", script, output={"json_schema": schema})
+    result = await handle.result()
+    if result.get("output") != {"n": 42}:
+        raise RuntimeError(f"expected the parsed output, got {result!r}")
+    return [handle.id]
+
+
+@scenario("marker:core_local_activity")
+async def transformed(lab: Lab) -> list[str]:
+    """A request transformer (a local activity before every LLM call) changing later calls."""
+    script = [{"tool_calls": [_calc("6 * 7", "t1")]}, {"content": "42."}]
+    handle = await lab.start_run("transformed", "Compute.", script, request_transformer="cool_down")
+    await handle.result()
+    return [handle.id]
+
+
+@scenario("activity:run_tool")
+async def effects_and_limits(lab: Lab) -> list[str]:
+    """Tool state effects (one allowed, one forbidden), and a run ended by its usage limit."""
+    effects = [
+        {"name": "change_state", "arguments": {"op": "set", "path": "cart.n", "value_json": "1"}, "id": "e1"},
+        {"name": "change_state", "arguments": {"op": "set", "path": "secret", "value_json": "1"}, "id": "e2"},
+    ]
+    stateful = await lab.start_run(
+        "effects",
+        "Fill the cart.",
+        [{"tool_calls": effects}, {"content": "Done."}],
+        tools=["change_state"],
+        effect_policy=["cart"],
+    )
+    await stateful.result()
+    limits = {"per_request": {"max_llm_calls": 1}}
+    limited = await lab.start_run(
+        "limited",
+        "Too many calls.",
+        [{"tool_calls": [_calc("1 + 1", "l1")]}, {"content": "never"}],
+        usage_limits=limits,
+    )
+    _expect((await limited.result())["outcome"]["error"], "type", "usage_limit_exceeded")
+    return [stateful.id, limited.id]
+
+
+@scenario("update:fork", "update:reset_thread")
+async def fork_and_reset(lab: Lab) -> list[str]:
+    """A session forked at its first answer, then reset; the fork answers on its own."""
+    talk = Session(lab, "forking")
+    first = await talk.ask("Remember 7.", {"content": "Noted: 7."})
+    await talk.result(first)
+    forked = await talk.update("fork", {"seq": 1})
+    fork = Session(lab, "forked")
+    fork.id = forked["session_id"]
+    fork.handle = lab.client.get_workflow_handle(fork.id)
+    await talk.update("reset_thread", {"reason": "start over"})
+    second = await talk.ask("What did I say?", {"content": "Nothing yet."})
+    await talk.result(second)
+    answered = await fork.ask("And now?", {"content": "You said 7."})
+    await fork.result(answered)
+    return [*talk.ids, *fork.ids]
+
+
 @scenario("activity_failed:message_cache_miss")  # last: it replaces the worker
 async def cache_miss(lab: Lab) -> list[str]:
     """The next LLM call reaches a worker whose message cache never saw the run: resent inline."""

@@ -11,7 +11,9 @@ from pydantic import JsonValue
 
 from activities.agent_profiles import AgentProfiles
 from activities.calculator import calculator
+from activities.request_transformers import RequestTransformers
 from activities.tool_registry import StateEffect, ToolFailure, ToolRegistry, ToolResult, with_effects
+from contracts.transform import RequestChanges, TransformInput
 from testing import answer, scripted_agent
 
 EFFECTS_FILE_ENV = "REACT_TEST_EFFECTS_FILE"
@@ -162,3 +164,17 @@ def profiles_for_tests() -> AgentProfiles:
         "researcher", scripted_agent(answer(RESEARCHER_ANSWER)), description="Looks things up and reports"
     )
     return profiles
+
+
+def transformers_for_tests() -> RequestTransformers:
+    """The tests' request transformers: `cool_down` lowers the temperature after the first call."""
+    transformers = RequestTransformers()
+
+    def cool_down(request: TransformInput) -> RequestChanges | None:
+        if request.llm_calls == 0:
+            return None
+        settings = request.settings.model_copy(update={"temperature": 0.0})
+        return RequestChanges(settings=settings, reason="later calls need no creativity")
+
+    transformers.register("cool_down", cool_down)
+    return transformers

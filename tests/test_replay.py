@@ -43,7 +43,7 @@ from workflows.react_run import ReActRun
 HISTORIES = Path(__file__).parent / "histories"
 PAYLOADS_FOLDER = "payloads"
 """Where a version's folder keeps the blobs of its claim-checked payloads (the disk store's layout)."""
-LATEST = "v3"
+LATEST = "v4"
 """The folder recorded with the current workflows: it must show everything the recorder checks."""
 _CLAIM_TYPE = ExternalStorageReference.DESCRIPTOR.full_name.encode()
 
@@ -119,9 +119,10 @@ def features_of(history: WorkflowHistory) -> set[str]:
 def workflow_id_of(path: Path) -> str:
     """The workflow id a recorded history belongs to: its file name up to the last `@`.
 
-    Replay needs it: a session derives its children's ids from its own.
+    Replay needs it: a session derives its children's ids from its own (a run its agents'). A `~`
+    stands for the `/` of an agent's run id (`<caller>/agent-<n>`), which a file name cannot hold.
     """
-    return path.name.removesuffix(".json").rsplit("@", 1)[0]
+    return path.name.removesuffix(".json").rsplit("@", 1)[0].replace("~", "/")
 
 
 def read_history(path: Path) -> WorkflowHistory:
