@@ -158,13 +158,30 @@ CONTEXT_MODIFY = Handler(
     BAD_OPS,
     counted="context_op_rejected",
 )
+APPROVE = {
+    "call_id": ident(required=True),
+    "approved": Spec(st.sampled_from([[], {}, "maybe", 2, 1.5])),
+    "reason": text(1_000),
+    "arguments": json_object(64 * KIB),
+    "approver": text(200),
+    "approval_id": ident(),
+    "reply_to": ident(),
+}
+REQUIRED = errors(INVALID)
+EDITED_DENIAL = {"call_id": "fuzz-call", "approved": False, "arguments": {"x": 1}}
 RUN_HANDLERS: dict[str, Handler] = {
     "steer": STEER_HANDLER,
     "inject": STEER_HANDLER,
     "cancel": Handler({"reason": text(1_000), "cancel_id": ident(), "reply_to": ident()}, {}),
     "context_modify": CONTEXT_MODIFY,
+    "approve": Handler(  # no argument lacks `call_id`: the validator's, uncounted (as a broken payload)
+        APPROVE,
+        {"call_id": "fuzz-call"},
+        None,
+        refused({"call_id": "fuzz-call"}, {"call_id": "c", "approved": False}, expect=reasons("unknown_call")),
+        kinds=("update",),
+    ),
 }
-REQUIRED = errors(INVALID)
 TOOL_NAME = {"name": text(64, required=True)}
 SESSION_HANDLERS: dict[str, Handler] = {
     **RUN_HANDLERS,
@@ -226,6 +243,26 @@ SESSION_HANDLERS: dict[str, Handler] = {
     ),
 }
 SESSION_HANDLERS["ask_sync"] = SESSION_HANDLERS["ask"]
+SESSION_HANDLERS["approve"] = Handler(
+    APPROVE,
+    {"call_id": "fuzz-call"},
+    REQUIRED,
+    refused({"call_id": "fuzz-call"}, expect=reasons("unknown_call", "idle"))
+    + refused(EDITED_DENIAL, expect=errors(INVALID)),
+    kinds=("update",),
+    counted=None,
+)
+SESSION_HANDLERS["fork"] = Handler(
+    {"seq": integer(0, None, optional=True), "session_id": ident()},
+    {"seq": 10**9},
+    None,
+    refused({"seq": 10**9}, {"seq": 2**62}, expect=errors("seq_out_of_range")),
+    kinds=("update",),
+    counted=None,
+)
+SESSION_HANDLERS["reset_thread"] = Handler(
+    {"op_id": ident(), "reason": text(1_000)}, {}, None, kinds=("update",), counted=None
+)
 SNAPSHOT_ERRORS = errors(
     "snapshot_prefix", "snapshot_format", "snapshot_encoding", "snapshot_signature", "snapshot_payload"
 )
@@ -241,7 +278,17 @@ START_HANDLERS: dict[Target, Handler] = {
             {"query": "q", "config": {**CONFIG, "model_settings": {"extra": {"api_key": "k"}}}},
             {"query": "q", "config": {**CONFIG, "tools": ["no_such_tool"]}},
             {"query": "q", "config": CONFIG, "context_ref": " "},
+            {"query": "q", "config": {**CONFIG, "agents": [{"name": "echo"}], "tools": ["echo"]}},
+            {"query": "q", "config": {**CONFIG, "approval_required": ["not_offered"]}},
             expect=errors(INVALID),
+        )
+        + refused(
+            {"query": "q", "config": {**CONFIG, "agents": [{"name": "nobody"}]}},
+            expect=errors("unknown_agent"),
+        )
+        + refused(
+            {"query": "q", "config": {**CONFIG, "output": {"json_schema": {"type": "no-such-type"}}}},
+            expect=errors("invalid_schema"),
         ),
     ),
     "session": Handler(
