@@ -178,7 +178,9 @@ RUN_HANDLERS: dict[str, Handler] = {
         APPROVE,
         {"call_id": "fuzz-call"},
         None,
-        refused({"call_id": "fuzz-call"}, {"call_id": "c", "approved": False}, expect=reasons("unknown_call")),
+        refused(
+            {"call_id": "fuzz-call"}, {"call_id": "c", "approved": False}, expect=reasons("unknown_call")
+        ),
         kinds=("update",),
     ),
 }
