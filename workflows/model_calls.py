@@ -164,4 +164,3 @@ class ModelCalls:
 
     async def _execute(self, request: LLMRequest) -> LLMResponse:
         return await call_activity(LLM_CALL, request, config=self._config)
-
