@@ -2,15 +2,15 @@
 
     .venv/bin/python scripts/record_histories.py tests/histories/v5
 
-Starts a dev server and a worker (no workflow cache, the product's data converter),
-runs every scenario of `SCENARIOS`, checks that its histories show what the scenario
-is for (`REQUIRED`, read by `tests.test_replay.features_of`), and writes them (every
-run of a session, children included) to the folder as `<workflow id>@<run id
-suffix>.json` (a `/` in an id, as in an agent's run, written `~`). Claim-checked
-payloads are copied under `payloads/`, so the folder is self-contained. Record a new
-folder for a new workflow version only: never re-record a released version's folder. Scenarios send plain JSON, so they stay valid as models
-evolve. The scenarios are in `scripts/replay_scenarios.py`, the recording setup they
-drive (`Lab`, `Session`) in `scripts/_replay_lab.py`.
+Starts a dev server and a worker (no workflow cache, the product's data converter), runs
+every scenario of `SCENARIOS`, checks that its histories show what the scenario is for
+(`REQUIRED`, read by `tests.test_replay.features_of`), and writes them (every run of a
+session, children included) to the folder as `<workflow id>@<run id suffix>.json` (a `/` in
+an id, as in an agent's run, written `~`). Claim-checked payloads are copied under
+`payloads/`, so the folder is self-contained. Record a new folder for a new workflow version
+only: never re-record a released version's folder. Scenarios send plain JSON, so they stay
+valid as models evolve. The scenarios are in `scripts/replay_scenarios.py`, the recording
+setup they drive (`Lab`, `Session`) in `scripts/_replay_lab.py`.
 """
 
 from __future__ import annotations
