@@ -10,7 +10,7 @@ the non-retryable `message_cache_miss`, and the run resends the call inline.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, JsonValue
+from pydantic import BaseModel, Field, JsonValue
 
 from contracts.agent import ModelSettings, ScriptTurn
 from contracts.limits import DEFAULT_STREAM_INTERVAL_S
@@ -49,8 +49,8 @@ class Usage(BaseModel):
     completion_tokens: int = 0
     total_tokens: int = 0
     llm_calls: int = 0
-    cost_usd: float = 0.0
-    unpriced_calls: int = 0
+    cost_usd: float = Field(default=0.0, exclude_if=lambda value: value == 0)
+    unpriced_calls: int = Field(default=0, exclude_if=lambda value: value == 0)
 
     def plus(self, other: Usage) -> Usage:
         """The sum of two usages."""

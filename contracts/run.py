@@ -100,8 +100,8 @@ class RunResult(BaseModel):
     request_id: str
     run_id: str
     answer: str | None = None
-    output: JsonValue = None
-    agent_state: AgentState | None = None
+    output: JsonValue = Field(default=None, exclude_if=lambda value: value is None)
+    agent_state: AgentState | None = Field(default=None, exclude_if=lambda value: value is None)
     outcome: Outcome
     entries: list[Entry] = []
     first_seq: int = 0

@@ -28,6 +28,10 @@ class ToolCallRequest(OmitDefaults):
     tool_context: dict[str, JsonValue] = {}
 
 
+def _unset(value: object) -> bool:
+    return value is None or value == []
+
+
 class ToolOutcome(BaseModel):
     """A tool call's result or failure; never raised into the run.
 
@@ -42,11 +46,12 @@ class ToolOutcome(BaseModel):
     result: JsonValue = None
     error: ToolError | None = None
     attempts: int = 1
-    note: str | None = None
-    usage: Usage | None = None
-    agent_workflow_id: str | None = None
-    effects: Annotated[list[StateEffect], Field(max_length=MAX_EFFECTS)] = []
-    effects_rejected: list[str] = []
+    # Left out of the JSON while unset, so a plain tool call's result is as small as before.
+    note: str | None = Field(default=None, exclude_if=_unset)
+    usage: Usage | None = Field(default=None, exclude_if=_unset)
+    agent_workflow_id: str | None = Field(default=None, exclude_if=_unset)
+    effects: Annotated[list[StateEffect], Field(max_length=MAX_EFFECTS, exclude_if=_unset)] = []
+    effects_rejected: list[str] = Field(default_factory=list[str], exclude_if=_unset)
 
     def for_model(self) -> dict[str, JsonValue]:
         """The envelope the model receives: `{"ok": true, "result": ...}` or `{"ok": false, "error": ...}`."""

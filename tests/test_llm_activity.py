@@ -223,8 +223,8 @@ async def test_openai_path_against_fake_server(monkeypatch: pytest.MonkeyPatch) 
         "total_tokens": 18,
         "llm_calls": 1,
         "cost_usd": 11 * 0.15e-6 + 7 * 0.6e-6,  # gpt-4o-mini's price in litellm's bundled map
-        "unpriced_calls": 0,
-    }
+    }  # `unpriced_calls` 0 is left out of the JSON, like any zero of the cost fields
+    assert response.usage.unpriced_calls == 0
     [seen] = server.requests
     assert seen.path == "/v1/chat/completions"
     assert {k.lower(): v for k, v in seen.headers.items()}["authorization"] == "Bearer sk-test-123"
