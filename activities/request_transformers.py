@@ -22,7 +22,6 @@ again when the workflow task is retried, and its answer is what history records.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -33,7 +32,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities._tool_definition import TOOL_NAME
-from activities.tool_loading import ToolLoadError
+from activities.tool_loading import ToolLoadError, load_registry
 from contracts.activities import TRANSFORM_REQUEST_ACTIVITY
 from contracts.errors import TRANSFORMER_ERROR, UNKNOWN_TRANSFORMER
 from contracts.transform import RequestChanges, TransformInput
@@ -181,24 +180,13 @@ def load_transformers(spec: str) -> RequestTransformers:
     Raises:
         ToolLoadError: See `build_transformers`.
     """
-    module, _, attribute = spec.partition(":")
-    attribute = attribute or TRANSFORMERS_ATTRIBUTE
-    if not attribute.isidentifier() or not all(part.isidentifier() for part in module.split(".")):
-        raise ToolLoadError(spec, "use module or module:attr (e.g. mypackage.transformers)", _FLAG)
-    try:
-        loaded = importlib.import_module(module)
-    except Exception as exc:  # a user's module can raise anything at import
-        raise ToolLoadError(spec, f"importing it failed: {_one_line(exc)}", _FLAG) from None
-    value: object = getattr(loaded, attribute, None)
-    if not isinstance(value, RequestTransformers):
-        what = "has no" if value is None else f"has a {type(value).__name__} as"
-        raise ToolLoadError(
-            spec,
-            f"the module {what} {attribute!r}; define `{TRANSFORMERS_ATTRIBUTE} = RequestTransformers()` "
-            "(activities.request_transformers) and register functions on it, or name one as module:attr",
-            _FLAG,
-        )
+    how = (
+        f"define `{TRANSFORMERS_ATTRIBUTE} = RequestTransformers()` (activities.request_transformers) "
+        "and register functions on it"
+    )
+    value = load_registry(spec, _FLAG, TRANSFORMERS_ATTRIBUTE, RequestTransformers, how)
     if not len(value):
+        attribute = spec.partition(":")[2] or TRANSFORMERS_ATTRIBUTE
         raise ToolLoadError(spec, f"{attribute!r} registers no request transformers", _FLAG)
     return value
 

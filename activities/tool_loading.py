@@ -24,13 +24,14 @@ import logging
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from activities.agent_profiles import AgentProfiles
 from activities.mcp_config import McpServerConfig, load_mcp_config, merge_configs
 from activities.tool_registry import ToolRegistry, default_registry
 
 log = logging.getLogger(__name__)
+R = TypeVar("R")
 
 TOOLS_ENV = "REACT_TOOLS"
 MCP_CONFIG_ENV = "REACT_MCP_CONFIG"
@@ -136,27 +137,37 @@ def load_agent_profiles(spec: str) -> AgentProfiles:
     Raises:
         ToolLoadError: See `build_agent_profiles`.
     """
-    module, _, attribute = spec.partition(":")
-    attribute = attribute or AGENTS_ATTRIBUTE
-    if not attribute.isidentifier():
-        raise ToolLoadError(
-            spec, f"{attribute!r} is not an attribute name (use module or module:attr)", "--agents"
-        )
-    loaded = _import(module, "--agents", spec)
-    if not hasattr(loaded, attribute):
-        raise ToolLoadError(
-            spec,
-            f"the module has no {attribute!r}; define `{AGENTS_ATTRIBUTE} = AgentProfiles()` "
-            "(activities.agent_profiles) and register profiles on it, or name one as module:attr",
-            "--agents",
-        )
-    value: object = getattr(loaded, attribute)
-    if not isinstance(value, AgentProfiles):
-        raise ToolLoadError(
-            spec, f"{attribute!r} is a {type(value).__name__}, not an AgentProfiles", "--agents"
-        )
+    how = f"define `{AGENTS_ATTRIBUTE} = AgentProfiles()` (activities.agent_profiles) and register profiles"
+    value = load_registry(spec, "--agents", AGENTS_ATTRIBUTE, AgentProfiles, how)
     if not value.names():
+        attribute = spec.partition(":")[2] or AGENTS_ATTRIBUTE
         raise ToolLoadError(spec, f"{attribute!r} registers no agent profiles", "--agents")
+    return value
+
+
+def load_registry(spec: str, flag: str, default_attribute: str, kind: type[R], how: str) -> R:
+    """The `kind` object that `spec` names: `module` (its `default_attribute`) or `module:attr`.
+
+    The one rule of the worker's registry flags (`--agents`, `--transformers`); `how` says
+    what to define when the attribute is missing.
+
+    Raises:
+        ToolLoadError: The spec is malformed, the module cannot be imported, or the
+            attribute is missing or not a `kind`.
+    """
+    module, _, attribute = spec.partition(":")
+    attribute = attribute or default_attribute
+    if not attribute.isidentifier():
+        raise ToolLoadError(spec, f"{attribute!r} is not an attribute name (use module or module:attr)", flag)
+    loaded = _import(module, flag, spec)
+    if not hasattr(loaded, attribute):
+        raise ToolLoadError(spec, f"the module has no {attribute!r}; {how}, or name one as module:attr", flag)
+    value: object = getattr(loaded, attribute)
+    if not isinstance(value, kind):
+        article = "an" if kind.__name__[0] in "AEIOU" else "a"
+        raise ToolLoadError(
+            spec, f"{attribute!r} is a {type(value).__name__}, not {article} {kind.__name__}", flag
+        )
     return value
 
 
