@@ -151,7 +151,8 @@ def test_the_worker_process_refuses_bad_transformers_with_one_line() -> None:
     assert done.returncode == 1
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith(
-        "worker: --transformers tests.test_request_transformer:SEEN: 'SEEN' is a list, not a RequestTransformers"
+        "worker: --transformers tests.test_request_transformer:SEEN: 'SEEN' is a list, not a "
+        "RequestTransformers"
     ), done.stderr
 
 
