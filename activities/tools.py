@@ -30,11 +30,15 @@ from contracts.activities import CHECK_TOOL_ARGUMENTS_ACTIVITY, RESOLVE_TOOLS_AC
 from contracts.approval import ArgumentsCheck, ArgumentsVerdict
 from contracts.errors import INVALID_ARGUMENTS, INVALID_RESULT, TOOL_ERROR, UNKNOWN_TOOL
 from contracts.llm import ToolSpec
-from contracts.tools import ResolveToolsRequest, ToolCallRequest, ToolError, ToolOutcome
+from contracts.tools import (
+    MAX_RESULT_CHARS,
+    ResolveToolsRequest,
+    ToolCallRequest,
+    ToolError,
+    ToolOutcome,
+    cut_result,
+)
 from payloads.redaction import redact, redact_json
-
-MAX_RESULT_CHARS = 64 * 1024
-"""Longest JSON text of a result sent back to the model; longer results are truncated, never refused."""
 
 
 class ToolActivities:
@@ -139,9 +143,7 @@ def bounded_result(result: Any) -> JsonValue:
     """
     data: JsonValue = to_jsonable_python(result)
     text = to_json(data).decode()
-    if len(text) <= MAX_RESULT_CHARS:
-        return data
-    return f"{text[:MAX_RESULT_CHARS]}…[truncated: {len(text) - MAX_RESULT_CHARS} more characters]"
+    return data if len(text) <= MAX_RESULT_CHARS else cut_result(text)
 
 
 def _parse_arguments(raw: str) -> dict[str, Any] | str:

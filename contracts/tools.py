@@ -28,6 +28,17 @@ class ToolCallRequest(OmitDefaults):
     tool_context: dict[str, JsonValue] = {}
 
 
+MAX_RESULT_CHARS = 64 * 1024
+"""Longest text of a result sent back to the model (a tool's JSON, an agent's answer); cut, never refused."""
+
+
+def cut_result(text: str) -> str:
+    """`text` cut at `MAX_RESULT_CHARS` with a marker saying how much was left out (or unchanged)."""
+    if len(text) <= MAX_RESULT_CHARS:
+        return text
+    return f"{text[:MAX_RESULT_CHARS]}…[truncated: {len(text) - MAX_RESULT_CHARS} more characters]"
+
+
 def _unset(value: object) -> bool:
     return value is None or value == []
 

@@ -22,11 +22,11 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
-from activities.tools import MAX_RESULT_CHARS
 from clients.update_retry import execute_update
 from contracts import Ack, RunResult
 from contracts.limits import MAX_SYSTEM_PROMPT_CHARS
 from contracts.session import SessionStatus
+from contracts.tools import MAX_RESULT_CHARS
 from conversation import Context, ContextOpEntry
 from payloads.blob_store import BlobStore
 from tests.helpers import call, message_payloads, messages, start_run, thread_of, turn, workflow_task_failures

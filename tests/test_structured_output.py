@@ -159,7 +159,7 @@ async def test_an_invalid_schema_fails_the_run_before_any_llm_call(client: Clien
 async def test_a_steer_at_the_final_answer_continues_before_the_check(
     client: Client, task_queue: str
 ) -> None:
-    slow_invalid = answer("still thinking", delay_s=1.5)
+    slow_invalid = answer("still thinking", delay_s=5)  # room for the steer to land first, even under load
     handle = await start_run(
         client, task_queue, [slow_invalid, answer(json.dumps(PARIS))], output={"json_schema": SCHEMA}
     )

@@ -14,9 +14,9 @@ from temporalio.testing import ActivityEnvironment
 
 from activities import ToolActivities, ToolFailure, ToolRegistry, default_registry
 from activities.tool_registry import InvalidArgumentsError, UnknownToolError, parse_docstring
-from activities.tools import MAX_RESULT_CHARS
 from contracts import ResolveToolsRequest, ToolCallRequest, ToolOutcome
 from contracts.activities import tool_activity_summary
+from contracts.tools import MAX_RESULT_CHARS
 from conversation import ToolCall
 
 

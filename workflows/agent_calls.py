@@ -34,13 +34,12 @@ from contracts.agent_profiles import AgentProfile, ResolveAgentsRequest
 from contracts.errors import AGENT_DEPTH_EXCEEDED, CANCELLED, INVALID_ARGUMENTS, UNKNOWN_AGENT
 from contracts.limits import MAX_QUERY_CHARS
 from contracts.llm import ToolSpec
+from contracts.tools import cut_result
 from conversation import ToolCall
 from workflows.activity_calls import call_activity
 from workflows.failures import run_error
 from workflows.trace_log import preview
 
-MAX_AGENT_RESULT_CHARS = 64 * 1024
-"""Longest answer of an agent returned to the model (the same bound as a tool's result)."""
 _PARAMETERS: dict[str, Any] = {
     "type": "object",
     "properties": {"query": {"type": "string", "description": "What to ask the agent, in full."}},
@@ -189,10 +188,9 @@ class AgentCalls:
             why = error.message if error is not None else f"it ended {result.status} without an answer"
             kind = error.type if error is not None else CANCELLED
             return _failed(kind, f"agent {call.name}: {why}", usage=usage, agent_workflow_id=child_id)
-        if len(answer) > MAX_AGENT_RESULT_CHARS:
-            cut = len(answer) - MAX_AGENT_RESULT_CHARS
-            answer = f"{answer[:MAX_AGENT_RESULT_CHARS]}…[truncated: {cut} more characters]"
-        return ToolOutcome(ok=True, result=answer, attempts=1, usage=usage, agent_workflow_id=child_id)
+        return ToolOutcome(
+            ok=True, result=cut_result(answer), attempts=1, usage=usage, agent_workflow_id=child_id
+        )
 
 
 async def _cancel(handle: workflow.ExternalWorkflowHandle[Any], reason: str) -> None:
