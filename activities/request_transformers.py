@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, cast
 
@@ -32,7 +31,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities._tool_definition import TOOL_NAME
-from activities.tool_loading import ToolLoadError, load_registry
+from activities.tool_loading import ToolLoadError, load_registry, merge_registries
 from contracts.activities import TRANSFORM_REQUEST_ACTIVITY
 from contracts.errors import TRANSFORMER_ERROR, UNKNOWN_TRANSFORMER
 from contracts.transform import RequestChanges, TransformInput
@@ -48,7 +47,6 @@ __all__ = [
     "load_transformers",
 ]
 
-log = logging.getLogger(__name__)
 
 Transformer = Callable[[TransformInput], Any]
 """A transformer: `TransformInput` -> `RequestChanges`, a dict of its fields, or None (maybe awaitable)."""
@@ -163,15 +161,7 @@ def build_transformers(specs: Iterable[str]) -> RequestTransformers:
         ToolLoadError: A module cannot be imported, the attribute is missing or not a
             `RequestTransformers`, or two of them register the same name.
     """
-    transformers = RequestTransformers()
-    for spec in specs:
-        loaded = load_transformers(spec)
-        try:
-            transformers.include(loaded)
-        except ValueError as exc:
-            raise ToolLoadError(spec, f"{exc} (by an earlier {_FLAG})", _FLAG) from None
-        log.info("request transformers from %s: %s", spec, ", ".join(loaded.names()))
-    return transformers
+    return merge_registries(specs, RequestTransformers(), load_transformers, _FLAG)
 
 
 def load_transformers(spec: str) -> RequestTransformers:

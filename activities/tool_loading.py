@@ -24,7 +24,7 @@ import logging
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, Self, TypeVar, cast
 
 from activities.agent_profiles import AgentProfiles
 from activities.mcp_config import McpServerConfig, load_mcp_config, merge_configs
@@ -120,15 +120,27 @@ def build_agent_profiles(specs: Iterable[str]) -> AgentProfiles:
         ToolLoadError: A module cannot be imported, the attribute is missing or not an
             `AgentProfiles`, or two of them register the same name.
     """
-    profiles = AgentProfiles()
+    return merge_registries(specs, AgentProfiles(), load_agent_profiles, "--agents")
+
+
+class _Registry(Protocol):
+    def include(self, other: Self, /) -> None: ...
+    def names(self) -> list[str]: ...
+
+
+G = TypeVar("G", bound=_Registry)
+
+
+def merge_registries(specs: Iterable[str], merged: G, load: Callable[[str], G], flag: str) -> G:
+    """`merged` with the registry of every spec `load` loads, in order (a name twice: `ToolLoadError`)."""
     for spec in specs:
-        loaded = load_agent_profiles(spec)
+        loaded = load(spec)
         try:
-            profiles.include(loaded)
+            merged.include(loaded)
         except ValueError as exc:
-            raise ToolLoadError(spec, f"{exc} (by an earlier --agents)", "--agents") from None
-        log.info("agent profiles from %s: %s", spec, ", ".join(loaded.names()))
-    return profiles
+            raise ToolLoadError(spec, f"{exc} (by an earlier {flag})", flag) from None
+        log.info("%s %s: %s", flag, spec, ", ".join(loaded.names()))
+    return merged
 
 
 def load_agent_profiles(spec: str) -> AgentProfiles:

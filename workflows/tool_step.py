@@ -45,6 +45,7 @@ class ToolStep:
         self._round = ToolRound()
         self._approvals = ApprovalBook(run.config)
         self._agents = AgentCalls(run)
+        self._agent_names = frozenset(agent.name for agent in run.config.agents)
         self._local: frozenset[str] = frozenset()
         self.state = AgentStateBook(run.agent_state, run.config.effect_policy)
 
@@ -113,11 +114,8 @@ class ToolStep:
 
         With `cancel_tools`, running tools are cancelled too.
         """
-        self._round.interrupt(cancel_tools, spare=frozenset(self._config_agents()))
+        self._round.interrupt(cancel_tools, spare=self._agent_names)
         self._agents.interrupt()
-
-    def _config_agents(self) -> list[str]:
-        return [agent.name for agent in self._config.agents]
 
     # ---- approvals ---------------------------------------------------------------------------
 
