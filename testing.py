@@ -48,6 +48,7 @@ from contracts.activities import ActivityOverride
 from contracts.agent import AgentConfig, ScriptedError, ScriptToolCall, ScriptTurn
 from hosting.dev_server import dynamic_config_args, temporal_binary
 from hosting.plugin import DurableReactPlugin
+from hosting.warm_up import warm_up_in_background
 from payloads.blob_store import BlobStore, LocalDiskBlobStore
 from payloads.settings import Settings
 
@@ -109,6 +110,10 @@ class AgentTestEnvironment:
 
     Inside `async with`, `client`, `runs` and `sessions` address the worker's task queue;
     `temporal` is the SDK's `WorkflowEnvironment` (the dev server), `worker` the worker.
+    Once it polls, litellm loads in the background and the process's start-up objects are
+    frozen out of garbage collection, once per process (`hosting.warm_up`): with no workflow
+    cache every query replays, and a full collection's pause counts against the SDK's 2 s
+    deadlock check.
     """
 
     def __init__(
@@ -181,6 +186,7 @@ class AgentTestEnvironment:
         except BaseException:
             await self._close()
             raise
+        warm_up_in_background()  # as `worker.py` does: litellm loads, then start-up's objects freeze
         return self
 
     async def __aexit__(

@@ -4,7 +4,8 @@
 without its key, a tools module that does not import, an unusable payload store, a bad
 setting, an unreachable server) ends the process with one clear line, before polling.
 Heavy imports stay off the start-up path: litellm loads in the background once
-polling has started, and the MCP client only when MCP servers are configured.
+polling has started (`hosting.warm_up`, which then freezes start-up's objects out of garbage
+collection), and the MCP client only when MCP servers are configured.
 """
 
 from __future__ import annotations
@@ -16,13 +17,11 @@ import logging
 import os
 import signal
 import sys
-import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from temporalio.worker import Worker
 
-from activities.llm import warm_litellm
 from activities.local_model import stop_started
 from activities.mcp_config import McpConfigError, McpServerConfig, McpStartError
 from activities.model_check import configured_model_problem
@@ -42,6 +41,7 @@ from contracts import TASK_QUEUE
 from hosting.connection import connect, temporal_address, temporal_namespace
 from hosting.dev_server import DevServerError, ensure_dev_server
 from hosting.plugin import DurableReactPlugin
+from hosting.warm_up import warm_up_in_background
 from payloads.blob_store import BlobStoreError, shared_blob_store
 from payloads.redaction import install_log_redaction
 from payloads.settings import SettingsError, load_settings
@@ -186,8 +186,8 @@ async def serve(args: argparse.Namespace) -> None:
                 "in Temporal's sandbox" if sandboxed else "outside the sandbox",
             )
             # litellm takes seconds to import: load it now that polling has started, so
-            # neither start-up nor the first LLM call waits for it.
-            threading.Thread(target=warm_litellm, name="litellm-warm-up", daemon=True).start()
+            # neither start-up nor the first LLM call waits for it (and then freeze start-up's objects).
+            warm_up_in_background()
             await stop.wait()
     finally:
         await asyncio.to_thread(stop_started)  # the local model server, if this worker started one

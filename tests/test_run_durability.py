@@ -9,11 +9,12 @@ import sys
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
-from contracts import SteerInput
+from contracts import RunResult, SteerInput
 from tests.helpers import call, messages, start_run, started_llm_calls, trace_of, turn, wait_until
 from workflows.trace_log import REJECTION_SAMPLES, TRACE_CAP, TraceLog
 
@@ -74,9 +75,10 @@ async def test_a_flood_of_rejected_input_is_counted_and_silences_nothing(
     for start in range(0, flood, 100):
         sent = min(start + 100, flood)
         await asyncio.gather(*(handle.signal("steer", wrong) for _ in range(start, sent)))
-        # Paced: with no workflow cache every task replays all earlier signals, and a task holding the
-        # whole flood at once can overrun the SDK's 2 s deadlock check on a loaded 2-core machine.
-        await wait_until(handle, lambda _s, t, sent=sent: t.rejections.get("input_rejected") == sent)
+        # Paced: with no workflow cache every task and query replays all earlier signals, and a task
+        # holding the whole flood at once can overrun the SDK's 2 s deadlock check on a loaded 2-core
+        # machine. Only the trace is polled, so each poll is one replay.
+        await _rejections_reach(handle, sent)
     await handle.cancel()
     result = await handle.result()
     assert result.status == "cancelled"
@@ -84,6 +86,33 @@ async def test_a_flood_of_rejected_input_is_counted_and_silences_nothing(
     kinds = [e.kind for e in trace.events]
     assert kinds.count("input_rejected") == REJECTION_SAMPLES, "only samples of a flood are recorded"
     assert trace.rejections == {"input_rejected": flood} and not trace.truncated
+    assert kinds[0] == "request_started" and kinds[-1] == "request_cancelled"
+
+
+async def _rejections_reach(handle: WorkflowHandle[Any, RunResult], count: int) -> None:
+    deadline = asyncio.get_running_loop().time() + 30
+    while (await trace_of(handle)).rejections.get("input_rejected") != count:
+        assert asyncio.get_running_loop().time() < deadline, f"{count} rejections not counted in 30 s"
+        await asyncio.sleep(0.1)
+
+
+def test_a_flood_larger_than_the_trace_cap_keeps_every_lifecycle_event() -> None:
+    log = TraceLog("r", "u")
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    log.add("request_started", at, 0)
+    for n in range(3 * TRACE_CAP):
+        log.add("input_rejected" if n % 2 else "context_op_rejected", at, 0, data={"n": n})
+        if n % 100 == 0:
+            log.add("llm_started", at, n // 100)
+    log.add("request_cancelled", at, 30)
+    trace = log.snapshot()
+    kinds = [e.kind for e in trace.events]
+    assert trace.rejections == {
+        "input_rejected": 3 * TRACE_CAP // 2,
+        "context_op_rejected": 3 * TRACE_CAP // 2,
+    }
+    assert kinds.count("input_rejected") == kinds.count("context_op_rejected") == REJECTION_SAMPLES
+    assert kinds.count("llm_started") == 3 * TRACE_CAP // 100 and not trace.truncated
     assert kinds[0] == "request_started" and kinds[-1] == "request_cancelled"
 
 
