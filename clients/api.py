@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, RootModel
 
 from contracts import (
     TASK_QUEUE,
@@ -49,10 +49,17 @@ from contracts.session import (
 )
 from contracts.session_config import ModelInput, SystemPromptInput, ToolContextInput, ToolNameInput
 from contracts.signals import ControlAck
-from contracts.stream import EVENTS_TOPIC, StreamEventSchema
+from contracts.stream import EVENTS_TOPIC, StreamEvent
 from conversation import Context, ContextModifyInput
 
 HandlerKind = Literal["signal", "update", "signal_and_update", "query"]
+
+
+# Defined here, on the client side, not in `contracts.stream`: pydantic registers a `RootModel[...]`
+# of the product's classes in its own module for good, and the sandbox imports `contracts` afresh
+# for every workflow run, so there it kept each run's classes alive (tests/test_replay.py).
+class StreamEventSchema(RootModel[StreamEvent]):
+    """One item of a run's stream (`events` topic): a `DeltaEvent` or a `TraceItem` (for the schema)."""
 
 
 @dataclass(frozen=True)

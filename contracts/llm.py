@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field, JsonValue
 
 from contracts.agent import ModelSettings, ScriptTurn
 from contracts.limits import DEFAULT_STREAM_INTERVAL_S
+from contracts.omit import IS_EMPTY
 from contracts.output import OutputMethod, OutputSpec
 from conversation import Message, Role, ToolCall
 from conversation.messages import OmitDefaults
@@ -49,8 +50,8 @@ class Usage(BaseModel):
     completion_tokens: int = 0
     total_tokens: int = 0
     llm_calls: int = 0
-    cost_usd: float = Field(default=0.0, exclude_if=lambda value: value == 0)
-    unpriced_calls: int = Field(default=0, exclude_if=lambda value: value == 0)
+    cost_usd: float = Field(default=0.0, exclude_if=IS_EMPTY)
+    unpriced_calls: int = Field(default=0, exclude_if=IS_EMPTY)
 
     def plus(self, other: Usage) -> Usage:
         """The sum of two usages."""

@@ -14,6 +14,7 @@ from contracts.bounds import Id, json_size_at_most
 from contracts.effects import MAX_STATE_BYTES, AgentState
 from contracts.limits import MAX_AGENT_DEPTH, MAX_CONTEXT_BYTES
 from contracts.llm import Usage
+from contracts.omit import IS_NONE
 from conversation import DEFAULT_CONTEXT_REF, Context, ContextOpPayload, Entry, MessageEntry
 
 TASK_QUEUE = "react-agent"
@@ -100,8 +101,8 @@ class RunResult(BaseModel):
     request_id: str
     run_id: str
     answer: str | None = None
-    output: JsonValue = Field(default=None, exclude_if=lambda value: value is None)
-    agent_state: AgentState | None = Field(default=None, exclude_if=lambda value: value is None)
+    output: JsonValue = Field(default=None, exclude_if=IS_NONE)
+    agent_state: AgentState | None = Field(default=None, exclude_if=IS_NONE)
     outcome: Outcome
     entries: list[Entry] = []
     first_seq: int = 0

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, RootModel, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from contracts.run import TraceEvent
 from conversation.messages import OmitDefaults
@@ -64,7 +64,3 @@ class TraceItem(BaseModel):
 
 StreamEvent = Annotated[DeltaEvent | TraceItem, Field(discriminator="type")]
 """What a run's stream carries."""
-
-
-class StreamEventSchema(RootModel[StreamEvent]):
-    """One item of a run's stream (`events` topic): a `DeltaEvent` or a `TraceItem` (for the schema)."""

@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field, JsonValue
 
 from contracts.effects import MAX_EFFECTS, StateEffect
 from contracts.llm import Usage
+from contracts.omit import IS_EMPTY, IS_NONE
 from conversation import ToolCall
 from conversation.messages import OmitDefaults
 
@@ -39,10 +40,6 @@ def cut_result(text: str) -> str:
     return f"{text[:MAX_RESULT_CHARS]}…[truncated: {len(text) - MAX_RESULT_CHARS} more characters]"
 
 
-def _unset(value: object) -> bool:
-    return value is None or value == []
-
-
 class ToolOutcome(BaseModel):
     """A tool call's result or failure; never raised into the run.
 
@@ -58,11 +55,11 @@ class ToolOutcome(BaseModel):
     error: ToolError | None = None
     attempts: int = 1
     # Left out of the JSON while unset, so a plain tool call's result is as small as before.
-    note: str | None = Field(default=None, exclude_if=_unset)
-    usage: Usage | None = Field(default=None, exclude_if=_unset)
-    agent_workflow_id: str | None = Field(default=None, exclude_if=_unset)
-    effects: Annotated[list[StateEffect], Field(max_length=MAX_EFFECTS, exclude_if=_unset)] = []
-    effects_rejected: list[str] = Field(default_factory=list[str], exclude_if=_unset)
+    note: str | None = Field(default=None, exclude_if=IS_NONE)
+    usage: Usage | None = Field(default=None, exclude_if=IS_NONE)
+    agent_workflow_id: str | None = Field(default=None, exclude_if=IS_NONE)
+    effects: Annotated[list[StateEffect], Field(max_length=MAX_EFFECTS, exclude_if=IS_EMPTY)] = []
+    effects_rejected: list[str] = Field(default_factory=list[str], exclude_if=IS_EMPTY)
 
     def for_model(self) -> dict[str, JsonValue]:
         """The envelope the model receives: `{"ok": true, "result": ...}` or `{"ok": false, "error": ...}`."""

@@ -24,9 +24,11 @@ from contracts import WORKFLOW_TYPE, AgentConfig, ModelSettings, RunInput, RunRe
 from contracts.errors import INVALID_OUTPUT, INVALID_SCHEMA
 from contracts.output import OutputSpec
 from contracts.signals import SteerInput
+from payloads.blob_store import BlobStore
 from testing import AgentTestEnvironment, answer, script_overrides, scripted_agent
 from tests.fake_openai import FakeOpenAI, chat_completion
-from tests.helpers import llm_inputs, start_run, started_llm_calls, trace_of, update, wait_until
+from tests.helpers import llm_inputs, start_run, trace_of, update
+from tests.llm_gate import answer_llm_call, held, held_llm_call
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -157,15 +159,16 @@ async def test_an_invalid_schema_fails_the_run_before_any_llm_call(client: Clien
 
 
 async def test_a_steer_at_the_final_answer_continues_before_the_check(
-    client: Client, task_queue: str
+    client: Client, task_queue: str, store: BlobStore
 ) -> None:
-    slow_invalid = answer("still thinking", delay_s=5)  # room for the steer to land first, even under load
     handle = await start_run(
-        client, task_queue, [slow_invalid, answer(json.dumps(PARIS))], output={"json_schema": SCHEMA}
+        client, task_queue, [held(), answer(json.dumps(PARIS))], output={"json_schema": SCHEMA}
     )
-    await wait_until(handle, lambda _s, t: started_llm_calls(t) == 1)
+    await held_llm_call(client, store, handle.id)
     ack = await update(handle, "steer", SteerInput(content="Answer as JSON, please."))
     assert ack.status == "queued"
+    # The held call's invalid answer arrives only now, with the steer queued.
+    await answer_llm_call(client, store, handle.id, "still thinking")
     result = await handle.result()
     assert result.status == "completed" and result.output == PARIS
     # The answer the steer superseded was not checked: no output_invalid, no repair.
