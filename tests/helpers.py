@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from google.protobuf import json_format
@@ -32,6 +35,8 @@ from conversation import Context, Entry, MessageEntry, MessagePayload
 from payloads.blob_store import BlobStore
 from payloads.claim_check import BlobStoreDriver
 from testing import scripted_agent
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def turn(content: str | None = None, **fields: Any) -> ScriptTurn:
@@ -195,3 +200,16 @@ async def update_names(handle: WorkflowHandle[Any, Any]) -> list[str]:
         for event in history.events
         if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED
     ]
+
+
+def spawn_worker(
+    address: str, task_queue: str, log: Path | None = None, env: Mapping[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """The real worker process (`python worker.py`), as a user runs it; its output to `log`, or nowhere."""
+    command = [sys.executable, "worker.py", "--address", address, "--task-queue", task_queue]
+    if log is None:
+        return subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+    with log.open("wb") as sink:
+        return subprocess.Popen(command, cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT)

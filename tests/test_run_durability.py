@@ -4,31 +4,25 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import subprocess
-import sys
 import uuid
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from temporalio.client import Client, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
 from contracts import RunResult, SteerInput
-from tests.helpers import call, messages, start_run, started_llm_calls, trace_of, turn, wait_until
+from tests.helpers import (
+    call,
+    messages,
+    spawn_worker,
+    start_run,
+    started_llm_calls,
+    trace_of,
+    turn,
+    wait_until,
+)
 from workflows.trace_log import REJECTION_SAMPLES, TRACE_CAP, TraceLog
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def spawn_worker(address: str, task_queue: str) -> subprocess.Popen[bytes]:
-    """The real worker process (`python worker.py`), as a user runs it."""
-    return subprocess.Popen(
-        [sys.executable, "worker.py", "--address", address, "--task-queue", task_queue],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
 
 
 async def test_worker_killed_mid_run_finishes_without_duplicates(

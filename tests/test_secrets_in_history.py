@@ -17,7 +17,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -32,8 +31,8 @@ from contracts import WORKFLOW_TYPE, AgentConfig, ModelSettings, RunInput, RunRe
 from contracts.session import AskInput
 from payloads.redaction import REDACTED
 from tests.fake_openai import FakeOpenAI, error_body
+from tests.helpers import spawn_worker
 
-ROOT = Path(__file__).resolve().parent.parent
 # No `sk-` shape and never after "Bearer" in the echoes below: only the worker's environment
 # gives it away, so redaction by environment value is what this test proves.
 KEY = f"gw-{uuid.uuid4().hex}-sentinel"
@@ -65,14 +64,9 @@ def worker(client: Client, tmp_path: Path) -> Iterator[LoggedWorker]:
     queue = f"react-secrets-{uuid.uuid4().hex[:8]}"
     log = tmp_path / "worker.log"
     address = client.service_client.config.target_host
-    with log.open("wb") as sink:
-        process = subprocess.Popen(
-            [sys.executable, "worker.py", "--address", address, "--task-queue", queue],
-            cwd=ROOT,
-            env={**os.environ, "OPENAI_API_KEY": KEY, "PYTHONUNBUFFERED": "1"},
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-        )
+    process = spawn_worker(
+        address, queue, log, env={**os.environ, "OPENAI_API_KEY": KEY, "PYTHONUNBUFFERED": "1"}
+    )
     logged = LoggedWorker(queue, log, process)
     try:
         yield logged

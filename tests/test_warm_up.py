@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import re
-import subprocess
-import sys
 import uuid
 import weakref
 from pathlib import Path
@@ -15,19 +13,9 @@ from temporalio.client import Client
 
 from activities import _litellm
 from hosting.warm_up import warm_up, warm_up_in_background
+from tests.helpers import spawn_worker
 
-ROOT = Path(__file__).resolve().parent.parent
 WARMED = re.compile(rb"warm-up done: litellm loaded, (\d+) start-up objects frozen")
-
-
-def _spawn_worker(address: str, queue: str, log: Path) -> subprocess.Popen[bytes]:
-    with log.open("wb") as sink:
-        return subprocess.Popen(
-            [sys.executable, "worker.py", "--address", address, "--task-queue", queue],
-            cwd=ROOT,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-        )
 
 
 class _Cycle:
@@ -61,7 +49,7 @@ async def test_worker_py_warms_up_once_it_polls(client: Client, tmp_path: Path) 
     log = tmp_path / "worker.log"
     address = client.service_client.config.target_host
     queue = f"react-warm-{uuid.uuid4().hex[:8]}"
-    worker = _spawn_worker(address, queue, log)
+    worker = spawn_worker(address, queue, log)
     try:
         deadline = asyncio.get_running_loop().time() + 90
         while (found := WARMED.search(log.read_bytes())) is None:
