@@ -12,7 +12,7 @@
 
 A run whose config sets `request_transformer="cheap_after_three"` runs the
 `transform_request` activity before every LLM call (as a local activity: see
-`workflows.request_transform`). The function gets a `TransformInput` (where the run
+`workflows.run.request_transformer`). The function gets a `TransformInput` (where the run
 stands, and the request about to be sent, its messages inline) and returns a
 `RequestChanges`, a dict of its fields, or None for no change. It may be synchronous
 (run in a thread) or a coroutine function. It should be pure and fast: it may run

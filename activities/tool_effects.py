@@ -9,7 +9,7 @@ with effects:
         return with_effects(f"added {item}", StateEffect(op="merge", path="cart", value={item: 1}))
 
 The run applies them after the round, in the original call order, where
-`AgentConfig.effect_policy` allows (see `workflows.agent_state`). Here, on the worker,
+`AgentConfig.effect_policy` allows (see `workflows.run.agent_state`). Here, on the worker,
 effects that cannot be sent are turned into `invalid_effect` rejections (the model
 reads them with the result) rather than failing the call: more than `MAX_EFFECTS`
 (none is sent), an effect that is not a `StateEffect`, or a value larger than

@@ -60,7 +60,10 @@ CANDIDATES: list[tuple[str, tuple[str, ...]]] = [
     ),
     ("projection.message_of", ("def message_of",)),
     ("project_for_model (conversation/budget.py)", ("def project_for_model",)),
-    ("trace events (workflows/trace_log.py, _event)", ("workflows/trace_log.py", "def _event in workflows/")),
+    (
+        "trace events (workflows/run/trace_log.py, _event)",
+        ("workflows/run/trace_log.py", "def _event in workflows/"),
+    ),
     ("activity summaries", ("def activity_summary",)),
     ("LLM activity, all (llm_call)", ("def llm_call",)),
     ("litellm", ("litellm/",)),

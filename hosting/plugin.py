@@ -221,8 +221,8 @@ class DurableReactPlugin(SimplePlugin):
 
     @staticmethod
     def _with_agent_workflows(workflows: Sequence[type]) -> list[type]:
-        from workflows.agent_session import AgentSession  # imported here: clients never need them
-        from workflows.react_run import ReActRun
+        from workflows.run.react_run import ReActRun
+        from workflows.session.agent_session import AgentSession  # imported here: clients never need them
 
         if ReActRun in workflows or AgentSession in workflows:
             raise PluginConflictError(

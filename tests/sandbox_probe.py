@@ -10,10 +10,10 @@ import sys
 
 from temporalio import workflow
 
-import workflows.agent_session
-import workflows.react_run
+import workflows.run.react_run
+import workflows.session.agent_session
 
-IMPORTED_AS_A_WORKER_DOES = (workflows.agent_session.AgentSession, workflows.react_run.ReActRun)
+IMPORTED_AS_A_WORKER_DOES = (workflows.session.agent_session.AgentSession, workflows.run.react_run.ReActRun)
 
 
 @workflow.defn(name="SandboxModuleProbe")

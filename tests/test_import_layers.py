@@ -207,8 +207,8 @@ def test_no_import_cycles() -> None:
 
 def test_a_lazy_upward_import_and_a_lazy_cycle_are_found() -> None:
     codec = ROOT / "payloads" / "codec.py"
-    react_run = ROOT / "workflows" / "react_run.py"
-    lazy = "def f():\n    from activities import llm\n    from workflows import react_run\n"
+    react_run = ROOT / "workflows" / "run" / "react_run.py"
+    lazy = "def f():\n    from activities import llm\n    from workflows.run import react_run\n"
     imports = imports_of(codec, lazy)
     imports += imports_of(
         react_run, "from payloads.codec import f\nimport clients.runs\nimport tests.helpers\n"
@@ -216,12 +216,12 @@ def test_a_lazy_upward_import_and_a_lazy_cycle_are_found() -> None:
     imports += imports_of(ROOT / "payloads" / "converter.py", "if TYPE_CHECKING:\n    import hosting\n")
     assert layer_violations(imports) == [
         "payloads.codec:2 imports activities.llm (payloads may not import activities)",
-        "payloads.codec:3 imports workflows.react_run (payloads may not import workflows)",
-        "workflows.react_run:1 imports payloads.codec (workflows may not import payloads)",
-        "workflows.react_run:2 imports clients.runs (workflows may not import clients)",
-        "workflows.react_run:3 imports tests.helpers (workflows may not import tests)",
+        "payloads.codec:3 imports workflows.run.react_run (payloads may not import workflows)",
+        "workflows.run.react_run:1 imports payloads.codec (workflows may not import payloads)",
+        "workflows.run.react_run:2 imports clients.runs (workflows may not import clients)",
+        "workflows.run.react_run:3 imports tests.helpers (workflows may not import tests)",
     ]
-    assert import_cycles(imports) == [["payloads.codec", "workflows.react_run"]]
+    assert import_cycles(imports) == [["payloads.codec", "workflows.run.react_run"]]
 
 
 def test_relative_imports_resolve_to_their_package() -> None:

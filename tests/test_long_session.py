@@ -18,7 +18,7 @@ from conversation import MessageEntry
 from payloads.blob_store import BlobStore
 from tests.helpers import claim_digest_of, payload_data, turn, workflow_task_failures
 from tests.session_helpers import ask, new_session_id, requests, session_thread
-from workflows.session_thread import ARCHIVE_CHARS, LANE_WINDOW_MIN_CHARS
+from workflows.session.thread import ARCHIVE_CHARS, LANE_WINDOW_MIN_CHARS
 
 TURNS = 60
 QUESTION_CHARS = 10_000

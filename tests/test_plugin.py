@@ -27,8 +27,8 @@ from hosting.plugin import DurableReactPlugin, PluginConflictError
 from payloads.blob_store import BlobStore
 from payloads.settings import SettingsError, load_settings
 from testing import answer, call_tools, script_overrides, scripted_agent, tool_call
-from workflows.agent_session import AgentSession
-from workflows.react_run import ReActRun
+from workflows.run.react_run import ReActRun
+from workflows.session.agent_session import AgentSession
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -40,8 +40,8 @@ from hosting.sandbox import SHARED_WITH_THE_SANDBOX, WORKFLOW_PACKAGES, workflow
 from payloads.blob_store import LocalDiskBlobStore
 from payloads.settings import FileStoreSetting, Settings
 from scripts.record_histories import REQUIRED
-from workflows.agent_session import AgentSession
-from workflows.react_run import ReActRun
+from workflows.run.react_run import ReActRun
+from workflows.session.agent_session import AgentSession
 
 HISTORIES = Path(__file__).parent / "histories"
 PAYLOADS_FOLDER = "payloads"

@@ -22,7 +22,7 @@ from tests.helpers import (
     turn,
     wait_until,
 )
-from workflows.trace_log import REJECTION_SAMPLES, TRACE_CAP, TraceLog
+from workflows.run.trace_log import REJECTION_SAMPLES, TRACE_CAP, TraceLog
 
 
 async def test_worker_killed_mid_run_finishes_without_duplicates(

@@ -96,7 +96,7 @@ async def test_the_sandbox_imports_the_product_modules_itself(client: Client) ->
         in_sandbox = await client.execute_workflow(
             SandboxModuleProbe.run, list(WORKFLOW_PACKAGES), id=queue, task_queue=queue
         )
-    assert {"workflows.run_loop", "workflows.tool_round", "contracts.run", "conversation.state"} <= set(
+    assert {"workflows.run.loop", "workflows.run.tool_round", "contracts.run", "conversation.state"} <= set(
         in_sandbox
     )
     shared = {name for name, ident in in_sandbox.items() if ident == id(sys.modules[name])}

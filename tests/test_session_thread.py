@@ -13,7 +13,7 @@ from contracts import Outcome, RunResult, SegmentRef, ThreadQuery
 from contracts.thread import entry_size
 from conversation import ConversationState, Entry, MessageEntry
 from tests.conversation_helpers import T0, payload
-from workflows.session_thread import SessionThread
+from workflows.session.thread import SessionThread
 
 
 def run_result(request_id: str, *texts: str) -> RunResult:

@@ -19,7 +19,7 @@ from tests.conftest import SUGGEST_CAN_AT
 from tests.helpers import call, llm_inputs, start_run, state_of, trace_of, turn
 from tests.session_helpers import config, new_session_id, script
 from tests.test_session_lifetime import continue_as_new_hops
-from workflows.agent_state import AgentStateBook
+from workflows.run.agent_state import AgentStateBook
 
 STATE_TOOLS = ["change_state", "many_effects", "peek_state"]
 

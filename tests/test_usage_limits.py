@@ -19,7 +19,7 @@ from contracts.session import AskInput, RequestResult
 from tests.fake_openai import FakeOpenAI, chat_completion, tool_call
 from tests.helpers import call, llm_inputs, start_run, state_of, trace_of, turn
 from tests.session_helpers import new_session_id
-from workflows.trace_log import preview
+from workflows.run.trace_log import preview
 
 TOOL_THEN_ANSWER = [turn(tool_calls=[call("calculator", {"expression": "6 * 7"}, "c1")]), turn("42")]
 THREE_CALLS = [

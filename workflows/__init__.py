@@ -1,6 +1,6 @@
 """Temporal workflows. Deterministic code only: I/O happens in `activities/`.
 
-`workflows.react_run.ReActRun` and `workflows.agent_session.AgentSession`. This package
+`workflows.run.react_run.ReActRun` and `workflows.session.agent_session.AgentSession`. This package
 module imports neither: the workflow sandbox re-imports a workflow's module for every
 run, and a run should not pay for importing the other workflow too.
 """

@@ -22,8 +22,8 @@ from contracts.errors import CANCELLED, TIMEOUT, TOOL_ERROR, UNKNOWN_TOOL
 from conversation import ToolCall
 from workflows.activity_calls import call_activity
 from workflows.activity_options import options_for
-from workflows.approvals import ApprovalBook, Verdict
 from workflows.failures import cut_short
+from workflows.run.approvals import ApprovalBook, Verdict
 
 
 def cancelled_outcome(call: ToolCall) -> ToolOutcome:

@@ -36,18 +36,18 @@ from contracts.errors import CANCELLED, INCOMPLETE_RESPONSE, INVALID_INPUT, UNKN
 from contracts.signals import SteerMode
 from conversation import ContextOpPayload, ContextPolicy, ModelView
 from workflows.failures import run_error
-from workflows.input_queue import InputQueue
-from workflows.llm_step import LLMStep
-from workflows.model_calls import ModelCalls
 from workflows.op_slot import OpSlot
-from workflows.output_step import OutputStep
-from workflows.request_transform import RequestTransform
-from workflows.run_ledger import RunCancelledError, RunFailedError, RunLedger
-from workflows.run_record import RunRecord
-from workflows.run_stream import RunStream
-from workflows.tool_step import ToolStep
-from workflows.trace_log import preview
-from workflows.usage_limits import UsageGuard
+from workflows.run.input_queue import InputQueue
+from workflows.run.ledger import RunCancelledError, RunFailedError, RunLedger
+from workflows.run.llm_requests import ModelCalls
+from workflows.run.llm_step import LLMStep
+from workflows.run.output_step import OutputStep
+from workflows.run.record import RunRecord
+from workflows.run.request_transformer import RequestTransform
+from workflows.run.stream import RunStream
+from workflows.run.tool_step import ToolStep
+from workflows.run.trace_log import preview
+from workflows.run.usage_limits import UsageGuard
 
 REPEAT_NUDGE = (
     "You just repeated exactly the same tool calls as in your previous step, and their results are "
@@ -182,7 +182,7 @@ class RunLoop:
         """Queue steer/inject input for the next iteration (`queued`), or say why not.
 
         A steer with `mode: interrupt` also cuts short the LLM call or tool round in
-        flight (see `workflows.llm_step` and `ToolRound.interrupt`); its `Ack.mode` says
+        flight (see `workflows.run.llm_step` and `ToolRound.interrupt`); its `Ack.mode` says
         whether anything was interrupted (`interrupt`) or it only waits (`queue`).
         """
         ack = self._queue.offer(kind, payload, self.request_id, input_id)

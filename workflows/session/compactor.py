@@ -16,7 +16,7 @@ from conversation.budget import compaction_split, project_for_model, would_drop
 from conversation.compaction import compaction_op
 from conversation.policy import ContextPolicy
 from workflows.activity_calls import call_activity
-from workflows.session_thread import SessionThread
+from workflows.session.thread import SessionThread
 
 
 class Compactor:

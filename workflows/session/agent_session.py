@@ -38,8 +38,8 @@ from contracts.session import (
 from conversation import Context
 from workflows import controls
 from workflows.refusals import decode_or_refuse, decode_start, refusal
-from workflows.session_controls import SessionControls
-from workflows.session_loop import SessionLoop
+from workflows.session.controls import SessionControls
+from workflows.session.loop import SessionLoop
 
 _PLACEHOLDER = SessionInput(agent_id="", config=AgentConfig(model="none"))
 

@@ -2,7 +2,7 @@
 
 Mirrors `RunControls`: decisions come back as an `Ack`, and the `SessionLoop` owns the
 state they change. Steer, inject, cancel and approve are forwarded to the active run, whose
-own `Ack` the session returns (see `workflows.run_forwarding`). Context ops, a
+own `Ack` the session returns (see `workflows.session.run_forwarding`). Context ops, a
 compaction included, go through the one rule of `workflows.op_slot`: applied when
 idle, deferred while a run is active, `duplicate` when the op id was applied already.
 """
@@ -22,8 +22,8 @@ from contracts.session import ResetInput
 from conversation import ContextModifyInput, ContextOpPayload
 from workflows.controls import Control
 from workflows.op_slot import duplicate, op_ack, settle
-from workflows.session_config import CONFIG_CONTROLS
-from workflows.session_loop import SessionLoop
+from workflows.session.loop import SessionLoop
+from workflows.session.settings import CONFIG_CONTROLS
 
 
 class SessionControls:

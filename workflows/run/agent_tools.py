@@ -38,7 +38,7 @@ from contracts.tools import cut_result
 from conversation import ToolCall
 from workflows.activity_calls import call_activity
 from workflows.failures import run_error
-from workflows.trace_log import preview
+from workflows.run.trace_log import preview
 
 _PARAMETERS: dict[str, Any] = {
     "type": "object",

@@ -29,7 +29,7 @@ from contracts.transform import RequestChanges
 from conversation import Context, ContextPolicy, Message, ModelView, project_for_model
 from conversation.digest import list_digest, message_digest
 from workflows.activity_calls import call_activity
-from workflows.request_transform import apply_changes
+from workflows.run.request_transformer import apply_changes
 
 MAX_CACHE_MISSES = 2
 """After this many misses in one run (e.g. workers without a shared store), stop using references."""
@@ -68,7 +68,7 @@ class ModelCalls:
         self.tool_specs: list[ToolSpec] = []
         """Specs sent as given besides the registry's tools (the agents the run offers)."""
         self.changes: RequestChanges | None = None
-        """The request transformer's changes to the next call (`workflows.request_transform`)."""
+        """The request transformer's changes to the next call (`workflows.run.request_transformer`)."""
 
     def _digest(self, message: Message) -> str:
         # Lane messages are never mutated, so a message object's digest is computed once.

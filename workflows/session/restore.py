@@ -16,7 +16,7 @@ from contracts.snapshot import RestoreSnapshotRequest
 from conversation import ContextOpPayload
 from workflows.activity_calls import call_activity
 from workflows.failures import run_error
-from workflows.session_thread import SessionThread
+from workflows.session.thread import SessionThread
 
 
 async def restore_snapshot(session: SessionInput, thread: SessionThread) -> ApplicationError | None:

@@ -28,7 +28,7 @@ from contracts.agent import UsageBudget, UsageLimits
 from contracts.errors import USAGE_LIMIT_EXCEEDED
 from contracts.llm import Usage
 from conversation import ModelView
-from workflows.run_ledger import RunFailedError, RunLedger
+from workflows.run.ledger import RunFailedError, RunLedger
 
 
 def budget_problem(budget: UsageBudget, used: Usage, next_tokens: int) -> str | None:

@@ -21,7 +21,7 @@ from contracts.approval import ApproveInput
 from contracts.errors import IDLE, NOT_RUNNING
 from contracts.session import RequestRecord
 from workflows.input_rules import input_rejection
-from workflows.request_book import RequestBook
+from workflows.session.request_book import RequestBook
 
 ENDED_KEPT = 8
 """How many ended runs' input ids are kept to answer forwards that raced with the run's end."""

@@ -17,8 +17,8 @@ from contracts.errors import NOT_RUNNING
 from conversation import ContextModifyInput
 from workflows.controls import Control
 from workflows.op_slot import op_ack
-from workflows.run_loop import RunLoop
-from workflows.trace_log import preview
+from workflows.run.loop import RunLoop
+from workflows.run.trace_log import preview
 
 CONTROL_ACK_SIGNAL = "control_ack"
 """The signal a run sends its parent session with the `Ack` of forwarded input or a cancel."""

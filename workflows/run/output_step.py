@@ -28,9 +28,9 @@ from contracts.errors import INVALID_OUTPUT, INVALID_SCHEMA
 from contracts.llm import LLMResponse
 from contracts.output import OutputSpec
 from workflows.activity_calls import call_activity
-from workflows.run_ledger import RunFailedError
-from workflows.run_record import RunRecord
-from workflows.trace_log import preview
+from workflows.run.ledger import RunFailedError
+from workflows.run.record import RunRecord
+from workflows.run.trace_log import preview
 
 MAX_SCHEMA_IN_REPAIR_CHARS = 16_000
 """A schema longer than this (compact JSON) is not repeated in a repair message."""

@@ -1,6 +1,6 @@
 """The `ReActRun` workflow: one ReAct run (reason + act, tool calling) as one workflow execution.
 
-The run hosts a Workflow Stream (`workflows.run_stream`) with its trace events and,
+The run hosts a Workflow Stream (`workflows.run.stream`) with its trace events and,
 when the agent streams, its LLM calls' deltas. The class is thin: the loop and the
 state it drives live in `RunLoop` (ledger, input queue, op slot, model calls, tool
 round, and the `RunRecord`: thread and trace), which offers intents (`offer_input`,
@@ -35,9 +35,9 @@ from workflows import controls
 from workflows.activity_calls import call_activity
 from workflows.failures import run_error
 from workflows.refusals import decode_or_refuse, decode_start, refusal
-from workflows.run_controls import RunControls
-from workflows.run_loop import RunLoop
-from workflows.run_stream import RunStream
+from workflows.run.controls import RunControls
+from workflows.run.loop import RunLoop
+from workflows.run.stream import RunStream
 from workflows.validation import input_problems
 
 PATCH_TOOLS_IN_LLM_CALL = "llm-call-resolves-tools"
@@ -103,5 +103,5 @@ class ReActRun:
 
     @workflow.query(name="trace")
     def trace(self) -> Trace:
-        """The run's event trace (bounded; see `workflows.trace_log`)."""
+        """The run's event trace (bounded; see `workflows.run.trace_log`)."""
         return self._run.record.trace.snapshot()

@@ -30,13 +30,13 @@ from contracts.transform import RequestChanges, TransformInput
 from conversation import ModelView
 from workflows.activity_calls import call_activity
 from workflows.failures import run_error
-from workflows.run_ledger import RunFailedError, RunLedger
-from workflows.run_record import RunRecord
-from workflows.trace_log import preview
+from workflows.run.ledger import RunFailedError, RunLedger
+from workflows.run.record import RunRecord
+from workflows.run.trace_log import preview
 from workflows.validation import config_problems
 
 if TYPE_CHECKING:  # it imports this module's `apply_changes`
-    from workflows.model_calls import ModelCalls
+    from workflows.run.llm_requests import ModelCalls
 
 
 def apply_changes(request: LLMRequest, changes: RequestChanges) -> LLMRequest:

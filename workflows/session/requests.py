@@ -18,14 +18,14 @@ from contracts.effects import AgentState
 from contracts.errors import UNKNOWN_REQUEST
 from contracts.session import RequestResult
 from contracts.web_ui import static_details, static_summary
-from workflows.compactor import Compactor
 from workflows.failures import run_error
 from workflows.op_slot import OpSlot
-from workflows.request_book import RequestBook
-from workflows.run_forwarding import RunForwarder
-from workflows.session_asks import rollback_op
-from workflows.session_config import SessionSettings
-from workflows.session_thread import ARCHIVE_CHARS, SessionThread
+from workflows.session.asks import rollback_op
+from workflows.session.compactor import Compactor
+from workflows.session.request_book import RequestBook
+from workflows.session.run_forwarding import RunForwarder
+from workflows.session.settings import SessionSettings
+from workflows.session.thread import ARCHIVE_CHARS, SessionThread
 
 PATCH_ARCHIVE = "session-archives-thread"
 """Version 1 carried the whole thread through continue-as-new; sessions now archive it as they go."""
@@ -53,7 +53,7 @@ class SessionRequests:
         self.usage = Usage()
         """The session's usage: its requests' outcomes summed (carried across continue-as-new)."""
         self.agent_state: AgentState = {}
-        """The agent state the next run starts from (`workflows.agent_state`); carried likewise."""
+        """The agent state the next run starts from (`workflows.run.agent_state`); carried likewise."""
 
     async def result_of(self, request_id: str) -> RequestResult:
         """The request's record once terminal, with its answer's text (from the thread, or its archive)."""

@@ -13,7 +13,7 @@ from contracts.session import ExportInput, ExportResult
 from contracts.snapshot import ExportSnapshotRequest
 from workflows.activity_calls import call_activity
 from workflows.failures import run_error
-from workflows.session_thread import SessionThread
+from workflows.session.thread import SessionThread
 
 
 async def export_lane(agent_id: str, thread: SessionThread, request: ExportInput) -> ExportResult:

@@ -30,11 +30,11 @@ from contracts import LLMResponse
 from contracts.errors import CONTEXT_WINDOW_EXCEEDED
 from conversation import ModelView
 from workflows.failures import cut_short, run_error
-from workflows.model_calls import ModelCalls
-from workflows.run_ledger import RunLedger
-from workflows.run_record import RunRecord
-from workflows.run_stream import RunStream
-from workflows.trace_log import preview
+from workflows.run.ledger import RunLedger
+from workflows.run.llm_requests import ModelCalls
+from workflows.run.record import RunRecord
+from workflows.run.stream import RunStream
+from workflows.run.trace_log import preview
 
 
 class LLMStep:

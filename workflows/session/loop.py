@@ -34,17 +34,17 @@ from contracts.session import (
 )
 from contracts.session_config import SystemPromptInput
 from conversation import Context, ContextModifyInput, ContextOpPayload, ConversationState
-from workflows.compactor import Compactor
 from workflows.op_slot import OpSlot
-from workflows.request_book import RequestBook
-from workflows.run_forwarding import RunForwarder
-from workflows.session_asks import SessionAsks
-from workflows.session_config import SessionSettings
-from workflows.session_export import export_lane
-from workflows.session_fork import fork_problem, projection_at, reset_request, seed_fork, start_fork
-from workflows.session_requests import SessionRequests, set_idle_details
-from workflows.session_restore import restore_snapshot
-from workflows.session_thread import TAIL_CHARS, SessionThread
+from workflows.session.asks import SessionAsks
+from workflows.session.compactor import Compactor
+from workflows.session.export import export_lane
+from workflows.session.fork import fork_problem, projection_at, reset_request, seed_fork, start_fork
+from workflows.session.request_book import RequestBook
+from workflows.session.requests import SessionRequests, set_idle_details
+from workflows.session.restore import restore_snapshot
+from workflows.session.run_forwarding import RunForwarder
+from workflows.session.settings import SessionSettings
+from workflows.session.thread import TAIL_CHARS, SessionThread
 
 
 class SessionLoop:
@@ -228,7 +228,7 @@ class SessionLoop:
         """A signed snapshot token of one lane's context."""
         return await export_lane(self.agent_id, self._thread, request)
 
-    # ---- agent state, fork and reset (`workflows.session_fork`) -------------------------------
+    # ---- agent state, fork and reset (`workflows.session.fork`) -------------------------------
 
     @property
     def agent_state(self) -> AgentState:

@@ -21,14 +21,14 @@ from contracts.approval import ApproveInput, ArgumentsCheck, PendingApproval
 from contracts.errors import ACTIVITY_ERROR, INVALID_ARGUMENTS
 from conversation import ToolCall
 from workflows.activity_calls import call_activity
-from workflows.agent_calls import AgentCalls, query_problem
-from workflows.agent_state import AgentStateBook
-from workflows.approvals import ApprovalBook, Verdict
-from workflows.model_calls import ModelCalls
-from workflows.run_ledger import RunLedger
-from workflows.run_record import RunRecord
-from workflows.tool_round import ToolRound, execute_tool
-from workflows.trace_log import preview
+from workflows.run.agent_state import AgentStateBook
+from workflows.run.agent_tools import AgentCalls, query_problem
+from workflows.run.approvals import ApprovalBook, Verdict
+from workflows.run.ledger import RunLedger
+from workflows.run.llm_requests import ModelCalls
+from workflows.run.record import RunRecord
+from workflows.run.tool_round import ToolRound, execute_tool
+from workflows.run.trace_log import preview
 
 
 class ToolStep:

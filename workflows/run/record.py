@@ -14,10 +14,10 @@ from temporalio import workflow
 
 from contracts import RunInput, TraceKind
 from conversation import ContextOpPayload, ConversationState, Entry, MessagePayload, Role, ToolCall
-from workflows.input_queue import QueuedInput
-from workflows.run_ledger import RunLedger
-from workflows.run_stream import RunStream
-from workflows.trace_log import TraceLog, preview
+from workflows.run.input_queue import QueuedInput
+from workflows.run.ledger import RunLedger
+from workflows.run.stream import RunStream
+from workflows.run.trace_log import TraceLog, preview
 
 
 class RunRecord:

@@ -37,9 +37,9 @@ from contracts.limits import MAX_QUEUED_ASKS
 from contracts.session import MAX_KEPT_REQUESTS, AskAccepted, AskInput, RequestRecord
 from conversation import Context, ContextOperation, ContextOpPayload
 from workflows.refusals import refusal
-from workflows.request_book import RequestBook
-from workflows.run_forwarding import RunForwarder
-from workflows.session_config import SessionSettings
+from workflows.session.request_book import RequestBook
+from workflows.session.run_forwarding import RunForwarder
+from workflows.session.settings import SessionSettings
 
 
 def rollback_op(request_id: str, context_ref: str, context: Context) -> ContextOpPayload:

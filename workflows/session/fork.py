@@ -36,7 +36,7 @@ from conversation import (
 from conversation.policy import ContextPolicy
 from conversation.projection import LaneViews
 from workflows.activity_calls import call_activity
-from workflows.session_thread import SessionThread
+from workflows.session.thread import SessionThread
 
 MAX_ID_ATTEMPTS = 20
 """Generated fork ids tried (`<id>-fork-<n>`, n counting up) before giving up."""
