@@ -3,39 +3,52 @@
 The call's route hands each fragment of the answer (text, thinking, tool-call pieces)
 to a `DeltaSink`; `DeltaPublisher.add` is the one sink the LLM activity uses. The
 publisher gathers fragments and sends them as `DeltaEvent`s to the activity's own
-workflow through `WorkflowStreamClient.from_within_activity` (one signal per batch):
-the first fragment at once (time to first token), then at most one batch per
-`StreamTarget.interval_s` holding everything gathered since, and a last batch when
-the call ends (also when it fails: the deltas of a failed attempt carry its number,
-so a client discards them once a later attempt's arrive). A batch that reaches
-`MAX_BATCH_CHARS` goes out without waiting for the interval, so no signal grows
-without bound however fast the model writes; after every `BATCHES_PER_INTERVAL_STEP`
-batches of one call the interval doubles, so no call's stream crowds the run's history.
+workflow as the Workflow Stream library's publish signal (one signal per batch), from
+the call's own token (`StreamTarget.token`: the run drops publishes from anyone else).
 
-Publishing never fails the call: a publisher that cannot reach the workflow (it has
-ended, or the activity has none) logs once and drops the rest. A cancelled call stops
-publishing at once and sends nothing more.
+The schedule: the first fragment at once, then a batch per interval, the interval growing
+from `StreamTarget.interval_s` by `INTERVAL_GROWTH` a batch up to `STEADY_INTERVAL_S`, and,
+after `BATCHES_PER_INTERVAL_STEP` more, doubling up to `MAX_INTERVAL_S`; a last batch when
+the call ends (also when it fails: a failed attempt's deltas carry its number, so a client
+drops them once a later attempt's arrive). A batch of `MAX_BATCH_CHARS` goes out at once.
+A call streams at most `StreamTarget.max_bytes` (UTF-8 bytes of text, thinking and
+arguments): past it the rest of the answer arrives only whole, with the call's result.
+
+Publishing never fails the call: a publisher that cannot reach the workflow logs once and
+drops the rest. A cancelled call stops publishing at once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import logging
+import math
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
+from typing import Any
 
-from temporalio.contrib.workflow_streams import TopicHandle, WorkflowStreamClient
+from temporalio import activity
+from temporalio.client import WorkflowHandle
+from temporalio.contrib.workflow_streams import PublishEntry, PublishInput
+from temporalio.converter import PayloadConverter
 from temporalio.service import RPCError, RPCStatusCode
 
 from contracts.llm import StreamTarget
-from contracts.stream import EVENTS_TOPIC, DeltaEvent, ToolCallDelta
+from contracts.stream import EVENTS_TOPIC, PUBLISH_SIGNAL, DeltaEvent, ToolCallDelta
 
 MAX_BATCH_CHARS = 32_000
 """A batch holding this many characters is sent without waiting out the interval."""
-BATCHES_PER_INTERVAL_STEP = 200
-"""After this many batches of one call the interval doubles (and again after as many more, up to
-`MAX_INTERVAL_S`), so a very long answer adds history logarithmically, not linearly, in its length."""
+INTERVAL_GROWTH = 1.25
+"""Each batch's interval is this much longer than the one before, up to `STEADY_INTERVAL_S`."""
+STEADY_INTERVAL_S = 0.45
+"""The interval a long answer settles at (unless `interval_s` is longer): with the time a batch takes to
+reach a follower, text moves at least twice a second (`bench.stream_cost`)."""
+BATCHES_PER_INTERVAL_STEP = 240
+"""After this many batches at the steady interval (two minutes) the interval doubles, and again after as
+many more, up to `MAX_INTERVAL_S`: a very long answer adds history events logarithmically in its length."""
 MAX_INTERVAL_S = 5.0
 FINAL_FLUSH_TIMEOUT_S = 10.0
 """The longest a call's result waits for its last batch to be delivered (then it is dropped)."""
@@ -112,15 +125,25 @@ class _Batch:
 class DeltaPublisher:
     """Publishes one LLM call's fragments as `DeltaEvent`s; use `async with` around the call."""
 
-    def __init__(self, target: StreamTarget, attempt: int, stream: WorkflowStreamClient | None) -> None:
-        """Publish call `target.call`'s fragments of attempt `attempt` through `stream` (None: drop them)."""
+    def __init__(
+        self,
+        target: StreamTarget,
+        attempt: int,
+        workflow: WorkflowHandle[Any, Any] | None,
+        converter: PayloadConverter | None = None,
+    ) -> None:
+        """Publish call `target.call`'s fragments of attempt `attempt` to `workflow` (None: drop them)."""
         self._call = target.call
         self._interval_s = target.interval_s
         self._attempt = attempt
-        self._stream = stream
-        self._topic: TopicHandle[DeltaEvent] | None = (
-            stream.topic(EVENTS_TOPIC, type=DeltaEvent) if stream is not None else None
-        )
+        self._workflow = workflow
+        self._converter = converter or PayloadConverter.default
+        # One publisher per attempt: the stream drops a batch whose sequence it has seen from the same id.
+        self._publisher_id = f"{target.token or uuid.uuid4().hex[:16]}/{attempt}"
+        self._sequence = 0
+        self._bytes_left = target.max_bytes if target.max_bytes is not None else math.inf
+        self.cut = False
+        """Whether the call streamed past `max_bytes` (the rest was not published)."""
         self._batch = _Batch()
         self._full: list[_Batch] = []  # batches that reached MAX_BATCH_CHARS, oldest first
         self._wake = asyncio.Event()  # something to send, or closing
@@ -134,15 +157,22 @@ class DeltaPublisher:
     def for_activity(cls, target: StreamTarget, attempt: int) -> DeltaPublisher:
         """A publisher to the running activity's workflow (one that drops everything when there is none)."""
         try:
-            stream = WorkflowStreamClient.from_within_activity()
+            workflow_id = activity.info().workflow_id
+            if workflow_id is None:
+                raise RuntimeError("the activity was not scheduled by a workflow")
+            client = activity.client()
+            handle = client.get_workflow_handle(workflow_id)
+            return cls(target, attempt, handle, client.data_converter.payload_converter)
         except Exception:  # no workflow or no client: the call still answers, unstreamed
             _log.warning("LLM call %d: cannot stream deltas from this activity", target.call, exc_info=True)
-            stream = None
-        return cls(target, attempt, stream)
+            return cls(target, attempt, None)
 
     def add(self, fragment: Fragment) -> None:
-        """The sink: gather `fragment` for the next batch."""
-        if self._topic is None:
+        """The sink: gather `fragment` for the next batch (what fits in the call's byte budget)."""
+        if self._workflow is None or self.cut:
+            return
+        fragment = self._fit(fragment)
+        if not (fragment.text or fragment.thinking or fragment.tool_calls):
             return
         self._batch.add(fragment)
         self._wake.set()
@@ -151,8 +181,21 @@ class DeltaPublisher:
             self._batch = _Batch()
             self._hurry.set()
 
+    def _fit(self, fragment: Fragment) -> Fragment:
+        """`fragment` cut to the bytes left of the budget (`cut` is set once it is spent)."""
+        pieces = [fragment.text, fragment.thinking, *(delta.arguments for delta in fragment.tool_calls)]
+        size = sum(map(_size, pieces))
+        if size <= self._bytes_left:
+            self._bytes_left -= size
+            return fragment
+        self.cut = True
+        room = int(self._bytes_left)
+        self._bytes_left = 0
+        text = _cut(fragment.text, room)
+        return Fragment(text=text, thinking=_cut(fragment.thinking, room - _size(text)))
+
     async def __aenter__(self) -> DeltaPublisher:
-        if self._topic is not None:
+        if self._workflow is not None:
             self._task = asyncio.create_task(self._run())
         return self
 
@@ -197,23 +240,29 @@ class DeltaPublisher:
                 pass
 
     def _interval(self) -> float:
-        """The wait between batches: `interval_s`, doubled after every `BATCHES_PER_INTERVAL_STEP` batches."""
-        steps = self.batches // BATCHES_PER_INTERVAL_STEP
-        return min(max(self._interval_s, MAX_INTERVAL_S), self._interval_s * 2 ** min(steps, 16))
+        """The wait after the latest batch (see the module docstring for the schedule)."""
+        return interval_after(self.batches, self._interval_s)
 
     async def _send(self, batch: _Batch) -> bool:
         """Send one batch; False (and nothing more is sent) when it could not be delivered."""
-        assert self._topic is not None and self._stream is not None
+        assert self._workflow is not None
         try:
-            self._topic.publish(batch.event(self._call, self._attempt, self.batches))
-            await self._stream.flush()
+            payload = self._converter.to_payloads([batch.event(self._call, self._attempt, self.batches)])[0]
+            data = base64.b64encode(payload.SerializeToString()).decode("ascii")
+            self._sequence += 1
+            publish = PublishInput(
+                items=[PublishEntry(topic=EVENTS_TOPIC, data=data)],
+                publisher_id=self._publisher_id,
+                sequence=self._sequence,
+            )
+            await self._workflow.signal(PUBLISH_SIGNAL, publish)
         except RPCError as error:
             if error.status != RPCStatusCode.NOT_FOUND:
                 return self._give_up(error)
             # The run has ended (e.g. it interrupted this call and finished before its cancel
             # reached this activity): nobody is listening, so there is nothing to warn about.
             _log.info("LLM call %d: its run has ended; not publishing the rest", self._call)
-            self._topic = None
+            self._workflow = None
             return False
         except Exception as error:  # the server refused: the call goes on unstreamed
             return self._give_up(error)
@@ -228,5 +277,24 @@ class DeltaPublisher:
             self._attempt,
             exc_info=error,
         )
-        self._topic = None
+        self._workflow = None
         return False
+
+
+def interval_after(batches: int, interval_s: float) -> float:
+    """The wait after `batches` batches of a call: growing from `interval_s` to the steady interval."""
+    steady = max(interval_s, STEADY_INTERVAL_S)
+    growing = math.ceil(math.log(steady / interval_s, INTERVAL_GROWTH)) if steady > interval_s else 0
+    if batches <= growing:
+        return min(steady, interval_s * INTERVAL_GROWTH ** max(0, batches - 1))
+    steps = (batches - growing) // BATCHES_PER_INTERVAL_STEP
+    return min(max(steady, MAX_INTERVAL_S), steady * 2 ** min(steps, 16))
+
+
+def _size(text: str) -> int:
+    return len(text.encode())
+
+
+def _cut(text: str, room: int) -> str:
+    """The longest start of `text` that is at most `room` UTF-8 bytes."""
+    return text.encode()[: max(0, room)].decode(errors="ignore")

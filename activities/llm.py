@@ -14,10 +14,11 @@ The answer says which called tools the registry marks `local` and `requires_appr
 
 This module does not import litellm: registering the activity costs nothing at worker
 start-up. `activities._litellm` (the one module that imports it) is loaded on the first
-call, in a thread while the call heartbeats, or earlier by `warm_litellm`, which the
-worker runs in the background once it polls. A call then takes one of three routes:
-the scripted model (`activities.scripted`, no litellm call), litellm's OpenAI provider
-called directly, or `litellm.acompletion` (both in `activities._provider`).
+provider call, in a thread while the call heartbeats, or earlier by `warm_litellm`, which
+the worker runs in the background once it polls. A call then takes one of three routes:
+the scripted model (`activities.scripted`: no litellm at all, unless the turn injects a
+provider error), litellm's OpenAI provider called directly, or `litellm.acompletion`
+(both in `activities._provider`).
 
 A request with a `stream` target streams by whichever route it takes: the route hands
 each fragment to the call's `activities.delta_publisher.DeltaPublisher`, which publishes
@@ -27,9 +28,7 @@ them in batches to the run's stream; the result is still the whole answer.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
-import threading
 from collections.abc import Sequence
 
 from temporalio import activity
@@ -37,38 +36,16 @@ from temporalio.exceptions import ApplicationError
 
 from activities._heartbeat import with_heartbeat
 from activities.delta_publisher import DeltaPublisher, DeltaSink
+from activities.litellm_loading import load_litellm, load_litellm_now
 from activities.message_cache import MessageCache
 from activities.output_parsing import apply_output
 from activities.tool_registry import ToolRegistry
 from contracts.activities import LLM_ACTIVITY
 from contracts.errors import INVALID_INPUT, UNKNOWN_TOOL
-from contracts.llm import SCRIPTED_MODEL, LLMRequest, LLMResponse, ToolSpec
+from contracts.llm import SCRIPTED_MODEL, LLMRequest, LLMResponse, ToolSpec, Usage
+from conversation import ToolCall
 
 _log = logging.getLogger(__name__)
-_load_lock = threading.Lock()
-_loaded = False
-
-
-def load_litellm_now() -> None:
-    """Import and configure litellm and the call routes in this thread (blocking; seconds the first time)."""
-    global _loaded
-    if _loaded:
-        return
-    with _load_lock:
-        if _loaded:
-            return
-        from activities import _litellm, scripted
-
-        importlib.import_module("activities._provider")  # the routes' module, loaded before the first call
-        _litellm.configure()
-        scripted.register_scripted_provider()
-        _loaded = True
-
-
-async def load_litellm() -> None:
-    """Make sure litellm is loaded, without blocking the event loop while it imports."""
-    if not _loaded:
-        await asyncio.to_thread(load_litellm_now)
 
 
 def warm_litellm() -> None:
@@ -93,14 +70,47 @@ async def complete(
 
     With a `sink`, the call streams and each fragment of the answer goes to `sink` as it arrives.
     """
-    await load_litellm()
-    if request.model == SCRIPTED_MODEL:
+    if request.model == SCRIPTED_MODEL:  # loads litellm only for a turn that needs its types
         from activities import scripted
 
         return await scripted.complete(request, attempt, sink)
+    await load_litellm()
     from activities import _provider
 
     return await _provider.complete(request, attempt=attempt, tools=tools, sink=sink)
+
+
+def _priced(model: str, usage: Usage) -> Usage:
+    """`usage` with its cost (litellm's prices); the scripted model has none (and needs no litellm)."""
+    if model == SCRIPTED_MODEL:
+        return usage.model_copy(update={"cost_usd": 0.0, "unpriced_calls": 1})
+    from activities._litellm import priced  # loaded by `complete` already
+
+    return priced(model, usage)
+
+
+def unique_call_ids(calls: list[ToolCall]) -> list[ToolCall]:
+    """`calls` with every id unique in the round: a repeated (or empty) id gets a `~<n>` suffix.
+
+    Providers and local servers can repeat ids; approvals, tool results and the trace key on
+    them, so they are made unique here, before the answer leaves the activity.
+    """
+    taken = {call.id for call in calls}
+    seen: set[str] = set()
+    unique: list[ToolCall] = []
+    for k, call in enumerate(calls):
+        if call.id and call.id not in seen:
+            seen.add(call.id)
+            unique.append(call)
+            continue
+        n = k + 1
+        while f"{call.id or 'call'}~{n}" in taken:
+            n += 1
+        new_id = f"{call.id or 'call'}~{n}"
+        taken.add(new_id)
+        seen.add(new_id)
+        unique.append(call.model_copy(update={"id": new_id}))
+    return unique
 
 
 class LLMActivities:
@@ -132,15 +142,14 @@ class LLMActivities:
         else:
             async with DeltaPublisher.for_activity(request.stream, attempt) as publisher:
                 response = await complete(inline, attempt=attempt, tools=tools, sink=publisher.add)
-        from activities._litellm import priced  # loaded by `complete` already
-
-        response.usage = priced(request.model, response.usage)
+        response.usage = _priced(request.model, response.usage)
+        response.tool_calls = unique_call_ids(response.tool_calls)
         agents = {spec.name for spec in request.tool_specs}  # not the registry's tools, whatever their names
         called = {c.name for c in response.tool_calls if c.name not in agents}
         response.local_tools = sorted(name for name in called if self._registry.is_local(name))
         response.approval_tools = sorted(name for name in called if self._registry.requires_approval(name))
         if request.output is not None and not response.tool_calls:
-            apply_output(response, request.output)  # structured output: parsed and checked here
+            await apply_output(response, request.output)  # structured output: parsed and checked here
         await self._cache.remember(response.assistant_message())
         return response
 

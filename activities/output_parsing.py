@@ -4,18 +4,22 @@ A final answer is read JSON-first: the whole text as JSON (`output_method="json"
 else a JSON object or array found in it (`"extracted"`): the body of a ```json fence,
 then of any other fence, then each balanced `{...}` or `[...]` of the surrounding
 prose, in order; the first candidate that validates wins. The schema's `$schema`
-picks the `jsonschema` validator class (Draft 2020-12 when it names none). Errors are
+picks the `jsonschema` validator class (Draft 2020-12 when it names none); what a
+client's schema may cost is bounded by `activities.bounded_schema` (patterns with a
+time limit, a budget for the whole answer, references only inside the schema). Errors are
 short readable strings (`$.path: message`), at most `MAX_ERRORS`, each at most
 `MAX_ERROR_CHARS`: they travel in the activity's answer and, in a repair call, to the model.
 
 `check_output_schema` is the activity the run calls once, at its start: an invalid
-schema fails the run with `invalid_schema` before any LLM call.
+schema (or one that points outside itself, or whose patterns are too costly) fails the
+run with `invalid_schema` before any LLM call.
 
 `jsonschema` is imported on first use: it costs a worker's start-up otherwise.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -25,6 +29,8 @@ from typing import Any, cast
 from pydantic import JsonValue
 from temporalio import activity
 
+from activities.bounded_schema import Budget, SchemaTooCostly, bounded_validator, validator_for
+from activities.schema_refusals import bounded_problem
 from contracts.activities import CHECK_OUTPUT_SCHEMA_ACTIVITY
 from contracts.llm import LLMResponse
 from contracts.output import OutputMethod, OutputSpec, SchemaCheck
@@ -129,35 +135,21 @@ def candidates(text: str) -> Iterator[JsonValue]:
         yield loads(span)
 
 
-def validator_for(schema: Mapping[str, Any]) -> Any:
-    """The `jsonschema` validator class for `schema` (by `$schema`; Draft 2020-12 by default).
-
-    Raises:
-        ValueError: `$schema` names a dialect `jsonschema` does not know.
-    """
-    from jsonschema import validators
-
-    known: Any = cast(Any, validators).validator_for(dict(schema), default=None)
-    if known is not None:
-        return known
-    if "$schema" in schema:
-        raise ValueError(f"unknown $schema {str(schema['$schema'])[:200]!r}")
-    return validators.Draft202012Validator
-
-
 def schema_problem(schema: Mapping[str, Any]) -> str | None:
     """Why `schema` is not a valid JSON Schema (one readable line), or None."""
-    from jsonschema import SchemaError
+    from jsonschema import FormatChecker, SchemaError
 
     try:
         cls = validator_for(schema)
-        cls.check_schema(dict(schema))
+        with Budget():  # the meta-schema's own `format: regex` is checked below, not by `re`
+            cls.check_schema(dict(schema), format_checker=FormatChecker(formats=()))
     except SchemaError as error:
         where = _path(cast(Iterable[object], error.absolute_path))
         return _bounded(f"{where}: {error.message}" if where != "$" else error.message)
-    except ValueError as error:
+    except (ValueError, SchemaTooCostly, RecursionError) as error:
         return _bounded(str(error))
-    return None
+    problem = bounded_problem(schema)
+    return _bounded(problem) if problem is not None else None
 
 
 def _path(parts: Iterable[object]) -> str:
@@ -178,8 +170,10 @@ def _error_key(error: Any) -> tuple[str, str]:
 def validation_errors(value: JsonValue, schema: Mapping[str, Any]) -> list[str]:
     """Why `value` does not match `schema`: `$.path: message` strings, bounded; empty when it matches."""
     try:
-        validator: Any = validator_for(schema)(dict(schema))
+        validator: Any = bounded_validator(schema)
         found = sorted(cast(Iterable[Any], validator.iter_errors(value)), key=_error_key)
+    except SchemaTooCostly as error:
+        return [_bounded(f"$: the schema is too costly to apply to this answer: {error}")]
     except Exception as error:  # an unresolvable $ref and the like: the schema cannot check anything
         return [_bounded(f"the schema cannot be applied: {error}")]
     errors = [_bounded(f"{_path(error.absolute_path)}: {error.message}") for error in found[:MAX_ERRORS]]
@@ -189,8 +183,15 @@ def validation_errors(value: JsonValue, schema: Mapping[str, Any]) -> list[str]:
 
 
 def parse_output(text: str, spec: OutputSpec) -> ParsedOutput:
-    """Parse a final answer against `spec.json_schema`: whole text as JSON, then extracted JSON."""
-    schema = spec.json_schema
+    """Parse a final answer against `spec.json_schema`: whole text as JSON, then extracted JSON.
+
+    All of it within one `VALIDATION_BUDGET_S` (`activities.bounded_schema`).
+    """
+    with Budget():
+        return _parse_output(text, spec.json_schema)
+
+
+def _parse_output(text: str, schema: Mapping[str, Any]) -> ParsedOutput:
     try:
         whole = loads(text.strip())
     except ValueError:
@@ -209,9 +210,12 @@ def parse_output(text: str, spec: OutputSpec) -> ParsedOutput:
     return ParsedOutput(errors=["$: the answer is not JSON and contains no JSON object or array"])
 
 
-def apply_output(response: LLMResponse, spec: OutputSpec) -> None:
-    """Fill the output fields of a final answer (`output`, `output_ok`, `output_errors`, `output_method`)."""
-    parsed = parse_output(response.content, spec)
+async def apply_output(response: LLMResponse, spec: OutputSpec) -> None:
+    """Fill the output fields of a final answer (`output`, `output_ok`, `output_errors`, `output_method`).
+
+    Parsing runs in a thread: the worker's event loop never waits on a client's schema.
+    """
+    parsed = await asyncio.to_thread(parse_output, response.content, spec)
     response.output = parsed.value
     response.output_ok = parsed.ok
     response.output_errors = parsed.errors
@@ -243,5 +247,8 @@ def response_format(spec: OutputSpec) -> dict[str, JsonValue]:
 
 @activity.defn(name=CHECK_OUTPUT_SCHEMA_ACTIVITY)
 async def check_output_schema(spec: OutputSpec) -> SchemaCheck:
-    """Whether `spec.json_schema` is a valid JSON Schema (`problem` says why not); never raises for it."""
-    return SchemaCheck(problem=schema_problem(spec.json_schema))
+    """Whether `spec.json_schema` is a valid JSON Schema that is safe to apply (`problem` says why not).
+
+    Never raises for the schema; runs in a thread, off the worker's event loop.
+    """
+    return SchemaCheck(problem=await asyncio.to_thread(schema_problem, spec.json_schema))

@@ -53,6 +53,7 @@ Transformer = Callable[[TransformInput], Any]
 TRANSFORMERS_ENV = "REACT_TRANSFORMERS"
 TRANSFORMERS_ATTRIBUTE = "transformers"
 _FLAG = "--transformers"
+_SECRET_SUFFIXES = ("key", "secret", "_token", "password", "credentials")  # as `workflows.validation`
 
 
 class RequestTransformers:
@@ -130,19 +131,45 @@ class TransformRequestActivity:
             raise ApplicationError(redact(message), type=UNKNOWN_TRANSFORMER, non_retryable=True)
         try:
             answer = await _call(function, request)
+            changes: RequestChanges | None = None
             if answer is None:
                 return RequestChanges()
             if isinstance(answer, RequestChanges):
-                return RequestChanges.model_validate(answer.model_dump())  # re-checked: users may mutate
-            if isinstance(answer, Mapping):
-                return RequestChanges.model_validate(dict(cast(Mapping[str, Any], answer)))
-            problem = f"returned a {type(answer).__name__}, not RequestChanges, a dict or None"
+                changes = RequestChanges.model_validate(answer.model_dump())  # re-checked: users may mutate
+            elif isinstance(answer, Mapping):
+                changes = RequestChanges.model_validate(dict(cast(Mapping[str, Any], answer)))
+            credentials = credential_problem(changes) if changes is not None else None
+            if changes is not None and credentials is None:
+                return changes
+            kind = type(cast(object, answer)).__name__
+            problem = credentials or f"returned a {kind}, not RequestChanges, a dict or None"
         except ValidationError as exc:
             problem = f"returned changes that do not validate: {_one_line(exc)}"
         except Exception as exc:  # user code can raise anything
             problem = f"raised {_one_line(exc)}"
         message = f"request transformer {request.transformer!r} {problem}"
         raise ApplicationError(redact(message), type=TRANSFORMER_ERROR, non_retryable=True) from None
+
+
+def credential_problem(changes: RequestChanges) -> str | None:
+    """Why `changes` may not leave the activity (it carries a credential), or None.
+
+    Checked here, before the answer is recorded (a local activity's result is in history
+    at once): the message names the setting, never its value.
+    """
+    extra = changes.settings.extra if changes.settings is not None else {}
+    names = sorted(key for key in extra if key.lower() == "token" or key.lower().endswith(_SECRET_SUFFIXES))
+    if names:
+        return (
+            f"returned settings.extra carrying credentials ({', '.join(names)}): "
+            "set them in the worker's environment"
+        )
+    dumped = changes.model_dump_json()
+    if redact(dumped) != dumped:
+        return (
+            "returned changes carrying a credential (a key, a token or a secret of the worker's environment)"
+        )
+    return None
 
 
 async def _call(function: Transformer, request: TransformInput) -> object:

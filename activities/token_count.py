@@ -11,7 +11,7 @@ import asyncio
 from temporalio import activity
 
 from activities._heartbeat import with_heartbeat
-from activities.llm import load_litellm
+from activities.litellm_loading import load_litellm
 from contracts.activities import COUNT_TOKENS_ACTIVITY
 from contracts.llm import SCRIPTED_MODEL, CountTokensRequest
 from conversation.budget import estimate_tokens

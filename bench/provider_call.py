@@ -41,10 +41,11 @@ async def _calls(url: str) -> dict[str, Call]:
     from openai import AsyncOpenAI
 
     from activities import _litellm, llm
+    from activities.litellm_loading import load_litellm
     from contracts import LLMRequest, ModelSettings, ToolSpec
     from conversation import Message
 
-    await llm.load_litellm()
+    await load_litellm()
     client = AsyncOpenAI(base_url=url, api_key=PROVIDER_KEY, max_retries=0)
     messages: list[dict[str, object]] = [{"role": "user", "content": QUERY}]
     spec = ToolSpec.model_validate(CALCULATOR_TOOL["function"])

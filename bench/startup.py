@@ -54,7 +54,7 @@ print(time.perf_counter() - started)
 FIRST_CALL_PROBE = """
 import asyncio, time
 started = time.perf_counter()
-from activities.llm import load_litellm_now
+from activities.litellm_loading import load_litellm_now
 load_litellm_now()  # import and configure litellm, register the scripted provider
 from activities import _litellm
 from bench.startup import scripted_kwargs
@@ -64,7 +64,7 @@ print(time.perf_counter() - started)
 
 CALL_CPU_PROBE = """
 import asyncio, time
-from activities.llm import load_litellm_now
+from activities.litellm_loading import load_litellm_now
 load_litellm_now()
 from activities import _litellm
 from bench.startup import scripted_kwargs

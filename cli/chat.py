@@ -25,7 +25,9 @@ from cli import ops, render, render_session, session_ops
 from cli.chat_approvals import ApprovalPrompt, Decide
 from cli.common import Target, out, say, say_lines
 from cli.errors import CliError, err_console, error_line
+from clients import inputs as client_inputs
 from contracts import Ack
+from contracts.session import OnBusy
 from conversation import Context, Message
 
 # Command name -> (usage, what it does); plain text is an ask (or a steer during a run).
@@ -130,11 +132,16 @@ class Chat:
     """An interactive session: asks, live traces, steering and the slash commands."""
 
     def __init__(
-        self, asker: session_ops.Asker, target: Target, expected_last_request: str | None = None
+        self,
+        asker: session_ops.Asker,
+        target: Target,
+        on_busy: OnBusy = "reject",
+        expected_last_request: str | None = None,
     ) -> None:
-        """Chat with `asker`'s session on `target`; see `expected_last_request` below."""
+        """Chat with `asker`'s session on `target`, asking with `on_busy` (see `expected_last_request`)."""
         self.asker = asker
         self.target = target
+        self.on_busy: OnBusy = on_busy
         # With one, each ask expects it to be the session's last request (then the chat's own).
         self.expected_last_request = expected_last_request
         self.lines = LineReader()
@@ -186,7 +193,9 @@ class Chat:
 
     async def _turn(self, query: str) -> bool:
         """Ask `query`, stream its run (typed lines steer it), print the answer. False on /quit."""
-        accepted = await self.asker.ask(query, expected_last_request=self.expected_last_request)
+        expected = self.expected_last_request
+        ask = client_inputs.ask_input(query, on_busy=self.on_busy, expected_last_request=expected)
+        accepted = await self.asker.ask(ask)
         request = accepted.request_id
         if self.expected_last_request is not None:
             self.expected_last_request = request

@@ -1,10 +1,12 @@
 """The `client.py` app: run (and follow) an agent, steer it, edit its context, inspect it.
 
-Each command does its local checks first (files, flags), then one `asyncio.run`
-for the Temporal part, all inside `reported` so any failure is one line and exit 1.
-The commands live in `cli.run_commands` (run, show) and `cli.control_commands`
-(steer, inject, cancel, approve, compact, context); they are registered here, in the order
-`--help` lists them. The session commands add themselves in `cli.session_commands`.
+Each command does its local checks first (files, flags, payload limits), then one
+`asyncio.run` for the Temporal part, all inside `reported` so any failure is one line and
+exit 1 (the shapes of that part are `cli.handle_calls`; the options several commands share
+are the groups of `cli.option_groups`). The commands live in `cli.run_commands` (run,
+show) and `cli.control_commands` (steer, inject, cancel, approve, compact, context); they
+are registered here, in the order `--help` lists them. The session commands add themselves
+in `cli.session_commands`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from cli import codec_server
 from cli.app import CliApp
 from cli.common import Target
 from cli.control_commands import approve, cancel, compact, context_replace, context_switch, inject, steer
+from cli.option_groups import with_groups
 from cli.params import option
 from cli.run_commands import run, show
 from hosting.connection import DEFAULT_ADDRESS, DEFAULT_NAMESPACE
@@ -49,12 +52,8 @@ def main(
     ctx.obj = Target(address, namespace)
 
 
-app.command()(run)
-app.command()(steer)
-app.command()(inject)
-app.command()(cancel)
-app.command()(approve)
-app.command()(compact)
-context_app.command("replace")(context_replace)
-context_app.command("switch")(context_switch)
-app.command()(show)
+for command in (run, steer, inject, cancel, approve, compact):
+    app.command()(with_groups(command))
+context_app.command("replace")(with_groups(context_replace))
+context_app.command("switch")(with_groups(context_switch))
+app.command()(with_groups(show))

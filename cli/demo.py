@@ -5,6 +5,10 @@ bundled local model (SmolLM2-135M on a llama.cpp server the worker starts on
 loopback). `--model scripted` (or REACT_MODEL=scripted) without a script is the
 scripted demo: no LLM at all, the same answer every time.
 
+`web_agents` (`gateway.py --agents cli.demo:web_agents`, as `scripts/demo.sh --web` starts it)
+are the same default agent for the chat page, streamed: `default` asks before each calculator
+call, `auto` does not.
+
 The bundled model has 135M parameters: it shows the mechanics of a ReAct loop, not
 intelligence. It does not choose tools by itself, so its default agent forces a
 calculator call on each user turn (`tool_choice`, reset once the turn has a tool
@@ -16,9 +20,11 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from pydantic import JsonValue
 
+from activities.agent_profiles import AgentProfiles
 from activities.local_model import BUNDLED_MODEL, DEFAULT_API_BASE, missing_install
 from activities.model_check import configured_model_problem
 from cli.errors import CliError
@@ -166,3 +172,31 @@ def check() -> int:
             file=sys.stderr,
         )
     return 0
+
+
+WEB_CHUNK_CHARS = 4
+WEB_CHUNK_DELAY_S = 0.08  # the scripted demo's answer is written visibly, a few characters at a time
+
+
+def web_agent_profiles() -> AgentProfiles:
+    """The chat page's agents: the default agent streamed, `default` with the calculator approved first."""
+    settings, _ = with_defaults({}, [])
+    if settings["model"] == SCRIPTED_MODEL:
+        pace = {"chunk_chars": WEB_CHUNK_CHARS, "chunk_delay_s": WEB_CHUNK_DELAY_S}
+        settings["script"] = [turn.model_copy(update=pace).model_dump(mode="json") for turn in demo_script()]
+    streamed = AgentConfig.model_validate({**settings, "stream": True})
+    profiles = AgentProfiles()
+    profiles.register(
+        "default",
+        streamed.model_copy(update={"approval_required": [DEMO_TOOL]}),
+        description="the demo agent; each calculator call waits for your approval",
+    )
+    profiles.register("auto", streamed, description="the demo agent, calling the calculator unasked")
+    return profiles
+
+
+def __getattr__(name: str) -> Any:
+    """`web_agents`, built on first use from the environment (`REACT_MODEL`, `REACT_API_BASE`)."""
+    if name == "web_agents":
+        return web_agent_profiles()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

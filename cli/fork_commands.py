@@ -8,72 +8,49 @@ the app by `cli.session_commands`.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated
 
 import typer
 
-from cli import ops, render
-from cli.common import say, target_of
+from cli.common import say
 from cli.errors import reported
-from cli.params import AddressOpt, ConversationOpt, NamespaceOpt, OpIdOpt, SessionArg, SessionOpt, option
-from cli.session_args import session_and_argument
-from clients import inputs as client_inputs
-from contracts.session import ForkInput, ResetInput
+from cli.handle_calls import on_handle, send_control, which_session
+from cli.option_groups import ServerOptions, SessionRef
+from cli.params import OpIdOpt, option
+from clients import session_inputs
+from clients.sessions import SessionHandle
 
 
 def fork(
     ctx: typer.Context,
-    session_id: SessionArg = None,
-    session: SessionOpt = None,
-    conversation: ConversationOpt = None,
+    *,
+    ref: SessionRef,
     seq: Annotated[
         int | None, option(help="Fork after this entry of the thread (default: the latest).")
     ] = None,
     new_id: Annotated[
         str | None, option("--id", help="The new session's id (default: <session>-fork-<n>).")
     ] = None,
-    address: AddressOpt = None,
-    namespace: NamespaceOpt = None,
+    server: ServerOptions,
 ) -> None:
     """Start a new session from a session's thread at a seq; the original is unchanged."""
-    target = target_of(ctx, address, namespace)
+    target = server.target(ctx)
+    sid, _ = which_session(target, ref)
     with reported(target.address):
-        sid, _ = session_and_argument(session, conversation, session_id, None, "")
-        client_inputs.checked(ForkInput, {"seq": seq, "session_id": new_id}, "fork")
-
-    async def run_fork() -> None:
-        client = await ops.open_client(target.address, target.namespace)
-        result = await ops.sessions_of(client).get(sid).fork(seq=seq, session_id=new_id)
-        say(f"forked {sid} at seq {result.forked_from.seq}: {result.session_id}")
-
-    with reported(target.address, sid):
-        asyncio.run(run_fork())
+        request = session_inputs.fork_input(seq, new_id)
+    result = on_handle(target, sid, lambda handle: handle.fork(request))
+    say(f"forked {sid} at seq {result.forked_from.seq}: {result.session_id}")
 
 
 def reset(
     ctx: typer.Context,
-    session_id: SessionArg = None,
-    session: SessionOpt = None,
-    conversation: ConversationOpt = None,
+    *,
+    ref: SessionRef,
     reason: Annotated[str | None, option(help="Why (recorded in the op's meta).")] = None,
     op_id: OpIdOpt = None,
-    address: AddressOpt = None,
-    namespace: NamespaceOpt = None,
+    server: ServerOptions,
 ) -> None:
     """Start a session's conversation afresh (deferred while a request runs); its thread keeps every entry."""
-    target = target_of(ctx, address, namespace)
-    with reported(target.address):
-        sid, _ = session_and_argument(session, conversation, session_id, None, "")
-        client_inputs.checked(ResetInput, {"op_id": op_id, "reason": reason}, "reset_thread")
-
-    async def run_reset() -> str:
-        client = await ops.open_client(target.address, target.namespace)
-        ack = await ops.sessions_of(client).get(sid).reset_thread(reason=reason, op_id=op_id)
-        say(render.ack_line(ack))
-        return ack.status
-
-    with reported(target.address, sid):
-        status = asyncio.run(run_reset())
-    if status == "rejected":
-        raise typer.Exit(1)
+    target = server.target(ctx)
+    sid, _ = which_session(target, ref)
+    send_control(target, sid, lambda: session_inputs.reset_input(reason, op_id), SessionHandle.reset_thread)

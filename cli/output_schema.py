@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -23,9 +22,8 @@ from cli.common import say
 from cli.errors import CliError
 from cli.inputs import read_json
 from cli.params import option
-from cli.session_ops import Asker
 from clients.errors import RejectedError
-from clients.output import output_override, output_spec
+from clients.output import output_spec
 from contracts.output import OutputSpec
 
 OutputSchemaOpt = Annotated[
@@ -66,13 +64,6 @@ def print_output(value: JsonValue) -> None:
     """Print a run's parsed output as JSON (on stdout, after a bold `output:` line)."""
     say("output:", "bold")
     typer.echo(json.dumps(value, indent=2, ensure_ascii=False))
-
-
-def asking_for(asker: Asker, spec: OutputSpec | None) -> Asker:
-    """`asker` whose asks request `spec` (an override of each request; unchanged without one)."""
-    if spec is None:
-        return asker
-    return replace(asker, overrides={**asker.overrides, **output_override(spec)})
 
 
 async def print_run_output(client: Client, run_workflow_id: str) -> None:

@@ -9,14 +9,24 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
+import click
 import typer
 
+from contracts.session import OnBusy
 
-def option(*decls: str, help: str, envvar: str | None = None, min: int | None = None) -> Any:
-    """A command-line option (use inside `Annotated`)."""
-    return typer.Option(*decls, help=help, envvar=envvar, min=min)  # pyright: ignore[reportUnknownMemberType]
+
+def option(
+    *decls: str,
+    help: str,
+    envvar: str | None = None,
+    min: int | None = None,
+    choices: tuple[str, ...] | None = None,
+) -> Any:
+    """A command-line option (use inside `Annotated`); `choices`: the values a `Literal` option takes."""
+    click_type = None if choices is None else click.Choice(choices)
+    return typer.Option(*decls, help=help, envvar=envvar, min=min, click_type=click_type)  # pyright: ignore[reportUnknownMemberType]
 
 
 def argument(help: str) -> Any:
@@ -31,16 +41,6 @@ class View(StrEnum):
     thread = "thread"
     context = "context"
     trace = "trace"
-
-
-class OnBusy(StrEnum):
-    """What an ask does when the session is running another request (`AskInput.on_busy`)."""
-
-    reject = "reject"
-    enqueue = "enqueue"
-    steer = "steer"
-    interrupt = "interrupt"
-    rollback = "rollback"
 
 
 class Reason(StrEnum):
@@ -86,6 +86,7 @@ OnBusyOpt = Annotated[
     option(
         "--on-busy",
         help="When another request runs: reject (busy), enqueue, steer it, interrupt it, or rollback.",
+        choices=get_args(OnBusy),
     ),
 ]
 ExpectedLastOpt = Annotated[

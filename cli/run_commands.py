@@ -7,49 +7,39 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from pathlib import Path
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, TypeVar
 
 import typer
+from pydantic import BaseModel
+from rich.table import Table
 
 from cli import inputs, ops, render
-from cli.common import Target, announce, out, say_lines, target_of
+from cli.common import Target, announce, out, say_lines
 from cli.demo import DEMO_QUERY, demo_notice
 from cli.errors import CliError, err_console, reported
+from cli.handle_calls import on_run
+from cli.option_groups import AgentOptions, ServerOptions
 from cli.output_schema import OutputSchemaOpt, load_output_schema, print_output
-from cli.params import (
-    AddressOpt,
-    ApiBaseOpt,
-    ApprovalOpt,
-    ModelOpt,
-    NamespaceOpt,
-    NoStreamOpt,
-    View,
-    WorkflowId,
-    argument,
-    option,
-)
+from cli.params import NoStreamOpt, View, WorkflowId, argument, option
 from clients import inputs as client_inputs
+from clients.runs import RunHandle
 from contracts import AgentConfig
+
+M = TypeVar("M", bound=BaseModel)
 
 
 def run(
     ctx: typer.Context,
     query: Annotated[str | None, argument(help="The user's question (optional for the demo).")] = None,
     workflow_id: Annotated[str | None, option("--id", help="Workflow id (default react-<hex>).")] = None,
-    model: ModelOpt = None,
-    api_base: ApiBaseOpt = None,
-    tool: Annotated[list[str] | None, option(help="A tool the agent may call (repeatable).")] = None,
-    require_approval: ApprovalOpt = None,
-    system_prompt: Annotated[str | None, option(help="System prompt of the agent.")] = None,
-    max_iterations: Annotated[int | None, option(min=1, help="LLM turns before giving up.")] = None,
-    script: Annotated[Path | None, option(help="JSON list of script turns (scripted model).")] = None,
+    *,
+    agent: AgentOptions,
     request_id: Annotated[str | None, option(help="Request id (default: chosen by the run).")] = None,
     no_follow: Annotated[bool, option("--no-follow", help="Print the workflow id and exit.")] = False,
     no_stream: NoStreamOpt = False,
     output_schema: OutputSchemaOpt = None,
-    address: AddressOpt = None,
-    namespace: NamespaceOpt = None,
+    server: ServerOptions,
 ) -> None:
     """Start a run and follow it live until the final answer: its trace, and the LLM's text as it comes.
 
@@ -61,20 +51,10 @@ def run(
     else the run fails `invalid_output`); the parsed output is printed as JSON.
     Exits 1 unless the run completes.
     """
-    target = target_of(ctx, address, namespace)
+    target = server.target(ctx)
     workflow_id = workflow_id or f"react-{uuid.uuid4().hex[:8]}"
     with reported(target.address, workflow_id):
-        flags = inputs.AgentFlags(
-            model,
-            tuple(tool or ()),
-            system_prompt,
-            max_iterations,
-            script,
-            api_base,
-            not no_stream,
-            tuple(require_approval or ()),
-        )
-        config, demo = inputs.resolve_config(flags)
+        config, demo = inputs.resolve_config(agent.flags(not no_stream))
         output = load_output_schema(output_schema)
         config = config if output is None else config.model_copy(update={"output": output})
         if demo:
@@ -111,27 +91,30 @@ def show(
     workflow_id: WorkflowId,
     what: Annotated[View, argument(help="Which query to show.")] = View.state,
     as_json: Annotated[bool, option("--json", help="Raw JSON instead of tables.")] = False,
-    address: AddressOpt = None,
-    namespace: NamespaceOpt = None,
+    *,
+    server: ServerOptions,
 ) -> None:
     """Show a run's state, thread, context or trace: WHAT names the query (default state)."""
-    target = target_of(ctx, address, namespace)
-    with reported(target.address, workflow_id):
-        asyncio.run(_show(target, workflow_id, what, as_json))
+    target = server.target(ctx)
+    on_run(target, workflow_id, lambda run: _show(run, what, as_json))
 
 
-async def _show(target: Target, workflow_id: str, what: View, as_json: bool) -> None:
-    client = await ops.open_client(target.address, target.namespace)
-    run = ops.runs_of(client).get(workflow_id)
+def _print(answer: M, table: Callable[[M], Table], as_json: bool) -> None:
+    """A query's answer as JSON, or as its table."""
+    if as_json:
+        typer.echo(answer.model_dump_json(indent=2))
+    else:
+        out.print(table(answer))
+
+
+async def _show(run: RunHandle, what: View, as_json: bool) -> None:
     match what:
         case View.state:
             state = await run.state()
-            if as_json:
-                return typer.echo(state.model_dump_json(indent=2))
-            out.print(render.state_table(state))
-            if state.pending_tool_calls:
+            _print(state, render.state_table, as_json)
+            if state.pending_tool_calls and not as_json:
                 out.print(render.tool_calls_table(state))
-            if state.pending_approvals:
+            if state.pending_approvals and not as_json:
                 out.print(render.approvals_table(state))
         case View.thread:
             entries = [entry async for entry in run.thread()]
@@ -139,12 +122,6 @@ async def _show(target: Target, workflow_id: str, what: View, as_json: bool) -> 
                 return typer.echo(ops.ENTRIES.dump_json(entries, indent=2).decode())
             out.print(render.thread_table(entries))
         case View.context:
-            context = await run.context()
-            if as_json:
-                return typer.echo(context.model_dump_json(indent=2))
-            out.print(render.context_table(context))
+            _print(await run.context(), render.context_table, as_json)
         case View.trace:
-            trace = await run.trace()
-            if as_json:
-                return typer.echo(trace.model_dump_json(indent=2))
-            out.print(render.trace_table(trace))
+            _print(await run.trace(), render.trace_table, as_json)

@@ -11,75 +11,49 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
 
-from cli import inputs, ops, render_session, session_ops
+from cli import render_session, session_ops
 from cli.chat import Chat
 from cli.commands import app
-from cli.common import Target, announce, out, say, say_lines, target_of
+from cli.common import Target, announce, out, say, say_lines
 from cli.demo import DEMO_QUERY
 from cli.errors import CliError, err_console, reported
 from cli.fork_commands import fork, reset
-from cli.output_schema import OutputSchemaOpt, asking_for, load_output_schema, print_run_output
+from cli.handle_calls import on_handle, which_session
+from cli.option_groups import AskRules, ServerOptions, SessionOptions, SessionRef, with_groups
+from cli.output_schema import OutputSchemaOpt, load_output_schema, print_run_output
 from cli.params import (
-    AddressOpt,
-    AgentIdOpt,
-    ApiBaseOpt,
-    ApprovalOpt,
     ConversationOpt,
-    ExpectedLastOpt,
-    IterationsOpt,
     JsonOpt,
-    ModelOpt,
-    NamespaceOpt,
-    NoStreamOpt,
-    OnBusy,
-    OnBusyOpt,
-    PromptOpt,
-    ScriptOpt,
-    SessionArg,
     SessionOpt,
-    SnapshotOpt,
-    ToolOpt,
     argument,
     option,
 )
-from cli.session_args import resume_hint, session_and_argument, session_id_of
+from cli.session_args import resume_hint, session_id_of
 from cli.session_inspect_commands import export, history, status
 from clients import inputs as client_inputs
+from clients.output import output_override
 from clients.sessions import session_workflow_id
-from contracts.output import OutputSpec
-
-DEFAULT_AGENT_ID = "default"
+from contracts.session import AskInput
 
 
 def ask(
     ctx: typer.Context,
-    session_id: SessionArg = None,
+    *,
+    ref: SessionRef,
     query: Annotated[
         str | None, argument(help="The user's question (optional for a new demo session).")
     ] = None,
-    session: SessionOpt = None,
-    conversation: ConversationOpt = None,
-    model: ModelOpt = None,
-    api_base: ApiBaseOpt = None,
-    tool: ToolOpt = None,
-    require_approval: ApprovalOpt = None,
-    system_prompt: PromptOpt = None,
-    max_iterations: IterationsOpt = None,
-    script: ScriptOpt = None,
-    agent_id: AgentIdOpt = DEFAULT_AGENT_ID,
-    snapshot: SnapshotOpt = None,
+    options: SessionOptions,
     request_id: Annotated[str | None, option(help="Request id (default: chosen by the session).")] = None,
     no_follow: Annotated[bool, option("--no-follow", help="Print the request id and exit.")] = False,
-    no_stream: NoStreamOpt = False,
-    on_busy: OnBusyOpt = OnBusy.reject,
-    expected_last_request: ExpectedLastOpt = None,
+    rules: AskRules,
     output_schema: OutputSchemaOpt = None,
-    address: AddressOpt = None,
-    namespace: NamespaceOpt = None,
+    server: ServerOptions,
 ) -> None:
     """Ask a session QUERY and follow its run live (the LLM's text as it comes); the first ask creates it.
 
@@ -93,30 +67,22 @@ def ask(
     instead). --output-schema: this request's answer must match that JSON Schema (see
     `run`); its parsed output is printed as JSON. Exits 1 unless the request completes.
     """
-    target = target_of(ctx, address, namespace)
-    with reported(target.address):
-        sid, query = session_and_argument(session, conversation, session_id, query, "the QUERY")
+    target = server.target(ctx)
+    sid, query = which_session(target, ref, query, "the QUERY")
     with reported(target.address, sid, resume_hint(sid)):
-        flags = inputs.AgentFlags(
-            model,
-            tuple(tool or ()),
-            system_prompt,
-            max_iterations,
-            script,
-            api_base,
-            not no_stream,
-            tuple(require_approval or ()),
-        )
-        if query is not None:  # limits, before connecting
-            client_inputs.ask_input(
-                query,
-                request_id=request_id,
-                on_busy=on_busy.value,
-                expected_last_request=expected_last_request,
-            )
-        ask = session_ops.AskChoice(request_id, on_busy.value, expected_last_request)
         output = load_output_schema(output_schema)
-        ok = asyncio.run(_ask(target, sid, query, flags, agent_id, snapshot, ask, not no_follow, output))
+
+        def ask_of(text: str) -> AskInput:
+            return client_inputs.ask_input(
+                text,
+                request_id=request_id,
+                overrides=output_override(output) if output is not None else {},
+                on_busy=rules.on_busy,
+                expected_last_request=rules.expected_last_request,
+            )
+
+        built = None if query is None else ask_of(query)  # limits, before connecting
+        ok = asyncio.run(_ask(target, sid, options, rules, built or ask_of, not no_follow))
     if not ok:
         raise typer.Exit(1)
 
@@ -124,22 +90,18 @@ def ask(
 async def _ask(
     target: Target,
     session_id: str,
-    query: str | None,
-    flags: inputs.AgentFlags,
-    agent_id: str,
-    snapshot: str | None,
-    choice: session_ops.AskChoice,
+    options: SessionOptions,
+    rules: AskRules,
+    ask: AskInput | Callable[[str], AskInput],
     follow: bool,
-    output: OutputSpec | None = None,
 ) -> bool:
-    asker, demo = await session_ops.open_asker(
-        target.address, target.namespace, session_id, flags, agent_id, snapshot, choice.on_busy
-    )
-    asker = asking_for(asker, output)
-    query = query or (DEMO_QUERY if demo else None)
-    if not query:
-        raise CliError("a QUERY is required (only a new session on the default demo agent has one)")
-    accepted = await asker.ask(query, choice.request_id, choice.expected_last_request)
+    """Ask (`ask`, or the demo's query made by it when the session is new on the demo agent) and follow."""
+    asker, demo = await session_ops.open_asker(target, session_id, options, stream=not rules.no_stream)
+    if not isinstance(ask, AskInput):
+        if not demo:
+            raise CliError("a QUERY is required (only a new session on the default demo agent has one)")
+        ask = ask(DEMO_QUERY)
+    accepted = await asker.ask(ask)
     disposition = render_session.accepted_line(accepted)
     if not follow:
         if disposition is not None:
@@ -153,43 +115,35 @@ async def _ask(
     announce(target, "run workflow id", accepted.run_workflow_id, f"session {session_id}")
     record = await session_ops.follow_request(asker, accepted, out, target.address)
     say_lines(render_session.record_lines(record), bold_first=2)
-    if output is not None and record.status == "completed":
+    if "output" in ask.overrides and record.status == "completed":  # --output-schema (`output_override`)
         await print_run_output(asker.client, accepted.run_workflow_id)
     return record.status == "completed"
 
 
 def await_request(
     ctx: typer.Context,
-    session_id: SessionArg = None,
+    *,
+    ref: SessionRef,
     request_id: Annotated[str | None, argument(help="The request to wait for.")] = None,
-    session: SessionOpt = None,
-    conversation: ConversationOpt = None,
     as_json: JsonOpt = False,
-    address: AddressOpt = None,
-    namespace: NamespaceOpt = None,
+    server: ServerOptions,
 ) -> None:
     """Wait until a session's request REQUEST_ID has finished and print its record.
 
     Works for any of the last 100 requests. Exits 1 unless the request completed.
     """
-    target = target_of(ctx, address, namespace)
-    with reported(target.address):
-        sid, request = session_and_argument(session, conversation, session_id, request_id, "the REQUEST_ID")
-
-    async def wait() -> bool:
-        if request is None:
+    target = server.target(ctx)
+    sid, request = which_session(target, ref, request_id, "the REQUEST_ID")
+    if request is None:
+        with reported(target.address, sid):
             raise CliError("a REQUEST_ID is required (`ask` prints it; `history --requests` lists them)")
-        client = await ops.open_client(target.address, target.namespace)
-        record = await ops.sessions_of(client).get(sid).await_result(request)
-        if as_json:
-            typer.echo(record.model_dump_json(indent=2))
-        else:
-            say_lines(render_session.record_lines(record, verbose=True), bold_first=1)
-        return record.status == "completed"
-
-    with reported(target.address, sid, resume_hint(sid)):
-        ok = asyncio.run(wait())
-    if not ok:
+    wanted = request
+    record = on_handle(target, sid, lambda handle: handle.await_result(wanted), resume_hint(sid))
+    if as_json:
+        typer.echo(record.model_dump_json(indent=2))
+    else:
+        say_lines(render_session.record_lines(record, verbose=True), bold_first=1)
+    if record.status != "completed":
         raise typer.Exit(1)
 
 
@@ -200,20 +154,10 @@ def chat(
     ] = None,
     session: SessionOpt = None,
     conversation: ConversationOpt = None,
-    model: ModelOpt = None,
-    api_base: ApiBaseOpt = None,
-    tool: ToolOpt = None,
-    require_approval: ApprovalOpt = None,
-    system_prompt: PromptOpt = None,
-    max_iterations: IterationsOpt = None,
-    script: ScriptOpt = None,
-    agent_id: AgentIdOpt = DEFAULT_AGENT_ID,
-    snapshot: SnapshotOpt = None,
-    no_stream: NoStreamOpt = False,
-    on_busy: OnBusyOpt = OnBusy.reject,
-    expected_last_request: ExpectedLastOpt = None,
-    address: AddressOpt = None,
-    namespace: NamespaceOpt = None,
+    *,
+    options: SessionOptions,
+    rules: AskRules,
+    server: ServerOptions,
 ) -> None:
     """Chat with a session: each line is an ask, its run streams live, then the answer.
 
@@ -228,37 +172,22 @@ def chat(
     --on-busy applies to each ask, and with --expected-last-request each ask expects
     the chat's previous request to be the last one (the first expects the one given).
     """
-    target = target_of(ctx, address, namespace)
+    target = server.target(ctx)
     with reported(target.address):
         if session_id is not None and (session is not None or conversation is not None):
             raise CliError(f"unexpected argument {session_id!r}: the session is given by an option")
-        sid = session_id_of(session, conversation, session_id) or session_workflow_id(uuid.uuid4().hex[:8])
+        sid = session_id_of(session, conversation, session_id)
+        sid = sid or session_workflow_id(uuid.uuid4().hex[:8])
+
+    async def talk() -> None:
+        asker, _ = await session_ops.open_asker(target, sid, options, stream=not rules.no_stream)
+        await Chat(asker, target, rules.on_busy, rules.expected_last_request).run()
+
     with reported(target.address, sid, resume_hint(sid)):
-        flags = inputs.AgentFlags(
-            model,
-            tuple(tool or ()),
-            system_prompt,
-            max_iterations,
-            script,
-            api_base,
-            not no_stream,
-            tuple(require_approval or ()),
-        )
-
-        async def talk() -> None:
-            asker, _ = await session_ops.open_asker(
-                target.address, target.namespace, sid, flags, agent_id, snapshot, on_busy.value
-            )
-            await Chat(asker, target, expected_last_request).run()
-
         asyncio.run(talk())
 
 
-app.command()(ask)
-app.command("await")(await_request)
-app.command()(status)
-app.command()(history)
-app.command()(export)
-app.command()(fork)
-app.command()(reset)
-app.command()(chat)
+app.command()(with_groups(ask))
+app.command("await")(with_groups(await_request))
+for command in (status, history, export, fork, reset, chat):
+    app.command()(with_groups(command))

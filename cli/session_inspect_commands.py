@@ -5,64 +5,50 @@ Registered on the app by `cli.session_commands`.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated
 
 import typer
 
 from cli import ops, render_session, session_ops
-from cli.common import out, say_lines, target_of
-from cli.errors import err_console, reported
-from cli.params import AddressOpt, ConversationOpt, JsonOpt, NamespaceOpt, SessionArg, SessionOpt, option
-from cli.session_args import session_and_argument
+from cli.common import out, say_lines
+from cli.errors import err_console
+from cli.handle_calls import on_session
+from cli.option_groups import ServerOptions, SessionRef
+from cli.params import JsonOpt, option
+from clients.sessions import SessionHandle
 
 
 def status(
     ctx: typer.Context,
-    session_id: SessionArg = None,
-    session: SessionOpt = None,
-    conversation: ConversationOpt = None,
+    *,
+    ref: SessionRef,
     as_json: JsonOpt = False,
-    address: AddressOpt = None,
-    namespace: NamespaceOpt = None,
+    server: ServerOptions,
 ) -> None:
     """Show a session's state, active request, model, tools, thread, lane, pending op and agent state."""
-    target = target_of(ctx, address, namespace)
-    with reported(target.address):
-        sid, _ = session_and_argument(session, conversation, session_id, None, "")
 
-    async def show() -> None:
-        client = await ops.open_client(target.address, target.namespace)
-        handle = ops.sessions_of(client).get(sid)
+    async def show(handle: SessionHandle) -> None:
         answer = await handle.status()
         if as_json:
             return typer.echo(answer.model_dump_json(indent=2))
         out.print(render_session.status_table(answer))
         say_lines(render_session.agent_state_lines(await handle.agent_state()))
 
-    with reported(target.address, sid):
-        asyncio.run(show())
+    on_session(ctx, server, ref, show)
 
 
 def history(
     ctx: typer.Context,
-    session_id: SessionArg = None,
-    session: SessionOpt = None,
-    conversation: ConversationOpt = None,
+    *,
+    ref: SessionRef,
     since: Annotated[int, option(min=0, help="Only entries with seq >= SINCE.")] = 0,
     requests: Annotated[bool, option("--requests", help="The requests instead of the thread.")] = False,
     as_json: JsonOpt = False,
-    address: AddressOpt = None,
-    namespace: NamespaceOpt = None,
+    server: ServerOptions,
 ) -> None:
     """Show a session's thread as readable lines (seq, role, content, tool calls), or its requests."""
-    target = target_of(ctx, address, namespace)
-    with reported(target.address):
-        sid, _ = session_and_argument(session, conversation, session_id, None, "")
 
-    async def show() -> None:
-        client = await ops.open_client(target.address, target.namespace)
-        session = ops.sessions_of(client).get(sid)
+    async def show(session: SessionHandle) -> None:
         if requests:
             records = await session.requests()
             if as_json:
@@ -73,31 +59,19 @@ def history(
             return typer.echo(ops.ENTRIES.dump_json(entries, indent=2).decode())
         say_lines(render_session.history_lines(entries))
 
-    with reported(target.address, sid):
-        asyncio.run(show())
+    on_session(ctx, server, ref, show)
 
 
 def export(
     ctx: typer.Context,
-    session_id: SessionArg = None,
-    session: SessionOpt = None,
-    conversation: ConversationOpt = None,
+    *,
+    ref: SessionRef,
     lane: Annotated[str | None, option(help="The lane to export (default: the active one).")] = None,
     ttl: Annotated[float | None, option(help="Lifetime of the token in seconds (default: none).")] = None,
-    address: AddressOpt = None,
-    namespace: NamespaceOpt = None,
+    server: ServerOptions,
 ) -> None:
     """Print a signed snapshot token of a session's conversation (`ask --snapshot` restores it)."""
-    target = target_of(ctx, address, namespace)
-    with reported(target.address):
-        sid, _ = session_and_argument(session, conversation, session_id, None, "")
-
-    async def run_export() -> None:
-        client = await ops.open_client(target.address, target.namespace)
-        result = await ops.sessions_of(client).get(sid).export(context_ref=lane, ttl_s=ttl)
-        typer.echo(result.token)
-        if result.expires_at is not None:
-            err_console.print(f"expires at {result.expires_at:%Y-%m-%d %H:%M:%S %Z}", style="dim")
-
-    with reported(target.address, sid):
-        asyncio.run(run_export())
+    result = on_session(ctx, server, ref, lambda handle: handle.export(context_ref=lane, ttl_s=ttl))
+    typer.echo(result.token)
+    if result.expires_at is not None:
+        err_console.print(f"expires at {result.expires_at:%Y-%m-%d %H:%M:%S %Z}", style="dim")

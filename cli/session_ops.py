@@ -16,11 +16,13 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
 from cli import inputs, ops
+from cli.common import Target
 from cli.demo import demo_notice
 from cli.errors import err_console
+from cli.option_groups import SessionOptions
 from clients.sessions import SessionHandle
 from contracts import AgentConfig
-from contracts.session import AskAccepted, OnBusy, RequestRecord, RequestResult
+from contracts.session import AskAccepted, AskInput, RequestRecord, RequestResult
 
 DESCRIBE_TIMEOUT = timedelta(seconds=10)
 RECORDS = TypeAdapter(list[RequestRecord])
@@ -40,15 +42,6 @@ async def is_running(client: Client, session_id: str) -> bool:
 
 
 @dataclass(frozen=True)
-class AskChoice:
-    """How one ask is made: its request id, what a busy session does with it, the request it expects last."""
-
-    request_id: str | None = None
-    on_busy: OnBusy = "reject"
-    expected_last_request: str | None = None
-
-
-@dataclass(frozen=True)
 class Asker:
     """How this process asks one session: the config that creates it, the overrides of each ask."""
 
@@ -59,59 +52,44 @@ class Asker:
     overrides: dict[str, JsonValue]
     snapshot: str | None = None
     stream: bool = True
-    on_busy: OnBusy = "reject"
 
     @property
     def session_id(self) -> str:
         """The session's workflow id."""
         return self.session.workflow_id
 
-    async def ask(
-        self, query: str, request_id: str | None = None, expected_last_request: str | None = None
-    ) -> AskAccepted:
-        """Ask `query`, creating the session with this asker's config if it does not run yet.
+    async def ask(self, ask: AskInput) -> AskAccepted:
+        """Send `ask` (over this asker's overrides), creating the session with its config if it does not run.
 
         Raises:
             RejectedError: the ask is over a limit or the session refused it (`busy`, `stale`, ...).
         """
-        return await self.session.ask(
-            query,
-            config=self.config,
-            agent_id=self.agent_id,
-            request_id=request_id,
-            overrides=self.overrides,
-            snapshot=self.snapshot,
-            on_busy=self.on_busy,
-            expected_last_request=expected_last_request,
-        )
+        if self.overrides:
+            ask = ask.model_copy(update={"overrides": {**self.overrides, **ask.overrides}})
+        return await self.session.ask(ask, config=self.config, agent_id=self.agent_id, snapshot=self.snapshot)
 
 
 async def open_asker(
-    address: str,
-    namespace: str,
-    session_id: str,
-    flags: inputs.AgentFlags,
-    agent_id: str,
-    snapshot: str | None,
-    on_busy: OnBusy = "reject",
+    target: Target, session_id: str, options: SessionOptions, stream: bool
 ) -> tuple[Asker, bool]:
     """Connect and prepare the asks of a session; True when they create one on a default demo agent.
 
-    A new session is created by the first ask with the whole config of `flags` (the
+    A new session is created by the first ask with the whole config of `options` (the
     demo notice is shown if it is the demo); a running one keeps its own config and
     gets the options the user passed as the per-request overrides of every ask.
     """
+    flags = options.agent.flags(stream)
     config, demo = inputs.resolve_config(flags)
     explicit = inputs.explicit_settings(flags)
-    client = await ops.open_client(address, namespace)
+    client = await ops.open_client(target.address, target.namespace)
     running = await is_running(client, session_id)
-    if running and snapshot is not None:
+    if running and options.snapshot is not None:
         err_console.print("note: --snapshot is ignored, the session already runs", style="dim", markup=False)
     if not running and demo:
         err_console.print(demo_notice(config), markup=False, soft_wrap=True, style="bold")
     session = ops.sessions_of(client).get(session_id)
     overrides = explicit if running else {}
-    asker = Asker(client, session, agent_id, config, overrides, snapshot, flags.stream, on_busy)
+    asker = Asker(client, session, options.agent_id, config, overrides, options.snapshot, stream)
     return asker, demo and not running
 
 

@@ -10,7 +10,6 @@ every answer is decoded into its contract model, and a coded refusal becomes a
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypeVar
 
@@ -20,78 +19,17 @@ from temporalio.service import RPCError
 
 from clients import inputs
 from clients.errors import RejectedError, workflow_rejection
+from clients.scope import ClientScope as ClientScope
+from clients.scope import StoreReader, Timeouts
 from clients.update_retry import execute_update
-from contracts import TASK_QUEUE, Ack, Segment, SegmentRef, ThreadPage
+from contracts import Ack, CancelInput, SteerInput, ThreadPage
+from contracts.approval import ApproveInput
 from contracts.signals import SteerMode
 from contracts.thread import DEFAULT_PAGE_ENTRIES
 from conversation import Context, ContextModifyInput, Entry
 from conversation.thread import OperationReason
-from payloads.blob_store import BlobStore, blob_store_from_env
 
 M = TypeVar("M", bound=BaseModel)
-
-
-@dataclass(frozen=True)
-class Timeouts:
-    """How long the client waits for the server.
-
-    Attributes:
-        query: each query (a query needs a worker: without one it fails after this long).
-        control: each acknowledging Update (steer, cancel, context ops, config controls) and each ask.
-        work: Updates that run an activity before they answer (`compact` calls the model, `export`
-            signs a snapshot, `register_tool` asks the worker).
-    """
-
-    query: timedelta = timedelta(seconds=10)
-    control: timedelta = timedelta(seconds=30)
-    work: timedelta = timedelta(minutes=5)
-
-
-class StoreReader:
-    """Reads archived thread segments from the payload store (opened on first use)."""
-
-    def __init__(self, store: BlobStore | None) -> None:
-        """Use `store` (default: the one `REACT_PAYLOAD_STORE` names, decrypting when keys are set)."""
-        self._store = store
-        self._last: tuple[str, Segment] | None = None
-
-    async def segment(self, ref: SegmentRef) -> Segment:
-        """The segment `ref` names (the last one read is kept, for paging through it).
-
-        Raises:
-            BlobMissingError: the store does not hold it (check `REACT_PAYLOAD_STORE`).
-        """
-        if self._last is not None and self._last[0] == ref.digest:
-            return self._last[1]
-        store = self._store = self._store or blob_store_from_env()
-        segment = Segment.model_validate_json(await store.get(ref.digest))
-        self._last = (ref.digest, segment)
-        return segment
-
-
-class ClientScope:
-    """What `Runs` and `Sessions` share: the Temporal client, the task queue, timeouts and the store."""
-
-    def __init__(
-        self,
-        client: Client,
-        *,
-        task_queue: str = TASK_QUEUE,
-        store: BlobStore | None = None,
-        timeouts: Timeouts | None = None,
-    ) -> None:
-        """Use `client` (from `connect()`, so payloads use the product's converter and payload store).
-
-        Args:
-            client: a Temporal client built by `client.connect()`.
-            task_queue: the workers' task queue.
-            store: the payload store (default: the one `REACT_PAYLOAD_STORE` names).
-            timeouts: how long queries and acknowledging Updates may take.
-        """
-        self._client = client
-        self._task_queue = task_queue
-        self._timeouts = timeouts or Timeouts()
-        self._store = StoreReader(store)
 
 
 class WorkflowControls:
@@ -145,7 +83,7 @@ class WorkflowControls:
 
     async def steer(
         self,
-        content: str,
+        content: str | SteerInput,
         *,
         expected_request_id: str | None = None,
         source: str | None = None,
@@ -154,6 +92,9 @@ class WorkflowControls:
         cancel_tools: bool = False,
     ) -> Ack:
         """Guide the run: user-style input read before its next LLM call.
+
+        `content` is the text, or a `SteerInput` built by `clients.inputs.steer_input` (then
+        the keyword arguments are not used: the input carries them).
 
         With `mode="interrupt"` the LLM call in flight is cancelled at once (what it had
         produced is kept as an `interrupted` assistant entry) and the model is called again
@@ -181,13 +122,13 @@ class WorkflowControls:
 
     async def inject(
         self,
-        content: str,
+        content: str | SteerInput,
         *,
         expected_request_id: str | None = None,
         source: str | None = None,
         refs: Mapping[str, str] | None = None,
     ) -> Ack:
-        """Add input to the run's conversation as new user content (answers as `steer` does)."""
+        """Add input to the run's conversation as new user content (takes `content`, answers as `steer`)."""
         return await self._acked(
             "inject",
             lambda: inputs.steer_input(
@@ -195,13 +136,17 @@ class WorkflowControls:
             ),
         )
 
-    async def cancel(self, reason: str | None = None) -> Ack:
-        """Cancel the run: `accepted` when it ends `cancelled`, else `rejected` (`not_running`, `idle`)."""
+    async def cancel(self, reason: str | CancelInput | None = None) -> Ack:
+        """Cancel the run (`reason`: why, or a built `CancelInput`).
+
+        Returns:
+            `accepted` when it ends `cancelled`, else `rejected` (`not_running`, `idle`).
+        """
         return await self._acked("cancel", lambda: inputs.cancel_input(reason))
 
     async def approve(
         self,
-        call_id: str,
+        call_id: str | ApproveInput,
         *,
         approved: bool = True,
         reason: str | None = None,
@@ -212,7 +157,8 @@ class WorkflowControls:
 
         `reason` is shown to the model; `arguments` (approving only) replace the call's and
         must fit the tool's schema; `approver` names who decided (recorded in the trace).
-        A session forwards the decision to its active run.
+        A session forwards the decision to its active run. `call_id` may be an `ApproveInput`
+        built by `clients.inputs.approve_input` (which carries the other arguments).
 
         Returns:
             `accepted` with the `call_id`, or `rejected` with `reason` (`unknown_call`,

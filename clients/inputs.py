@@ -17,12 +17,10 @@ from typing import TypeVar
 from pydantic import BaseModel, JsonValue, ValidationError
 
 from clients.errors import RejectedError, invalid_payload
-from contracts import AgentConfig, CancelInput, ModelSettings, RunInput, SteerInput, ThreadQuery
+from contracts import AgentConfig, CancelInput, RunInput, SteerInput, ThreadQuery
 from contracts.approval import ApproveInput
-from contracts.compaction import CompactInput
 from contracts.errors import BLANK_CONTENT, INVALID_INPUT, INVALID_OP
-from contracts.session import AskInput, ContextQuery, ExportInput, RequestRef, SessionInput
-from contracts.session_config import ModelInput, SystemPromptInput, ToolContextInput, ToolNameInput
+from contracts.session import AskInput, RequestRef, SessionInput
 from contracts.thread import DEFAULT_PAGE_ENTRIES
 from conversation import (
     DEFAULT_CONTEXT_REF,
@@ -45,11 +43,13 @@ def checked(model: type[M], data: Mapping[str, object], what: str) -> M:
         raise invalid_payload(error, what) from None
 
 
-def _dumped(value: BaseModel | None) -> object:
+def dumped(value: BaseModel | None) -> object:
+    """A model's dump (None stays None), to be validated again as part of a payload."""
     return value.model_dump() if value is not None else None
 
 
-def _not_blank(text: str, field: str, code: str = INVALID_INPUT) -> None:
+def not_blank(text: str, field: str, code: str = INVALID_INPUT) -> None:
+    """Refuse blank text as the workflow would (`code`, naming `field`)."""
     if not text.strip():
         raise RejectedError(code, f"{field} must not be blank")
 
@@ -77,14 +77,14 @@ def run_input(
             "query": query,
             "request_id": request_id,
             "config": config.model_dump(),
-            "context": _dumped(context),
+            "context": dumped(context),
             "context_ref": context_ref,
         },
         "ReActRun input",
     )
-    _not_blank(run.query, "query")
-    _not_blank(run.config.model, "config.model")
-    _not_blank(run.context_ref, "context_ref")
+    not_blank(run.query, "query")
+    not_blank(run.config.model, "config.model")
+    not_blank(run.context_ref, "context_ref")
     return run
 
 
@@ -101,17 +101,17 @@ def session_input(
         {
             "agent_id": agent_id,
             "config": config.model_dump(),
-            "context_policy": _dumped(context_policy),
+            "context_policy": dumped(context_policy),
             "snapshot": snapshot,
         },
         "AgentSession input",
     )
-    _not_blank(session.config.model, "config.model")
+    not_blank(session.config.model, "config.model")
     return session
 
 
 def ask_input(
-    query: str,
+    query: str | AskInput,
     *,
     request_id: str | None = None,
     overrides: Mapping[str, JsonValue] | None = None,
@@ -119,20 +119,24 @@ def ask_input(
     on_busy: str = "reject",
     expected_last_request: str | None = None,
 ) -> AskInput:
-    """An ask; without `request_id` the client chooses one, so a retried ask is answered, not run twice."""
-    ask = checked(
-        AskInput,
-        {
+    """An ask; without `request_id` the client chooses one, so a retried ask is answered, not run twice.
+
+    `query` may be an ask built before (checked again, the other arguments unused).
+    """
+    data = (
+        query.model_dump()
+        if isinstance(query, AskInput)
+        else {
             "query": query,
             "request_id": request_id or new_id(),
             "overrides": dict(overrides or {}),
-            "context_policy": _dumped(context_policy),
+            "context_policy": dumped(context_policy),
             "on_busy": on_busy,
             "expected_last_request": expected_last_request,
-        },
-        "ask",
+        }
     )
-    _not_blank(ask.query, "query")
+    ask = checked(AskInput, data, "ask")
+    not_blank(ask.query, "query")
     return ask
 
 
@@ -145,7 +149,7 @@ def request_ref(request_id: str) -> RequestRef:
 
 
 def steer_input(
-    content: str,
+    content: str | SteerInput,
     *,
     expected_request_id: str | None = None,
     source: str | None = None,
@@ -154,41 +158,59 @@ def steer_input(
     mode: str = "queue",
     cancel_tools: bool = False,
 ) -> SteerInput:
-    """Steer or inject input (`what` names the control in messages; `mode` and `cancel_tools`: steer only)."""
-    payload = checked(
-        SteerInput,
-        {
+    """Steer or inject input (`what` names the control in messages; `mode` and `cancel_tools`: steer only).
+
+    `content` may be an input built before (checked again, the keyword arguments but `what` unused).
+    """
+    data = (
+        content.model_dump()
+        if isinstance(content, SteerInput)
+        else {
             "content": content,
             "expected_request_id": expected_request_id,
             "source": source,
             "refs": dict(refs or {}),
             "mode": mode,
             "cancel_tools": cancel_tools,
-        },
-        what,
+        }
     )
-    _not_blank(payload.content, "content", BLANK_CONTENT)
+    payload = checked(SteerInput, data, what)
+    not_blank(payload.content, "content", BLANK_CONTENT)
     return payload
 
 
-def cancel_input(reason: str | None = None) -> CancelInput:
-    """A cancel."""
-    return checked(CancelInput, {"reason": reason}, "cancel")
+def cancel_input(reason: str | CancelInput | None = None) -> CancelInput:
+    """A cancel (`reason` may be a cancel built before: checked again)."""
+    data = reason.model_dump() if isinstance(reason, CancelInput) else {"reason": reason}
+    return checked(CancelInput, data, "cancel")
 
 
 def approve_input(
-    call_id: str,
+    call_id: str | ApproveInput,
     *,
     approved: bool = True,
     reason: str | None = None,
     arguments: Mapping[str, JsonValue] | None = None,
     approver: str | None = None,
 ) -> ApproveInput:
-    """A decision on a tool call awaiting approval (`arguments`: edited ones, approving only)."""
+    """A decision on a tool call awaiting approval (`arguments`: edited ones, approving only).
+
+    `call_id` may be a decision built before (checked again, the keyword arguments unused).
+    """
     edited = dict(arguments) if arguments is not None else None
-    data = {"call_id": call_id, "approved": approved, "reason": reason, "approver": approver}
-    payload = checked(ApproveInput, {**data, "arguments": edited}, "approve")
-    _not_blank(payload.call_id, "call_id")
+    data = (
+        call_id.model_dump()
+        if isinstance(call_id, ApproveInput)
+        else {
+            "call_id": call_id,
+            "approved": approved,
+            "reason": reason,
+            "approver": approver,
+            "arguments": edited,
+        }
+    )
+    payload = checked(ApproveInput, data, "approve")
+    not_blank(payload.call_id, "call_id")
     return payload
 
 
@@ -234,51 +256,9 @@ def switch_op(
     return _op({"op_id": op_id or new_id(), "context_ref": context_ref, "operation": operation})
 
 
-def compact_input(op_id: str | None = None, model: str | None = None) -> CompactInput:
-    """A compaction of a session's active lane."""
-    return checked(CompactInput, {"op_id": op_id, "model": model}, "compact")
-
-
-def system_prompt_input(system_prompt: str | None) -> SystemPromptInput:
-    """`set_system_prompt` (None clears the prompt)."""
-    return checked(SystemPromptInput, {"system_prompt": system_prompt}, "set_system_prompt")
-
-
-def tool_name_input(name: str, what: str) -> ToolNameInput:
-    """`register_tool` / `unregister_tool`."""
-    payload = checked(ToolNameInput, {"name": name}, what)
-    _not_blank(payload.name, "name")
-    return payload
-
-
-def tool_context_input(tool_context: Mapping[str, JsonValue]) -> ToolContextInput:
-    """`set_tool_context`."""
-    return checked(ToolContextInput, {"tool_context": dict(tool_context)}, "set_tool_context")
-
-
-def model_input(model: str, settings: ModelSettings | None = None) -> ModelInput:
-    """`set_model`."""
-    payload = checked(ModelInput, {"model": model, "model_settings": _dumped(settings)}, "set_model")
-    _not_blank(payload.model, "model")
-    return payload
-
-
 # ---- queries and export --------------------------------------------------------------------
 
 
 def thread_query(since_seq: int = 0, limit: int = DEFAULT_PAGE_ENTRIES) -> ThreadQuery:
     """A page request of the `thread` query."""
     return checked(ThreadQuery, {"since_seq": since_seq, "limit": limit}, "thread")
-
-
-def context_query(context_ref: str | None) -> ContextQuery:
-    """A lane of the session's `context` query (None: the active one)."""
-    return checked(ContextQuery, {"context_ref": context_ref}, "context")
-
-
-def export_input(context_ref: str | None = None, ttl_s: float | None = None) -> ExportInput:
-    """An export of a lane (default: the active one), optionally with a lifetime."""
-    return checked(ExportInput, {"context_ref": context_ref, "ttl_s": ttl_s}, "export")
-
-
-# ---- what the Web UI shows for a started workflow ----------------------------------------------

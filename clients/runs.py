@@ -24,8 +24,11 @@ from clients.output import OutputLike, with_output
 from clients.stream import DEFAULT_POLL_COOLDOWN_S, run_events
 from contracts import WORKFLOW_TYPE, AgentConfig, RunResult, RunState, Trace
 from contracts.approval import PendingApproval
+from contracts.errors import INVALID_INPUT
 from contracts.stream import DeltaEvent, TraceItem
 from contracts.web_ui import static_details, static_summary
+from contracts.workflow_ids import MAX_WORKFLOW_ID_BYTES as MAX_ID
+from contracts.workflow_ids import workflow_id_problem
 from conversation import DEFAULT_CONTEXT_REF, Context
 
 
@@ -117,10 +120,13 @@ class Runs(ClientScope):
                 `RunResult.output` holds the parsed answer (`clients.output`).
 
         Raises:
-            RejectedError: the input is over a limit or invalid (`payload_too_large`, `invalid_input`);
-                nothing was started.
+            RejectedError: the input is over a limit or invalid (`payload_too_large`, `invalid_input`,
+                a `workflow_id` over Temporal's 1,000 bytes); nothing was started.
             WorkflowAlreadyStartedError: a running workflow has this id.
         """
+        problem = workflow_id_problem(workflow_id, "workflow_id", max_chars=MAX_ID) if workflow_id else None
+        if problem is not None:
+            raise RejectedError(INVALID_INPUT, problem)
         config = with_output(config, output)
         run = inputs.run_input(query, config, request_id=request_id, context=context, context_ref=context_ref)
         handle = await self._client.start_workflow(

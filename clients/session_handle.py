@@ -7,57 +7,39 @@ session model and docs/client.md for examples.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from datetime import timedelta
-from typing import Any, TypedDict, Unpack
+from typing import Unpack
 
 from pydantic import JsonValue, TypeAdapter
-from temporalio.client import Client, WithStartWorkflowOperation, WorkflowUpdateFailedError
-from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.client import Client, WorkflowUpdateFailedError
 
-from clients import inputs
+from clients import session_inputs
 from clients.base import StoreReader, Timeouts, WorkflowControls
 from clients.errors import RejectedError, workflow_rejection
-from clients.output import OutputLike, output_override
+from clients.inputs import request_ref
 from clients.runs import RunHandle
+from clients.session_ask import DEFAULT_AGENT_ID, AskOptions, ask_payload, ask_with_start, start_payload
 from clients.stream import SessionEvent, session_events
-from contracts import TASK_QUEUE, Ack, AgentConfig, ModelSettings, Trace
+from contracts import Ack, ModelSettings, Trace
 from contracts.approval import PendingApproval
+from contracts.compaction import CompactInput
 from contracts.effects import AgentState, AgentStateValue
 from contracts.errors import UNKNOWN_REQUEST
 from contracts.session import (
-    SESSION_WORKFLOW_TYPE,
     AskAccepted,
     AskInput,
     ExportResult,
     ForkInput,
     ForkResult,
-    OnBusy,
     RequestRecord,
     RequestResult,
     ResetInput,
-    SessionInput,
     SessionStatus,
 )
 from contracts.web_ui import static_details, static_summary
-from conversation import Context, ContextPolicy
+from conversation import Context
 
 RECORDS = TypeAdapter(list[RequestRecord])
-DEFAULT_AGENT_ID = "default"
-
-
-class AskOptions(TypedDict, total=False):
-    """The keyword arguments of `SessionHandle.ask` and `ask_sync` (each is described there)."""
-
-    config: AgentConfig | None
-    agent_id: str
-    request_id: str | None
-    overrides: Mapping[str, JsonValue] | None
-    output: OutputLike | None
-    context_policy: ContextPolicy | None
-    session_policy: ContextPolicy | None
-    snapshot: str | None
-    on_busy: OnBusy
-    expected_last_request: str | None
+__all__ = ["DEFAULT_AGENT_ID", "RECORDS", "AskOptions", "SessionHandle", "ask_with_start"]
 
 
 class SessionHandle(WorkflowControls):
@@ -76,11 +58,7 @@ class SessionHandle(WorkflowControls):
 
     # ---- asks ------------------------------------------------------------------------------
 
-    async def ask(
-        self,
-        query: str,
-        **options: Unpack[AskOptions],
-    ) -> AskAccepted:
+    async def ask(self, query: str | AskInput, **options: Unpack[AskOptions]) -> AskAccepted:
         """Ask `query`; returns what happened (`disposition`), the request's id and its run's id.
 
         With `config`, a session that does not run yet is started with it (and with
@@ -88,7 +66,9 @@ class SessionHandle(WorkflowControls):
         session keeps its own config. Without `config` the session must already run.
 
         Args:
-            query: the user's turn.
+            query: the user's turn, or an ask built by `clients.inputs.ask_input` (it carries
+                `request_id`, `overrides`, `context_policy`, `on_busy` and `expected_last_request`;
+                `output` goes into its `overrides`: `clients.output.output_override`).
             **options: keyword arguments (`AskOptions`):
                 config: the agent of a new session.
                 agent_id: the agent id of a new session.
@@ -110,24 +90,14 @@ class SessionHandle(WorkflowControls):
         Raises:
             RejectedError: `busy` (another request runs), `stale`, `ask_queue_full`, `invalid_input`,
                 `payload_too_large`, or a `snapshot_*` code; nothing was recorded.
+            TypeError: a built ask with options it carries.
         """
-        output = options.get("output")
-        overrides = {**(options.get("overrides") or {}), **(output_override(output) if output else {})}
-        ask = inputs.ask_input(
-            query,
-            request_id=options.get("request_id"),
-            overrides=overrides,
-            context_policy=options.get("context_policy"),
-            on_busy=options.get("on_busy", "reject"),
-            expected_last_request=options.get("expected_last_request"),
-        )
+        ask = ask_payload(query, options)
         config = options.get("config")
         if config is None:
             return await self._update("ask", ask, AskAccepted, self._timeouts.control)
-        agent_id = options.get("agent_id", DEFAULT_AGENT_ID)
-        start = inputs.session_input(
-            agent_id, config, context_policy=options.get("session_policy"), snapshot=options.get("snapshot")
-        )
+        start = start_payload(config, options)
+        agent_id = start.agent_id
         try:
             return await ask_with_start(
                 self._client,
@@ -151,9 +121,9 @@ class SessionHandle(WorkflowControls):
         Raises:
             RejectedError: `unknown_request` when the session keeps no request with that id.
         """
-        return await self._update("await_result", inputs.request_ref(request_id), RequestResult, None)
+        return await self._update("await_result", request_ref(request_id), RequestResult, None)
 
-    async def ask_sync(self, query: str, **options: Unpack[AskOptions]) -> RequestResult:
+    async def ask_sync(self, query: str | AskInput, **options: Unpack[AskOptions]) -> RequestResult:
         """`ask`, then `await_result`: the request's record and answer once it has ended (see `ask`).
 
         A steered ask answers with the running request's record and answer.
@@ -163,40 +133,50 @@ class SessionHandle(WorkflowControls):
 
     # ---- compaction and config for the next run ----------------------------------------------
 
-    async def compact(self, *, op_id: str | None = None, model: str | None = None) -> Ack:
+    async def compact(
+        self, request: CompactInput | None = None, *, op_id: str | None = None, model: str | None = None
+    ) -> Ack:
         """Summarise the active lane's older turns (deferred while a run is active).
+
+        `request` is a compaction built by `clients.session_inputs.compact_input` (it carries
+        `op_id` and `model`).
 
         Returns:
             `applied`, `deferred`, `duplicate` (the op id was applied before) or `rejected`
             (`nothing_to_compact`, ...).
         """
+        key = request.op_id if request is not None else op_id
         return await self._acked(
-            "compact", lambda: inputs.compact_input(op_id, model), op_id, self._timeouts.work
+            "compact", lambda: session_inputs.compact_input(request or op_id, model), key, self._timeouts.work
         )
 
     async def set_system_prompt(self, system_prompt: str | None) -> Ack:
         """The base system prompt from the next run on (None clears it); `accepted`."""
-        return await self._acked("set_system_prompt", lambda: inputs.system_prompt_input(system_prompt))
+        return await self._acked(
+            "set_system_prompt", lambda: session_inputs.system_prompt_input(system_prompt)
+        )
 
     async def register_tool(self, name: str) -> Ack:
         """Offer a tool of the worker's registry from the next run on; `rejected` (`unknown_tool`) if none."""
         return await self._acked(
             "register_tool",
-            lambda: inputs.tool_name_input(name, "register_tool"),
+            lambda: session_inputs.tool_name_input(name, "register_tool"),
             wait=self._timeouts.work,
         )
 
     async def unregister_tool(self, name: str) -> Ack:
         """Stop offering a tool from the next run on; `rejected` (`unknown_tool`) if it was not offered."""
-        return await self._acked("unregister_tool", lambda: inputs.tool_name_input(name, "unregister_tool"))
+        return await self._acked(
+            "unregister_tool", lambda: session_inputs.tool_name_input(name, "unregister_tool")
+        )
 
     async def set_tool_context(self, tool_context: Mapping[str, JsonValue]) -> Ack:
         """What tools taking a `tool_context` argument receive, from the next run on."""
-        return await self._acked("set_tool_context", lambda: inputs.tool_context_input(tool_context))
+        return await self._acked("set_tool_context", lambda: session_inputs.tool_context_input(tool_context))
 
     async def set_model(self, model: str, settings: ModelSettings | None = None) -> Ack:
         """The model (and optionally its settings) from the next run on."""
-        return await self._acked("set_model", lambda: inputs.model_input(model, settings))
+        return await self._acked("set_model", lambda: session_inputs.model_input(model, settings))
 
     # ---- reading the session -----------------------------------------------------------------
 
@@ -213,7 +193,7 @@ class SessionHandle(WorkflowControls):
 
     async def context(self, context_ref: str | None = None) -> Context:
         """A lane's materialized context (default: the active lane)."""
-        return await self._context(inputs.context_query(context_ref))
+        return await self._context(session_inputs.context_query(context_ref))
 
     async def requests(self) -> list[RequestRecord]:
         """The records of the last 100 requests, oldest first (query preview, outcome, run workflow id)."""
@@ -252,7 +232,7 @@ class SessionHandle(WorkflowControls):
         Raises:
             RejectedError: e.g. `snapshot_secret_missing` when the worker has no `REACT_SNAPSHOT_SECRET`.
         """
-        request = inputs.export_input(context_ref, ttl_s)
+        request = session_inputs.export_input(context_ref, ttl_s)
         return await self._update("export", request, ExportResult, self._timeouts.work)
 
     # ---- agent state, fork and reset ---------------------------------------------------------
@@ -261,62 +241,34 @@ class SessionHandle(WorkflowControls):
         """The agent state (a JSON object) the next run's tools start from (README, "Agent state")."""
         return (await self._query("agent_state", AgentStateValue)).root
 
-    async def fork(self, *, seq: int | None = None, session_id: str | None = None) -> ForkResult:
+    async def fork(
+        self, request: ForkInput | None = None, *, seq: int | None = None, session_id: str | None = None
+    ) -> ForkResult:
         """Start a new session from this one's thread as it stood after entry `seq` (default: the latest).
 
         The new session (id `session_id`, default `<this id>-fork-<n>`) starts from the
         active lane's projection at that seq, this session's config and agent state, and
-        names this one in its status (`forked_from`); it outlives this session.
+        names this one in its status (`forked_from`); it outlives this session. `request`
+        is a fork built by `clients.session_inputs.fork_input` (it carries both).
 
         Raises:
             RejectedError: `seq_out_of_range` (nothing was started), `invalid_input` (a negative
                 seq, or `session_id` already runs).
         """
-        payload = inputs.checked(ForkInput, {"seq": seq, "session_id": session_id}, "fork")
+        payload = session_inputs.fork_input(request or seq, session_id)
         return await self._update("fork", payload, ForkResult, self._timeouts.work)
 
-    async def reset_thread(self, *, reason: str | None = None, op_id: str | None = None) -> Ack:
+    async def reset_thread(
+        self, request: ResetInput | None = None, *, reason: str | None = None, op_id: str | None = None
+    ) -> Ack:
         """Start the conversation afresh: an empty context on the active lane (the thread keeps every entry).
+
+        `request` is a reset built by `clients.session_inputs.reset_input` (it carries both).
 
         Returns:
             `applied` (idle), `deferred` (applied when the active run ends), `duplicate` or `rejected`.
         """
+        key = request.op_id if request is not None else op_id
         return await self._acked(
-            "reset_thread",
-            lambda: inputs.checked(ResetInput, {"op_id": op_id, "reason": reason}, "reset_thread"),
-            op_id,
+            "reset_thread", lambda: session_inputs.reset_input(request or reason, op_id), key
         )
-
-
-async def ask_with_start(
-    client: Client,
-    session_id: str,
-    ask_input: AskInput,
-    session: SessionInput,
-    *,
-    task_queue: str = TASK_QUEUE,
-    summary: str | None = None,
-    details: str | None = None,
-    wait: timedelta | None = None,
-) -> AskAccepted:
-    """The `ask` Update, starting the session with `session` if it does not run yet.
-
-    `wait` bounds each call to the server (None: no bound); `summary` and `details` are the
-    new session's static summary and details in the Web UI.
-
-    Raises:
-        WorkflowUpdateFailedError: the ask was rejected (`busy`, `invalid_input`, ...).
-    """
-    start: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
-        SESSION_WORKFLOW_TYPE,
-        session,
-        id=session_id,
-        task_queue=task_queue,
-        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-        static_summary=summary,
-        static_details=details,
-    )
-    accepted: AskAccepted = await client.execute_update_with_start_workflow(  # pyright: ignore[reportUnknownMemberType]
-        "ask", ask_input, start_workflow_operation=start, result_type=AskAccepted, rpc_timeout=wait
-    )
-    return accepted

@@ -23,10 +23,13 @@ from pydantic import BaseModel
 from temporalio.client import Client, WorkflowHandle
 
 from clients.base import ClientScope
+from clients.errors import RejectedError
 from clients.session_handle import DEFAULT_AGENT_ID, SessionHandle, ask_with_start
 from clients.update_retry import execute_update
 from contracts import TASK_QUEUE, AgentConfig
+from contracts.errors import INVALID_INPUT
 from contracts.session import AskAccepted, AskInput, RequestRef, RequestResult, SessionInput
+from contracts.workflow_ids import workflow_id_problem
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -52,7 +55,15 @@ class Sessions(ClientScope):
     """Addresses sessions by id; `get(session_id).ask(...)` creates one on its first ask."""
 
     def get(self, session_id: str) -> SessionHandle:
-        """The session with this workflow id (it need not exist yet: an ask with a config creates it)."""
+        """The session with this workflow id (it need not exist yet: an ask with a config creates it).
+
+        Raises:
+            RejectedError: `invalid_input`, an id no session can have (blank, over
+                `MAX_SESSION_ID_CHARS` characters, control characters: `contracts.workflow_ids`).
+        """
+        problem = workflow_id_problem(session_id, "session id")
+        if problem is not None:
+            raise RejectedError(INVALID_INPUT, problem)
         return SessionHandle(self._client, session_id, self._timeouts, self._store, self._task_queue)
 
     def conversation(self, conversation_id: str) -> SessionHandle:

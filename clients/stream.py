@@ -3,7 +3,10 @@
 A run hosts a Workflow Stream (`temporalio.contrib.workflow_streams`) whose one topic
 carries `contracts.stream.StreamEvent`s: `TraceItem`s always, `DeltaEvent`s when its
 config streams. `run_events` subscribes to it and ends when the run has ended (a
-subscriber of a closed run drains what it kept by query). The run drops what its
+subscriber of a closed run drains what it kept by query). It long-polls by Update
+until the run refuses that (`poll_budget_spent`: the run answers a bounded number of
+poll Updates, so steer, approve and cancel by Update always have room), then polls
+by query, which adds no history. The run drops what its
 thread already holds from the stream's log, so a subscriber that arrives late (or
 falls behind) would miss trace events: they are read back from the `trace` query,
 so every trace event is yielded once, in trace order.
@@ -24,14 +27,15 @@ from datetime import timedelta
 from typing import Protocol
 
 from pydantic import TypeAdapter, ValidationError
-from temporalio.client import Client
-from temporalio.common import RawValue
+from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.contrib.workflow_streams import WorkflowStreamClient
 from temporalio.service import RPCError, RPCStatusCode
 
+from clients.stream_polls import query_polls, update_polls
 from contracts import Trace, TraceEvent
+from contracts.errors import POLL_BUDGET_SPENT
 from contracts.session import RequestRecord, SessionStatus
-from contracts.stream import EVENTS_TOPIC, DeltaEvent, StreamEvent, TraceItem
+from contracts.stream import DeltaEvent, StreamEvent, TraceItem
 
 STREAM_EVENTS: TypeAdapter[DeltaEvent | TraceItem] = TypeAdapter(StreamEvent)
 DEFAULT_POLL_COOLDOWN_S = 0.1
@@ -102,14 +106,18 @@ async def run_events(
     stream = WorkflowStreamClient.create(client, workflow_id)
     gaps = _TraceGaps(read_trace)
     cooldown = timedelta(seconds=poll_cooldown_s)
-    offset, retries = 0, 0
+    offset, retries, by_query = 0, 0, False
     while True:
-        items = stream.subscribe(EVENTS_TOPIC, offset, result_type=RawValue, poll_cooldown=cooldown)
+        items = (
+            query_polls(client, workflow_id, offset, lambda: gaps.ended, poll_cooldown_s)
+            if by_query
+            else update_polls(stream, offset, cooldown)
+        )
         try:
-            async for item in items:
-                offset, retries = item.offset + 1, 0
+            async for item_offset, data in items:
+                offset, retries = item_offset + 1, 0
                 try:
-                    event = STREAM_EVENTS.validate_json(item.data.payload.data)
+                    event = STREAM_EVENTS.validate_json(data)
                 except ValidationError:
                     continue
                 if isinstance(event, DeltaEvent):
@@ -120,6 +128,10 @@ async def run_events(
                 if event.event.seq > gaps.last_seq:
                     yield gaps.seen(event)
             break
+        except WorkflowUpdateFailedError as error:
+            if getattr(error.cause, "type", None) != POLL_BUDGET_SPENT:
+                raise
+            by_query = True  # the run keeps its Updates for controls: poll by query (no history)
         except RPCError as error:
             # A workflow task that failed (e.g. a late signal as the run completes) aborts the
             # Updates in flight, the library's poll among them: poll again from where it was.

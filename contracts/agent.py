@@ -13,8 +13,10 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints
 
 from contracts.bounds import Seconds, json_size_at_most
 from contracts.limits import (
+    DEFAULT_POLL_UPDATES,
     DEFAULT_STREAM_INTERVAL_S,
     MAX_AGENT_DEPTH,
+    MAX_AGENT_RUNS,
     MAX_AGENTS,
     MAX_EXTRA_SETTINGS_BYTES,
     MAX_ITERATIONS,
@@ -105,9 +107,9 @@ class AgentTool(OmitDefaults):
 
 
 class UsageBudget(OmitDefaults):
-    """Caps on usage; a field left out (None) is no cap."""
+    """Caps on usage; a field left out (None) is no cap; an unknown field is refused (a typo is no cap)."""
 
-    model_config = _FINITE
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid")
 
     max_total_tokens: Annotated[int, Field(ge=1)] | None = None
     max_cost_usd: Annotated[float, Field(gt=0)] | None = None
@@ -122,6 +124,8 @@ class UsageLimits(OmitDefaults):
     estimated before it is made).
     """
 
+    model_config = ConfigDict(extra="forbid")
+
     per_request: UsageBudget = UsageBudget()
     per_session: UsageBudget = UsageBudget()
 
@@ -133,7 +137,8 @@ class AgentConfig(BaseModel):
     decision, besides the tools the worker registered with `requires_approval`;
     `approval_timeout_s` is how long a call waits, `approval_on_timeout` what happens
     then. `agents` offers other agents as tools; `max_agent_depth` bounds how deep
-    agents may call agents (a top-level run is depth 0; its children are depth 1).
+    agents may call agents (a top-level run is depth 0; its children are depth 1),
+    `max_agent_runs` how many agent runs the run's whole tree of agents may start.
     `output` is the final answer's JSON Schema (`contracts.output`);
     `request_transformer` names a transformer registered on the worker
     (`contracts.transform`); `effect_policy` lists the state paths tools may change
@@ -159,6 +164,8 @@ class AgentConfig(BaseModel):
     context_policy: ContextPolicy | None = None
     stream: bool = False
     stream_interval_s: Annotated[float, Field(ge=0.01, le=10)] = DEFAULT_STREAM_INTERVAL_S
+    stream_poll_updates: Annotated[int, Field(ge=0, le=DEFAULT_POLL_UPDATES)] = DEFAULT_POLL_UPDATES
+    """Stream polls the run answers by Update (history); past them followers poll by query (none)."""
     approval_required: Annotated[list[ToolName], Field(max_length=MAX_TOOLS)] = []
     approval_timeout_s: Annotated[float, Field(gt=0, le=30 * 86_400)] = 3_600.0
     approval_on_timeout: ApprovalTimeoutAction = "deny"
@@ -166,6 +173,7 @@ class AgentConfig(BaseModel):
         list[AgentTool], Field(max_length=MAX_AGENTS), json_size_at_most(MAX_AGENTS_BYTES, "agents")
     ] = []
     max_agent_depth: Annotated[int, Field(ge=0, le=MAX_AGENT_DEPTH)] = 2
+    max_agent_runs: Annotated[int, Field(ge=0, le=MAX_AGENT_RUNS)] = 32
     output: OutputSpec | None = None
     request_transformer: ToolName | None = None
     effect_policy: Annotated[

@@ -37,6 +37,7 @@ DENIED: Final = "denied"
 APPROVAL_TIMEOUT: Final = "approval_timeout"
 UNKNOWN_AGENT: Final = "unknown_agent"
 AGENT_DEPTH_EXCEEDED: Final = "agent_depth_exceeded"
+AGENT_RUNS_EXCEEDED: Final = "agent_runs_exceeded"
 
 # ---- structured output, transformers, state effects, forks, usage limits ----------------------
 INVALID_OUTPUT: Final = "invalid_output"
@@ -47,6 +48,7 @@ EFFECT_FORBIDDEN: Final = "effect_forbidden"
 INVALID_EFFECT: Final = "invalid_effect"
 SEQ_OUT_OF_RANGE: Final = "seq_out_of_range"
 USAGE_LIMIT_EXCEEDED: Final = "usage_limit_exceeded"
+POLL_BUDGET_SPENT: Final = "poll_budget_spent"
 
 # ---- how a run ended ------------------------------------------------------------------------
 CANCELLED: Final = "cancelled"
@@ -77,6 +79,10 @@ TOOL_ERROR: Final = "tool_error"
 
 # ---- storage ----------------------------------------------------------------------------------
 BLOB_MISSING: Final = "blob_missing"
+
+# ---- the HTTP gateway (gateway/) ---------------------------------------------------------------
+UNAUTHORIZED: Final = "unauthorized"
+UNSUPPORTED_CONTENT: Final = "unsupported_content"
 
 # ---- snapshot tokens (raised by `activities.snapshot_token`, in check order) --------------------
 SnapshotErrorCode = Literal[
@@ -113,8 +119,15 @@ DESCRIPTIONS: Final[dict[str, str]] = {
     ALREADY_DECIDED: "`approve` names a call already approved, denied or timed out.",
     DENIED: "A tool call a person denied (the tool result the model reads; the reason follows).",
     APPROVAL_TIMEOUT: "A tool call nobody approved within `approval_timeout_s`, so it was denied.",
-    UNKNOWN_AGENT: "An agent profile the worker has not registered (`agents` of the config).",
+    UNKNOWN_AGENT: (
+        "An agent profile the worker has not registered (`agents` of the config), "
+        "or an agent the gateway does not offer (404)."
+    ),
     AGENT_DEPTH_EXCEEDED: "An agent called as a tool past `max_agent_depth` (a tool result; no run starts).",
+    AGENT_RUNS_EXCEEDED: (
+        "An agent called as a tool when the run's tree of agents has used its `max_agent_runs` "
+        "(a tool result; no run starts)."
+    ),
     INVALID_OUTPUT: "The final answer did not match `output.json_schema` after the repair calls.",
     INVALID_SCHEMA: "`output.json_schema` is not a valid JSON Schema.",
     UNKNOWN_TRANSFORMER: "`request_transformer` names a transformer the worker has not registered.",
@@ -123,6 +136,10 @@ DESCRIPTIONS: Final[dict[str, str]] = {
     INVALID_EFFECT: "A tool's state effect that cannot be applied (e.g. `merge` into a non-object).",
     SEQ_OUT_OF_RANGE: "A `fork` at a seq the session's thread does not have.",
     USAGE_LIMIT_EXCEEDED: "The next LLM call would exceed a cap of `usage_limits`; the run ended before it.",
+    POLL_BUDGET_SPENT: (
+        "A stream poll by Update refused: the run has answered its `stream_poll_updates` polls by Update; "
+        "poll by query (the typed client does)."
+    ),
     CANCELLED: "The run was cancelled.",
     TIMEOUT: "An LLM or tool call timed out.",
     INCOMPLETE_RESPONSE: "The model returned an empty answer without a stop reason.",
@@ -131,7 +148,10 @@ DESCRIPTIONS: Final[dict[str, str]] = {
     AUTHENTICATION: "The provider refused the credentials (401), or the worker has no key for the model.",
     PERMISSION_DENIED: "The provider refused the request (403).",
     BAD_REQUEST: "The provider rejected the request as malformed (400, 422).",
-    NOT_FOUND: "The provider does not know the model or endpoint (404).",
+    NOT_FOUND: (
+        "The provider does not know the model or endpoint (404); at the gateway, a thread the caller "
+        "cannot see: missing and another principal's alike (404)."
+    ),
     RATE_LIMIT: "The provider is rate limiting (429); retried after the delay it asks for.",
     CONTEXT_WINDOW_EXCEEDED: "The request does not fit the model's context window.",
     CONTENT_POLICY: "The provider refused the content.",
@@ -147,6 +167,8 @@ DESCRIPTIONS: Final[dict[str, str]] = {
     INVALID_RESULT: "A tool returned a value that is not JSON.",
     TOOL_ERROR: "A tool failed (a `ToolFailure` without its own type, or an exception).",
     BLOB_MISSING: "A payload or message referenced by hash is not in the payload store.",
+    UNAUTHORIZED: "The gateway has tokens configured and the request has no valid bearer token (401).",
+    UNSUPPORTED_CONTENT: "An A2A message part the agents cannot take (a file). Nothing started.",
 }
 
 SNAPSHOT_DESCRIPTIONS: Final[dict[SnapshotErrorCode, str]] = {

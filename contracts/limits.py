@@ -17,6 +17,7 @@ __all__ = [
     "KIB",
     "MAX_AGENTS",
     "MAX_AGENT_DEPTH",
+    "MAX_AGENT_RUNS",
     "MAX_APPROVER_CHARS",
     "MAX_CONTEXT_BYTES",
     "MAX_EDITED_ARGUMENTS_BYTES",
@@ -35,6 +36,8 @@ __all__ = [
     "MAX_SCRIPT_BYTES",
     "MAX_SNAPSHOT_CHARS",
     "MAX_SOURCE_CHARS",
+    "MAX_STREAMED_BYTES_PER_CALL",
+    "MAX_STREAMED_BYTES_PER_RUN",
     "MAX_SYSTEM_PROMPT_CHARS",
     "MAX_TOOLS",
     "MAX_TOOL_CONTEXT_BYTES",
@@ -60,6 +63,8 @@ MAX_AGENTS: Final = 16
 """Agents offered as tools in one agent config."""
 MAX_AGENT_DEPTH: Final = 8
 """The largest `max_agent_depth`: how deep agents may call agents."""
+MAX_AGENT_RUNS: Final = 1_000
+"""The largest `max_agent_runs`: agent runs one run's whole tree of agents may start."""
 MAX_APPROVER_CHARS: Final = 200
 """An approval's `approver`."""
 MAX_EDITED_ARGUMENTS_BYTES: Final = 64 * KIB
@@ -82,6 +87,14 @@ DEFAULT_STREAM_INTERVAL_S: Final = 0.1
 """How long the LLM activity gathers fragments before publishing them (the first goes at once).
 
 Chosen from `bench/live.py`'s batch-interval table (README, "Performance")."""
+DEFAULT_POLL_UPDATES: Final = 1_000
+"""Stream polls a run answers by Update (`AgentConfig.stream_poll_updates`); past them followers poll by
+query. Temporal refuses every Update of a run past 2,000: the other 1,000 stay for steer, approve, cancel."""
+MAX_STREAMED_BYTES_PER_CALL: Final = 1 * MIB
+"""UTF-8 bytes of text, thinking and tool-call arguments one LLM call streams (the rest arrives whole)."""
+MAX_STREAMED_BYTES_PER_RUN: Final = 4 * MIB
+"""The same over a run's calls: each streamed byte costs about 1.4 bytes of history per copy (the
+publish signal, and each poll Update that carries it), so a run's stream stays far from the 50 MiB limit."""
 
 MAX_QUEUED_ASKS: Final = 16
 """How many asks a busy session holds with `on_busy="enqueue"` (a bounded FIFO)."""

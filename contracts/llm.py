@@ -43,7 +43,8 @@ class Usage(BaseModel):
 
     `cost_usd` is priced from litellm's model prices (offline with
     `LITELLM_LOCAL_MODEL_COST_MAP=True`); calls of a model without a known price add
-    nothing to it and count in `unpriced_calls`.
+    nothing to it and count in `unpriced_calls`. `agent_runs` counts the agent runs (agents
+    called as tools) a run and its agents started.
     """
 
     prompt_tokens: int = 0
@@ -52,6 +53,7 @@ class Usage(BaseModel):
     llm_calls: int = 0
     cost_usd: float = Field(default=0.0, exclude_if=IS_EMPTY)
     unpriced_calls: int = Field(default=0, exclude_if=IS_EMPTY)
+    agent_runs: int = Field(default=0, exclude_if=IS_EMPTY)
 
     def plus(self, other: Usage) -> Usage:
         """The sum of two usages."""
@@ -62,6 +64,7 @@ class Usage(BaseModel):
             llm_calls=self.llm_calls + other.llm_calls,
             cost_usd=self.cost_usd + other.cost_usd,
             unpriced_calls=self.unpriced_calls + other.unpriced_calls,
+            agent_runs=self.agent_runs + other.agent_runs,
         )
 
 
@@ -84,10 +87,17 @@ class PrefixRef(BaseModel):
 
 
 class StreamTarget(OmitDefaults):
-    """Set on an `LLMRequest` whose call streams (see `contracts.stream`): the call's index and interval."""
+    """Set on an `LLMRequest` whose call streams (see `contracts.stream`): the call's index and interval.
+
+    `token` is the publisher id the run accepts this call's deltas from (only its activity
+    knows it); `max_bytes` is how much it may stream (`contracts.limits.MAX_STREAMED_BYTES_PER_CALL`,
+    less when the run's budget is nearly spent). Both are set by the run.
+    """
 
     call: int
     interval_s: float = DEFAULT_STREAM_INTERVAL_S
+    token: str = ""
+    max_bytes: int | None = None
 
 
 class LLMRequest(OmitDefaults):

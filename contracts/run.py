@@ -12,7 +12,7 @@ from contracts.agent import AgentConfig, QueryText, UsageLimits
 from contracts.approval import PendingApproval
 from contracts.bounds import Id, json_size_at_most
 from contracts.effects import MAX_STATE_BYTES, AgentState
-from contracts.limits import MAX_AGENT_DEPTH, MAX_CONTEXT_BYTES
+from contracts.limits import MAX_AGENT_DEPTH, MAX_AGENT_RUNS, MAX_CONTEXT_BYTES
 from contracts.llm import Usage
 from contracts.omit import IS_NONE
 from conversation import DEFAULT_CONTEXT_REF, Context, ContextOpPayload, Entry, MessageEntry
@@ -31,7 +31,8 @@ class RunInput(BaseModel):
     `context` is the lane's context to continue from (`context_ref` names the lane);
     it is the run's starting point, not part of what the run appends. `agent_depth`
     and `agent_depth_limit` are set by a run that calls this one as an agent (a tool):
-    how deep it is, and the caller's bound (a child never raises it). `agent_state` is
+    how deep it is, and the caller's bound (a child never raises it); `agent_runs_limit`
+    is the share of the caller's `max_agent_runs` this run's own agents may start. `agent_state` is
     the agent state tools start from (a session passes its own), `session_usage` the
     session's usage before this request (for `usage_limits.per_session`).
     """
@@ -43,6 +44,7 @@ class RunInput(BaseModel):
     context_ref: Id = DEFAULT_CONTEXT_REF
     agent_depth: Annotated[int, Field(ge=0, le=MAX_AGENT_DEPTH)] = 0
     agent_depth_limit: Annotated[int, Field(ge=0, le=MAX_AGENT_DEPTH)] | None = None
+    agent_runs_limit: Annotated[int, Field(ge=0, le=MAX_AGENT_RUNS)] | None = None
     agent_state: Annotated[AgentState, json_size_at_most(MAX_STATE_BYTES, "agent_state")] = {}
     session_usage: Usage | None = None
 

@@ -15,6 +15,7 @@ from contracts.limits import MAX_CONTEXT_BYTES, MAX_OVERRIDES_BYTES, MAX_SNAPSHO
 from contracts.llm import Usage
 from contracts.run import Outcome, RunStatus
 from contracts.thread import SegmentRef
+from contracts.workflow_ids import SessionId
 from conversation import DEFAULT_CONTEXT_REF, Context, ConversationState
 from conversation.policy import ContextPolicy
 
@@ -112,11 +113,13 @@ class SessionInput(BaseModel):
 class ForkInput(BaseModel):
     """Payload of `fork`: the seq of this session's thread to fork at (default: the latest).
 
-    `session_id` is the new session's id (default: `<this id>-fork-<n>`).
+    `session_id` is the new session's id (default: `<this id>-fork-<n>`, cut to fit like every
+    derived id, `contracts.workflow_ids`): not blank, at most `MAX_SESSION_ID_CHARS` characters,
+    no control characters.
     """
 
     seq: Annotated[int, Field(ge=0)] | None = None
-    session_id: Id | None = None
+    session_id: SessionId | None = None
 
 
 class ForkResult(BaseModel):

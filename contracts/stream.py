@@ -22,11 +22,28 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
+from contracts.limits import DEFAULT_POLL_UPDATES
 from contracts.run import TraceEvent
 from conversation.messages import OmitDefaults
 
+__all__ = [
+    "DEFAULT_POLL_UPDATES",
+    "EVENTS_TOPIC",
+    "POLL_NAME",
+    "PUBLISH_SIGNAL",
+    "DeltaEvent",
+    "StreamEvent",
+    "ToolCallDelta",
+    "TraceItem",
+    "streamed_bytes",
+]
+
 EVENTS_TOPIC = "events"
 """The one topic of a run's stream."""
+PUBLISH_SIGNAL = "__temporal_workflow_stream_publish"
+"""The library's publish signal (`temporalio.contrib.workflow_streams`)."""
+POLL_NAME = "__temporal_workflow_stream_poll"
+"""The library's poll: an Update (waits for items; history) and a query of the same name (no history)."""
 
 
 class ToolCallDelta(OmitDefaults):
@@ -53,6 +70,12 @@ class DeltaEvent(OmitDefaults):
     def _omit_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         # `type` is the union's tag: kept, although it is a default, so `StreamEvent` can parse it.
         return {"type": self.type, **OmitDefaults._omit_defaults(self, handler)}
+
+
+def streamed_bytes(delta: DeltaEvent) -> int:
+    """What a batch streams, counted against the call's and the run's byte budgets (UTF-8 bytes)."""
+    pieces = [delta.text, delta.thinking, *(call.arguments for call in delta.tool_calls)]
+    return sum(len(piece.encode()) for piece in pieces)
 
 
 class TraceItem(BaseModel):

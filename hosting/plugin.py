@@ -52,7 +52,8 @@ if TYPE_CHECKING:
 
 __all__ = ["DurableReactPlugin", "PluginConflictError", "build_data_converter"]
 
-PLUGIN_NAME = "durable_react.DurableReactPlugin"
+PLUGIN_NAME = "DurableReactPlugin"
+"""The name the SDK reports the plugin by: the product's (no `durable_react` package exists)."""
 ACTIVITY_THREADS = 16
 """Threads of the activity executor the plugin gives a worker that has none (for synchronous activities)."""
 HEARTBEAT_THROTTLE = timedelta(seconds=2)

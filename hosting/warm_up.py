@@ -1,7 +1,10 @@
 """A worker process's warm-up once it polls: load litellm, then freeze what start-up allocated.
 
 `worker.py` and `testing.AgentTestEnvironment` run `warm_up_in_background()` once their worker
-polls, so neither start-up nor the first LLM call waits for litellm's seconds-long import.
+polls, so start-up never waits for litellm's seconds-long import (3-7 s of CPU). Scripted calls
+never wait for it (`activities.scripted` answers without litellm); a provider call that arrives
+while the import is still running waits for the rest of it (`activities.litellm_loading.load_litellm`, in a
+thread while the call heartbeats), and later ones wait for nothing.
 
 Why freeze: a full (generation 2) garbage collection holds the GIL, so it stops every thread of
 the process, the one running a workflow activation too, and the SDK fails an activation that has

@@ -8,8 +8,9 @@
 # the built wheel in its cache, so later installs (a new .venv, a fresh clone) take seconds.
 #
 # With the dev tools (not with --no-dev), it also installs Debian's `chromium` when
-# /usr/bin/chromium is missing: tests/test_web_ui.py reads the Web UI in it (apt-get, with
-# sudo when not root). --no-browser skips that.
+# /usr/bin/chromium is missing: the browser tests (tests/test_web_ui.py, tests/test_chat_page.py)
+# drive it through Playwright, never downloading a browser (apt-get, with sudo when not root).
+# --no-browser skips that.
 #
 #   scripts/setup.sh [--no-local-model] [--no-browser] [uv sync options, e.g. --no-dev --inexact]
 set -euo pipefail
@@ -18,11 +19,12 @@ cd "$(dirname "$0")/.."
 groups=(--group local-model)
 sync_args=()
 browser=1
+js_clients=1
 for arg in "$@"; do
   case "$arg" in
     --no-local-model) groups=() ;;
     --no-browser) browser=0 ;;
-    --no-dev) browser=0; sync_args+=("$arg") ;;
+    --no-dev) browser=0; js_clients=0; sync_args+=("$arg") ;;
     *) sync_args+=("$arg") ;;
   esac
 done
@@ -63,6 +65,12 @@ install_browser() {
   fi
 }
 if [ "$browser" = 1 ]; then install_browser; fi
+
+# With the dev tools: the official JavaScript clients the gateway's tests drive (tests/js:
+# @ag-ui/client, @a2a-js/sdk), exactly as its package-lock.json pins them.
+if [ "$js_clients" = 1 ] && command -v npm >/dev/null 2>&1 && [ ! -d tests/js/node_modules ]; then
+  npm ci --prefix tests/js --no-audit --no-fund --silent
+fi
 
 has_llama_cpp() {
   [ -x .venv/bin/python ] &&

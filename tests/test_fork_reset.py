@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -200,3 +201,21 @@ async def test_a_fork_at_an_archived_seq_reads_the_archive_back(client: Client, 
         if e.activity_task_scheduled_event_attributes.activity_type.name == "read_segment"
     ]
     assert read == ["read_segment"]
+
+
+async def test_a_fork_right_after_a_run_ends_sees_the_run_s_entries(client: Client, task_queue: str) -> None:
+    # The SDK applies an Update before its activation's other jobs: a fork that comes with the
+    # run's end must still see what the run appended (it used to be refused: the thread looked empty).
+    session = Sessions(client, task_queue=task_queue).get(new_session_id())
+    await session.ask("only question", config=config(), overrides=script(turn("only answer")))
+    for _ in range(400):  # the status query, not an Update: the fork is the first Update after the run
+        if (status := await session.status()).state == "idle" and status.thread_length == 2:
+            break
+        await asyncio.sleep(0.02)
+    forked = await session.fork(seq=1)
+    assert forked.forked_from.seq == 1
+    child = Sessions(client, task_queue=task_queue).get(forked.session_id)
+    assert messages_of((await child.context()).messages) == [
+        ("user", "only question"),
+        ("assistant", "only answer"),
+    ]

@@ -1,4 +1,4 @@
-"""Fuzzing every signal, Update and start input of `ReActRun` and `AgentSession` with generated junk.
+"""Fuzzing every signal and Update of `ReActRun` and `AgentSession` with generated junk.
 
 Junk goes through a raw Temporal client with the SDK's default JSON converter, as from another
 SDK, the CLI or a script (strategies: `tests/fuzz_strategies.py`). Long-lived targets absorb
@@ -8,11 +8,10 @@ target retires after `BATCHES_PER_TARGET` batches. Each Update must get its name
 `Ack`); afterwards every target must still do its real work (a valid steer is queued, the
 run completes with exactly the expected thread, the session answers and continues the same
 conversation with its config untouched), no history may hold a failed workflow task, and a
-run's trace must count every rejection. Junk start inputs must fail their workflow once,
-with a named, non-retryable error.
+run's trace must count every rejection.
 
-`REACT_FUZZ_BATCHES` (default 66) sets the batches of 8 per target: 2 x 66 x 8 = 1,056 cases;
-`REACT_FUZZ_START_BATCHES` (default 12) the batches of 8 junk start inputs: 96 more.
+`REACT_FUZZ_BATCHES` (default 66) sets the batches of 8 per target: 2 x 66 x 8 = 1,056 cases
+(junk start inputs: `tests/test_fuzz_start_inputs.py`).
 """
 
 from __future__ import annotations
@@ -22,108 +21,38 @@ import os
 import time
 import uuid
 from collections import Counter
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 
-import pytest
-from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from temporalio.api.enums.v1 import EventType, WorkflowTaskFailedCause
 from temporalio.client import (
     Client,
     WithStartWorkflowOperation,
-    WorkflowFailureError,
     WorkflowHandle,
     WorkflowUpdateFailedError,
 )
 from temporalio.common import WorkflowIDConflictPolicy
-from temporalio.converter import DataConverter
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
 from contracts import RunResult, Trace
 from contracts.session import RequestResult, SessionStatus
 from payloads.blob_store import BlobStore
-from tests.fuzz_strategies import Case, Expect, Target, cases, start_inputs
-from tests.helpers import BENIGN_TASK_FAILURES, messages, thread_of
+from tests.fuzz_helpers import BATCH, generate, raw_client, task_failures, until
+from tests.fuzz_strategies import Case, Target, cases
+from tests.helpers import messages, thread_of
 from tests.llm_gate import HELD_S, answer_llm_call
 from tests.session_helpers import session_thread
 
-BATCH = 8
 BATCHES = int(os.environ.get("REACT_FUZZ_BATCHES", "66"))
 BATCHES_PER_TARGET = 6
 """Batches a target absorbs while its LLM call is held; then it gets a valid steer, the test
 answers the call ("draft"), and a fresh target takes over."""
-SAFETY_NET_S = 300
-"""How long a wait may take before the test fails: a safety net, never what the test measures."""
 STEER = "A valid steer, after the junk."
 SESSION_CONFIG = {"model": "scripted", "system_prompt": "You are fuzzed.", "tools": ["echo"]}
 
 
-T = TypeVar("T")
-
-
-def generate(strategy: st.SearchStrategy[T], examples: int) -> list[T]:
-    """Draw `examples` values with hypothesis, up front (the targets are stateful: no shrinking).
-
-    Drawing happens before any junk is sent, on the test's thread: hypothesis is not thread-safe
-    while the worker imports modules, and a failure message names its case exactly anyway.
-    """
-    drawn: list[T] = []
-
-    @settings(
-        max_examples=examples,
-        deadline=None,
-        database=None,
-        phases=[Phase.generate],
-        suppress_health_check=[
-            HealthCheck.too_slow,
-            HealthCheck.data_too_large,
-            HealthCheck.filter_too_much,
-            HealthCheck.large_base_example,
-        ],
-    )
-    @given(strategy)
-    def collect(value: T) -> None:
-        drawn.append(value)
-
-    collect()
-    assert len(drawn) == examples, f"hypothesis drew {len(drawn)} examples, not {examples}"
-    return drawn
-
-
-def raw_client(client: Client) -> Client:
-    return Client(client.service_client, namespace=client.namespace, data_converter=DataConverter.default)
-
-
 def script(final: str) -> list[dict[str, Any]]:
     return [{"delay_s": HELD_S}, {"content": final}]
-
-
-async def task_failures(client: Client, workflow_id: str) -> list[str]:
-    """Every failed workflow task in every run of `workflow_id` (following continue-as-new back)."""
-    failures: list[str] = []
-    run_id: str | None = None
-    while True:
-        history = await client.get_workflow_handle(workflow_id, run_id=run_id).fetch_history()
-        for event in history.events:
-            if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED:
-                attributes = event.workflow_task_failed_event_attributes
-                if attributes.cause in BENIGN_TASK_FAILURES:
-                    continue
-                cause = WorkflowTaskFailedCause.Name(attributes.cause)
-                failures.append(f"{workflow_id}: {cause}: {attributes.failure.message[:300]}")
-        started = history.events[0].workflow_execution_started_event_attributes
-        if not started.continued_execution_run_id:
-            return failures
-        run_id = started.continued_execution_run_id
-
-
-async def until(check: Callable[[], Awaitable[bool]], what: str, timeout_s: float = SAFETY_NET_S) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not await check():
-        assert time.monotonic() < deadline, f"{what}: not within {timeout_s}s"
-        await asyncio.sleep(0.1)
 
 
 async def llm_started(client: Client, run_id: str) -> bool:
@@ -306,30 +235,3 @@ async def test_junk_to_every_signal_and_update_changes_nothing(
         f"\nfuzz: {total} cases in {elapsed:.0f}s {dict(targets.sent)}, {len(targets.rounds)} session rounds"
     )
     assert total == 2 * BATCH * BATCHES, "hypothesis ran fewer examples than asked for"
-
-
-START_BATCHES = int(os.environ.get("REACT_FUZZ_START_BATCHES", "12"))
-
-
-async def start_once(
-    raw: Client, client: Client, task_queue: str, target: Target, args: list[Any], expect: Expect
-) -> None:
-    workflow = "ReActRun" if target == "run" else "AgentSession"
-    about = f"{workflow} started with {args!r:.300}"
-    handle = await raw.start_workflow(
-        workflow, args=args, id=f"fuzz-start-{uuid.uuid4().hex[:8]}", task_queue=task_queue
-    )
-    with pytest.raises(WorkflowFailureError) as failed:
-        await asyncio.wait_for(handle.result(), timeout=SAFETY_NET_S)
-    cause = failed.value.cause
-    assert isinstance(cause, ApplicationError) and cause.type in expect.errors, f"{about}: {cause!r}"
-    assert cause.non_retryable, f"{about}: a retryable failure"
-    assert not await task_failures(client, handle.id), f"{about}: a workflow task failed"
-
-
-async def test_junk_start_inputs_fail_the_workflow_once_with_a_named_error(
-    client: Client, task_queue: str
-) -> None:
-    raw = raw_client(client)
-    for batch in generate(st.lists(start_inputs, min_size=BATCH, max_size=BATCH), START_BATCHES):
-        await asyncio.gather(*(start_once(raw, client, task_queue, *case) for case in batch))

@@ -5,7 +5,10 @@ at module level or inside a function (a lazy import is still a dependency), exce
 those under `if TYPE_CHECKING:`, which never run. The layering, lowest first:
 
 - `contracts` and `conversation`: the wire types and the conversation model;
-- `workflows`: deterministic workflow code, on those two only;
+- `workflows`: deterministic workflow code, on those two only. Inside it, each workflow has a
+  room (`ROOMS`: `workflows.run` for `ReActRun`, `workflows.session` for `AgentSession`); a room
+  never imports another (a run and its session talk through Temporal only), and the shared
+  modules at `workflows`' top import no room;
 - `payloads`: the payload path (stores, claim check, codec, converter, settings);
 - `activities` (on payloads) and `clients` (on payloads): the worker's I/O and the typed client;
 - `hosting`: connecting, the dev server, the worker process, the workflow runner;
@@ -42,8 +45,12 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "client": _PRODUCT,
     "cli": _PRODUCT,
     "testing": _PRODUCT | {"testing"},
+    "gateway": _PAYLOAD_PATH | {"clients", "hosting", "activities", "gateway"},
 }
 """For each product folder (or top-level module), the first-party folders it may import."""
+
+ROOMS = ("workflows.run", "workflows.session")
+"""The workflows' rooms: each imports the shared `workflows.*` modules and itself, never another room."""
 
 NOT_PRODUCT = ("tests", "bench", "scripts")
 """What may import anything, and what no product folder may import."""
@@ -147,6 +154,24 @@ def layer_violations(imports: list[Import]) -> list[str]:
     return found
 
 
+def _room_of(module: str) -> str | None:
+    return next((room for room in ROOMS if module == room or module.startswith(f"{room}.")), None)
+
+
+def room_violations(imports: list[Import]) -> list[str]:
+    """Each import of a workflow room from another room or from a shared `workflows.*` module."""
+    found: list[str] = []
+    for imp in imports:
+        if imp.importer.split(".")[0] != "workflows":
+            continue
+        home, target = _room_of(imp.importer), _room_of(imp.module)
+        if target is None or target == home:
+            continue
+        where = f"room {home}" if home is not None else "a shared workflows module"
+        found.append(f"{imp.importer}:{imp.line} imports {imp.module} ({where} may not import {target})")
+    return found
+
+
 def import_cycles(imports: list[Import]) -> list[list[str]]:
     """The strongly connected groups of more than one module (Tarjan), each sorted."""
     graph: dict[str, set[str]] = {}
@@ -199,6 +224,33 @@ def test_every_product_folder_has_a_layer() -> None:
 def test_no_folder_imports_a_higher_one(folder: str) -> None:
     assert _files((folder,)), folder
     assert layer_violations(_all_imports((folder,))) == []
+
+
+def test_the_workflow_rooms_are_named() -> None:
+    folders = {f"workflows.{p.name}" for p in (ROOT / "workflows").iterdir() if (p / "__init__.py").is_file()}
+    assert folders == set(ROOMS)
+
+
+def test_no_room_imports_another_and_shared_workflow_code_imports_none() -> None:
+    assert room_violations(_all_imports(("workflows",))) == []
+
+
+def test_a_cross_room_import_and_a_shared_module_importing_a_room_are_found() -> None:
+    workflows = ROOT / "workflows"
+    imports = imports_of(workflows / "run" / "loop.py", "from workflows.session.thread import X\n")
+    lazy = "def f():\n    from workflows.run import ledger\n"
+    imports += imports_of(workflows / "session" / "loop.py", lazy)
+    shared = "import workflows.run.record\nfrom workflows import failures\n"
+    imports += imports_of(workflows / "op_slot.py", shared)
+    imports += imports_of(workflows / "run" / "tool_step.py", "from workflows.op_slot import OpSlot\n")
+    assert room_violations(imports) == [
+        "workflows.run.loop:1 imports workflows.session.thread "
+        "(room workflows.run may not import workflows.session)",
+        "workflows.session.loop:2 imports workflows.run.ledger "
+        "(room workflows.session may not import workflows.run)",
+        "workflows.op_slot:1 imports workflows.run.record "
+        "(a shared workflows module may not import workflows.run)",
+    ]
 
 
 def test_no_import_cycles() -> None:

@@ -262,3 +262,10 @@ def test_the_worker_process_refuses_bad_activity_options_in_one_line() -> None:
     last_line = done.stderr.strip().splitlines()[-1]
     assert done.returncode == 1
     assert last_line.startswith("worker: REACT_ACTIVITY_OPTIONS: llm_call: maximum_attempts: Input should be")
+
+
+def test_the_plugin_is_named_after_the_product_not_a_package(store: BlobStore) -> None:
+    # The SDK reports this name with a worker's plugins; no `durable_react` package exists to qualify it.
+    name = DurableReactPlugin(store=store).name()
+    assert name == "DurableReactPlugin"
+    assert "." not in name

@@ -19,7 +19,7 @@ from activities import _litellm, _provider
 from bench.provider_server import FINAL_ANSWER, TOOL_ROUNDS, scripted_reply
 from contracts import ModelSettings
 from tests.fake_openai import FakeOpenAI, chat_completion, error_body
-from tests.test_llm_activity import llm_error, openai_request, run_llm
+from tests.llm_activity_helpers import llm_error, openai_request, run_llm
 
 ROOT = Path(__file__).resolve().parent.parent
 CONTEXT_TOO_LONG = error_body(
@@ -125,6 +125,8 @@ async def test_the_direct_route_answers_like_litellms(
 
 LLM_MODULES = (
     "_litellm",
+    "_litellm_setup",
+    "_litellm_model_map",
     "_provider",
     "_openai_format",
     "scripted",

@@ -18,7 +18,7 @@ from contracts import RunResult, ScriptTurn
 from contracts.errors import DESCRIPTIONS
 from tests.fake_openai import FakeOpenAI, FakeReply, chat_completion, error_body
 from tests.helpers import start_run, turn
-from tests.test_llm_activity import llm_error, openai_request, run_llm, scripted
+from tests.llm_activity_helpers import llm_error, openai_request, run_llm, scripted
 
 errors = litellm.exceptions  # litellm's exception classes, reached through the one door
 

@@ -1,103 +1,22 @@
-"""The tool registry and the tool activities, run for real in the SDK's `ActivityEnvironment`."""
+"""The tool activities, run for real in the SDK's `ActivityEnvironment` (the registry has its own tests)."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 import threading
-from typing import Any, Literal
 
 import pytest
-from pydantic import BaseModel, JsonValue
+from pydantic import JsonValue
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities import ToolActivities, ToolFailure, ToolRegistry, default_registry
-from activities.tool_registry import InvalidArgumentsError, UnknownToolError, parse_docstring
+from activities import ToolActivities
 from contracts import ResolveToolsRequest, ToolCallRequest, ToolOutcome
 from contracts.activities import tool_activity_summary
 from contracts.tools import MAX_RESULT_CHARS
 from conversation import ToolCall
-
-
-class Point(BaseModel):
-    x: int
-    y: int
-
-
-def search(
-    query: str,
-    limit: int = 5,
-    mode: Literal["fast", "deep"] = "fast",
-    tags: list[str] | None = None,
-    origin: Point | None = None,
-    *,
-    tool_context: dict[str, JsonValue],
-) -> dict[str, Any]:
-    """Search the knowledge base for documents.
-
-    Longer explanation that is not part of the summary.
-
-    Args:
-        query: What to look for. Plain words work best,
-            no boolean syntax.
-        limit (int): How many results to return.
-        mode: Search strategy.
-        tags: Only documents with these tags.
-        origin: Where to start.
-        tool_context: Injected by the worker, never seen by the model.
-
-    Returns:
-        The matches.
-    """
-    return {"query": query, "limit": limit, "mode": mode, "tags": tags, "origin": origin, "ctx": tool_context}
-
-
-async def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
-
-
-def where() -> str:
-    """The name of the thread the tool runs in."""
-    return threading.current_thread().name
-
-
-def fails(kind: str) -> str:
-    """Fail in the requested way.
-
-    Args:
-        kind: `expected`, `typed`, `retryable` or `crash`.
-    """
-    if kind == "expected":
-        raise ToolFailure("no such city", details={"city": "Atlantis"})
-    if kind == "typed":
-        raise ToolFailure("quota used up", type="quota_exceeded")
-    if kind == "retryable":
-        raise ToolFailure("backend busy", retryable=True)
-    raise RuntimeError("tool crashed")
-
-
-def big(size: int) -> str:
-    """A string of `size` characters.
-
-    Args:
-        size: How long.
-    """
-    return "x" * size
-
-
-def not_json() -> object:
-    """Return something that is not JSON."""
-    return object()
-
-
-def registry() -> ToolRegistry:
-    reg = ToolRegistry()
-    for fn in (search, add, where, fails, big, not_json):
-        reg.register(fn)
-    return reg
-
+from tests.example_tools import registry
 
 ACTIVITIES = ToolActivities(registry())
 
@@ -118,83 +37,6 @@ async def tool_error(name: str, arguments: str) -> ApplicationError:
     with pytest.raises(ApplicationError) as caught:
         await run_tool(name, arguments, attempt=2)
     return caught.value
-
-
-# --- the registry ------------------------------------------------------------------------------
-
-
-def test_spec_from_hints_and_docstring() -> None:
-    spec = registry().spec("search")
-    assert spec.description == "Search the knowledge base for documents."
-    params: Any = spec.parameters
-    assert params["type"] == "object"
-    assert params["required"] == ["query"]
-    assert params["additionalProperties"] is False
-    props = params["properties"]
-    assert set(props) == {"query", "limit", "mode", "tags", "origin"}  # no tool_context
-    assert props["query"] == {
-        "type": "string",
-        "description": "What to look for. Plain words work best, no boolean syntax.",
-    }
-    assert props["limit"] == {"type": "integer", "default": 5, "description": "How many results to return."}
-    assert props["mode"]["enum"] == ["fast", "deep"]
-    assert "title" not in json.dumps(params)
-    assert "$defs" in params and "Point" in params["$defs"]
-
-
-def test_register_variants() -> None:
-    reg = ToolRegistry()
-
-    @reg.register
-    def first() -> str:
-        """First."""
-        return "1"
-
-    @reg.register(name="second-tool", description="Overridden.")
-    def second() -> str:
-        return "2"
-
-    assert first() == "1" and second() == "2"
-    assert reg.names() == ["first", "second-tool"]
-    assert reg.spec("second-tool").description == "Overridden."
-    assert reg.spec("first").parameters == {"type": "object", "properties": {}, "additionalProperties": False}
-    with pytest.raises(ValueError, match="already registered"):
-        reg.register(first)
-    with pytest.raises(ValueError, match="must match"):
-        reg.register(first, name="has space")
-
-    def varargs(*values: int) -> int:
-        return sum(values)
-
-    with pytest.raises(TypeError, match="args"):
-        reg.register(varargs)
-
-
-def test_parse_docstring() -> None:
-    summary, args = parse_docstring(
-        "Do a thing\nacross two lines.\n\nArgs:\n    a: First.\n    b (int): Second,\n        continued.\n"
-        "\nReturns:\n    c: not an argument.\n"
-    )
-    assert summary == "Do a thing across two lines."
-    assert args == {"a": "First.", "b": "Second, continued."}
-    assert parse_docstring("") == ("", {})
-
-
-async def test_registry_call_errors() -> None:
-    reg = registry()
-    with pytest.raises(UnknownToolError, match="available tools: add, big"):
-        await reg.call("nope", {})
-    with pytest.raises(InvalidArgumentsError) as caught:
-        await reg.call("add", {"a": "one"})
-    assert caught.value.fields == ["a", "b"]
-    assert await reg.call("add", {"a": 1, "b": "2"}) == 3
-
-
-def test_default_registry_has_the_calculator() -> None:
-    reg = default_registry()
-    assert reg.names() == ["calculator"]
-    assert reg.spec("calculator").parameters["required"] == ["expression"]
-    assert default_registry() is not reg
 
 
 # --- run_tool ----------------------------------------------------------------------------------

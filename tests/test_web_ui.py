@@ -3,7 +3,7 @@
 A dev server started by the product (`hosting.dev_server.ensure_dev_server`, the one
 `worker.py --dev` starts, Web UI on) on free ports, a real worker, runs and a session
 started through the typed client, and Debian's `chromium`, headless, showing the UI's
-pages (`tests/headless_chromium.py`): the static summary and details, the current details
+pages (Playwright, `tests/browser.py`): the static summary and details, the current details
 (the UI asks the worker for them) and every activity's summary must be on the page.
 """
 

@@ -1,4 +1,9 @@
-"""The Web UI tests' set-up: a dev server with the UI, a worker, the UI's pages read in headless chromium."""
+"""The Web UI tests' set-up: a dev server with the UI, a worker, the UI's pages read in headless chromium.
+
+The browser is Debian's chromium driven by Playwright (`tests/browser.py`). The tests read each
+page's DOM every quarter second until it shows what they wait for: the UI keeps a long-poll
+request open on a running workflow's page, so "the page has loaded" never quite happens.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 import pytest_asyncio
+from playwright.async_api import Browser
 from temporalio.client import Client
 
 from client import AgentConfig, RunHandle
@@ -23,7 +29,7 @@ from hosting.dev_server import ensure_dev_server
 from payloads.blob_store import BlobStore
 from payloads.settings import load_settings
 from tests.agent_tools import registry_for_tests
-from tests.headless_chromium import HeadlessChromium
+from tests.browser import chromium
 from worker import build_worker
 
 REPO = Path(__file__).resolve().parents[1]
@@ -40,7 +46,7 @@ class WebUI:
     client: Client
     task_queue: str
     base_url: str
-    browser: HeadlessChromium
+    browser: Browser
     pages: Path
 
     async def page(self, workflow_id: str, tab: str, ready: Callable[[PageText], bool]) -> PageText:
@@ -51,9 +57,24 @@ class WebUI:
         run_id = (await self.client.get_workflow_handle(workflow_id).describe()).run_id
         url = f"{self.base_url}/namespaces/default/workflows/{workflow_id}/{run_id}/{tab}"
         saved = self.pages / f"{workflow_id}-{tab}-{uuid.uuid4().hex[:6]}.html"
-        dom = await self.browser.dom(url, lambda dom: ready(PageText.of(dom, saved)))
+        dom = await self.dom(url, lambda dom: ready(PageText.of(dom, saved)))
         saved.write_text(dom)  # for whoever reads a failure: the page as the browser built it
         return PageText.of(dom, saved)
+
+    async def dom(self, url: str, ready: Callable[[str], bool], timeout_s: float = 30) -> str:
+        """The DOM of `url` in a new tab once `ready(dom)` holds, else the last one read after `timeout_s`."""
+        tab = await self.browser.new_page()
+        try:
+            await tab.goto(url, wait_until="commit")
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + timeout_s
+            while True:
+                dom = await tab.content()
+                if ready(dom) or loop.time() > deadline:
+                    return dom
+                await asyncio.sleep(0.25)
+        finally:
+            await tab.close()
 
 
 class PageText(HTMLParser):
@@ -145,12 +166,8 @@ async def web_ui(tmp_path_factory: pytest.TempPathFactory, store: BlobStore) -> 
         )
         base_url = f"http://127.0.0.1:{ui_port}"
         await until_ui_answers(base_url)
-        browser = await HeadlessChromium.start(folder / "chromium-profile")
-        try:
-            async with worker:
-                yield WebUI(client, queue, base_url, browser, folder)
-        finally:
-            await browser.close()
+        async with chromium() as browser, worker:
+            yield WebUI(client, queue, base_url, browser, folder)
     finally:
         server.terminate()
         await asyncio.to_thread(server.wait, 30)

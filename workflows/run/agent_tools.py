@@ -1,7 +1,8 @@
 """Agents as tools: each call of an agent tool is a child `ReActRun` with the agent's own config.
 
 The model sees each agent of `AgentConfig.agents` as a tool taking `{"query": "..."}`.
-Calling it starts a child run (workflow id `<this run's id>/agent-<n>`, a child in the
+Calling it starts a child run (workflow id `<this run's id>/agent-<n>`, kept under Temporal's
+limit by `contracts.workflow_ids.bounded_id`; a child in the
 Web UI, cancelled when this run closes); its final answer is the tool result (cut at
 64 KiB like any tool result; the child's full result is claim-checked like any payload),
 its usage is added to this run's. Profiles named by `profile` are resolved once, at
@@ -10,6 +11,12 @@ the run's start (`resolve_agents`: an unknown one fails the run with `unknown_ag
 Depth: a top-level run is depth 0. A run at `max_agent_depth` (the smallest bound of
 itself and its callers) offers no agents, and a call of one anyway gets an
 `agent_depth_exceeded` result; no child starts.
+
+Breadth: the top-level run's `max_agent_runs` bounds the agent runs of its whole tree. Each
+child holds one run for itself and a share of what is left (at most half, none when it
+offers no agents) as its own `agent_runs_limit`; when it ends, what it did not use is free
+again (`Usage.agent_runs` says what it used). A call past the bound gets an
+`agent_runs_exceeded` result; no child starts.
 
 An interrupting steer of this run cancels its running children (their LLM call in
 flight is cut short); each such call gets an interrupted result with the child's usage.
@@ -31,10 +38,17 @@ from contracts import WORKFLOW_TYPE, AgentConfig, CancelInput, RunInput, RunResu
 from contracts.activities import RESOLVE_AGENTS
 from contracts.agent import AgentTool
 from contracts.agent_profiles import AgentProfile, ResolveAgentsRequest
-from contracts.errors import AGENT_DEPTH_EXCEEDED, CANCELLED, INVALID_ARGUMENTS, UNKNOWN_AGENT
+from contracts.errors import (
+    AGENT_DEPTH_EXCEEDED,
+    AGENT_RUNS_EXCEEDED,
+    CANCELLED,
+    INVALID_ARGUMENTS,
+    UNKNOWN_AGENT,
+)
 from contracts.limits import MAX_QUERY_CHARS
-from contracts.llm import ToolSpec
+from contracts.llm import ToolSpec, Usage
 from contracts.tools import cut_result
+from contracts.workflow_ids import MAX_WORKFLOW_ID_BYTES, bounded_id
 from conversation import ToolCall
 from workflows.activity_calls import call_activity
 from workflows.failures import run_error
@@ -46,6 +60,8 @@ _PARAMETERS: dict[str, Any] = {
     "required": ["query"],
 }
 OnStarted = Callable[[ToolCall, str], None]
+PATCH_AGENT_RUNS_BOUND = "agent-runs-bound"
+"""A call of an agent past the tree's `max_agent_runs` gets `agent_runs_exceeded` (before: it ran)."""
 
 
 def query_problem(arguments: dict[str, JsonValue]) -> str | None:
@@ -75,6 +91,10 @@ class AgentCalls:
         self.depth = run.agent_depth
         bound = run.agent_depth_limit
         self.limit = config.max_agent_depth if bound is None else min(bound, config.max_agent_depth)
+        runs = run.agent_runs_limit
+        self.runs_limit = config.max_agent_runs if runs is None else min(runs, config.max_agent_runs)
+        self._spent = 0  # agent runs of the ended children, with their own agents' runs
+        self._held: dict[str, int] = {}  # call id -> runs held for a running child: itself and its share
         self._started = 0
         self._running: dict[str, str] = {}  # call id -> child workflow id
         self._interrupted: set[str] = set()
@@ -143,41 +163,74 @@ class AgentCalls:
         if self.depth >= self.limit:
             message = f"agent {call.name} cannot be called: this run is at max_agent_depth {self.limit}"
             return _failed(AGENT_DEPTH_EXCEEDED, message)
-        tool = self._tools[call.name]
+        config = self._config(self._tools[call.name])
+        share = self._share(config)
+        if share is None:
+            message = (
+                f"agent {call.name} cannot be called: this run's agents have used max_agent_runs "
+                f"{self.runs_limit} (agent runs of the whole tree)"
+            )
+            return _failed(AGENT_RUNS_EXCEEDED, message)
         query = str(arguments["query"])
         self._started += 1
         info = workflow.info()
-        child_id = f"{info.workflow_id}/agent-{self._started}"
+        child_id = bounded_id(info.workflow_id, f"/agent-{self._started}", max_chars=MAX_WORKFLOW_ID_BYTES)
         child_input = RunInput(
             query=query,
-            config=self._config(tool),
+            config=config,
             agent_depth=self.depth + 1,
             agent_depth_limit=self.limit,
+            agent_runs_limit=share,
         )
-        handle = await workflow.start_child_workflow(
-            WORKFLOW_TYPE,
-            child_input,
-            id=child_id,
-            task_queue=info.task_queue,
-            result_type=RunResult,
-            parent_close_policy=workflow.ParentClosePolicy.REQUEST_CANCEL,
-            static_summary=f"agent {call.name}: {preview(query)}"[:200],
-        )
+        self._held[call.id] = 1 + share
+        try:
+            handle = await workflow.start_child_workflow(
+                WORKFLOW_TYPE,
+                child_input,
+                id=child_id,
+                task_queue=info.task_queue,
+                result_type=RunResult,
+                parent_close_policy=workflow.ParentClosePolicy.REQUEST_CANCEL,
+                static_summary=f"agent {call.name}: {preview(query)}"[:200],
+            )
+        except BaseException:
+            del self._held[call.id]
+            raise
         self._running[call.id] = child_id
         on_started(call, child_id)
         try:
             result: RunResult = await handle
         except ChildWorkflowError as err:
+            self._spent += self._held.pop(call.id)  # what it started is unknown: all it could have
             error = run_error(err)
             return _failed(
-                error.type, f"agent {call.name} failed: {error.message}", agent_workflow_id=child_id
+                error.type,
+                f"agent {call.name} failed: {error.message}",
+                agent_workflow_id=child_id,
+                usage=Usage(agent_runs=1),
             )
         finally:
             self._running.pop(call.id, None)
-        return self._outcome(call, result, child_id)
+        self._held.pop(call.id)
+        usage = result.outcome.usage.plus(Usage(agent_runs=1))
+        self._spent += usage.agent_runs
+        return self._outcome(call, result, child_id, usage)
 
-    def _outcome(self, call: ToolCall, result: RunResult, child_id: str) -> ToolOutcome:
-        usage = result.outcome.usage
+    def _share(self, config: AgentConfig) -> int | None:
+        """The agent runs a new child may start in its turn (None: no child may start now).
+
+        A child takes one run for itself and at most half of the rest, so siblings started
+        after it still find some; a child that offers no agents takes none.
+        """
+        left = self.runs_limit - self._spent - sum(self._held.values())
+        if left < 1 and workflow.patched(PATCH_AGENT_RUNS_BOUND):
+            return None
+        depth_limit = min(self.limit, config.max_agent_depth)
+        if not config.agents or self.depth + 1 >= depth_limit:
+            return 0
+        return max(0, min((left - 1) // 2, config.max_agent_runs))
+
+    def _outcome(self, call: ToolCall, result: RunResult, child_id: str, usage: Usage) -> ToolOutcome:
         if call.id in self._interrupted:
             self._interrupted.discard(call.id)
             message = f"agent {call.name} was cancelled: the user interrupted with new input"

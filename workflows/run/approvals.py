@@ -83,6 +83,10 @@ class ApprovalBook:
         waiting = self._waiting.get(call_id)
         return waiting.call if waiting is not None and waiting.decision is None else None
 
+    def decided(self, call_id: str) -> ApprovalDecision | None:
+        """The decision on a call that no longer waits, if it was decided."""
+        return self._decided.get(call_id)
+
     def refusal(self, payload: ApproveInput) -> Ack | None:
         """Why `approve` cannot decide this call now (`unknown_call`, ...), or None when it can."""
         call_id = payload.call_id

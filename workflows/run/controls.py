@@ -18,6 +18,7 @@ from conversation import ContextModifyInput
 from workflows.controls import Control
 from workflows.op_slot import op_ack
 from workflows.run.loop import RunLoop
+from workflows.run.record import RunRecord
 from workflows.run.trace_log import preview
 
 CONTROL_ACK_SIGNAL = "control_ack"
@@ -25,11 +26,12 @@ CONTROL_ACK_SIGNAL = "control_ack"
 
 
 class RunControls:
-    """Decides what happens to control input; the `RunLoop` owns the state it changes."""
+    """Decides what happens to control input; the `RunLoop` and the `RunRecord` own the state it changes."""
 
-    def __init__(self, run: RunLoop) -> None:
-        """Control `run`."""
+    def __init__(self, run: RunLoop, record: RunRecord) -> None:
+        """Control `run`, recording rejections and applying context ops in its `record`."""
         self._run = run
+        self._record = record
 
     def controls(self) -> list[Control]:
         """The run's controls, to register as signals and Updates."""
@@ -44,7 +46,7 @@ class RunControls:
     def dropped(self, name: str, problem: PayloadProblem) -> None:
         """A signal dropped for its payload: counted in the trace like any rejected input."""
         data = {"kind": name, "reason": problem.code, "message": preview(problem.message)}
-        self._run.record.event("input_rejected", data=data)
+        self._record.event("input_rejected", data=data)
 
     async def _steer(self, payload: SteerInput, via_signal: bool) -> Ack:
         return await self._input("steer", payload, via_signal)
@@ -58,7 +60,7 @@ class RunControls:
         ack = run.offer_input(kind, payload, input_id)
         if ack.status == "rejected":
             data = {"kind": kind, "reason": ack.reason, "message": ack.message}
-            run.record.event("input_rejected", input_id=payload.input_id, data=data)
+            self._record.event("input_rejected", input_id=payload.input_id, data=data)
         if via_signal and payload.input_id is not None:
             await self._reply(payload.reply_to, payload.input_id, ack)
         return ack
@@ -80,17 +82,17 @@ class RunControls:
         return ack
 
     async def _modify(self, request: ContextModifyInput, via_signal: bool) -> Ack:
-        run = self._run
-        ack, op = op_ack(run.record.conversation, request, running=run.running)
+        record = self._record
+        ack, op = op_ack(record, request, running=self._run.running)
         if ack.status == "rejected":
             data = {"reason": ack.reason, "message": ack.message}
-            run.record.event("context_op_rejected", op_id=ack.op_id, data=data)
+            record.event("context_op_rejected", op_id=ack.op_id, data=data)
         elif op is not None and ack.status == "applied":
-            run.record.apply_op(op)
+            record.apply_op(op)
         elif op is not None:
-            replaced = run.defer_op(op)
+            replaced = self._run.defer_op(op)
             data = {"type": op.operation.type, "replaces": replaced.op_id if replaced else None}
-            run.record.event("context_op_deferred", op_id=op.op_id, data=data)
+            record.event("context_op_deferred", op_id=op.op_id, data=data)
         return ack
 
     async def _reply(self, reply_to: str | None, ack_id: str, ack: Ack) -> None:

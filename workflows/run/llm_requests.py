@@ -10,6 +10,8 @@ message (`message_cache_miss`), the same call is sent again with every message i
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
@@ -54,8 +56,19 @@ def _shared_prefix(previous: list[str], current: list[str]) -> tuple[int, int]:
 class ModelCalls:
     """Builds and executes a run's LLM calls."""
 
-    def __init__(self, config: AgentConfig, policy: ContextPolicy, request_id: str, run_id: str) -> None:
-        """Bind the run's config and resolved policy."""
+    def __init__(
+        self,
+        config: AgentConfig,
+        policy: ContextPolicy,
+        request_id: str,
+        run_id: str,
+        stream_grant: Callable[[StreamTarget], StreamTarget],
+    ) -> None:
+        """Bind the run's config and resolved policy.
+
+        `stream_grant` adds the run stream's publish token and byte budget to a streamed
+        call (`RunStream.grant`).
+        """
         self._config = config
         self._policy = policy
         self._request_id = request_id
@@ -65,10 +78,17 @@ class ModelCalls:
         self._previous: list[str] = []
         self._misses = 0
         self._token_counts: dict[str, int] = {}
-        self.tool_specs: list[ToolSpec] = []
+        self._tool_specs: list[ToolSpec] = []
+        self._stream_grant = stream_grant
+
+    @property
+    def tool_specs(self) -> list[ToolSpec]:
         """Specs sent as given besides the registry's tools (the agents the run offers)."""
-        self.changes: RequestChanges | None = None
-        """The request transformer's changes to the next call (`workflows.run.request_transformer`)."""
+        return self._tool_specs
+
+    def offer(self, tool_specs: list[ToolSpec]) -> None:
+        """Send `tool_specs` with every call from now on (the agents, once resolved)."""
+        self._tool_specs = tool_specs
 
     def _digest(self, message: Message) -> str:
         # Lane messages are never mutated, so a message object's digest is computed once.
@@ -99,8 +119,19 @@ class ModelCalls:
             update={"max_input_tokens": self._policy.reserve_output_tokens + budget}
         )
 
-    def request(self, view: ModelView, iteration: int, index: int, *, inline: bool = False) -> LLMRequest:
-        """The LLM request for `view`: new messages inline, the rest by reference (or all inline)."""
+    def request(
+        self,
+        view: ModelView,
+        iteration: int,
+        index: int,
+        changes: RequestChanges | None = None,
+        *,
+        inline: bool = False,
+    ) -> LLMRequest:
+        """The LLM request for `view`: new messages inline, the rest by reference (or all inline).
+
+        `changes` are the request transformer's for this call (`workflows.run.request_transformer`).
+        """
         digests = [self._digest(message) for message in view.messages]
         use_refs = not inline and self._misses < MAX_CACHE_MISSES
         prefix: PrefixRef | None = None
@@ -125,21 +156,23 @@ class ModelCalls:
             prefix=prefix,
             messages=items,
             tools=self._config.tools,
-            tool_specs=self.tool_specs,
+            tool_specs=self._tool_specs,
             settings=self._config.model_settings,
             timeout_s=self._config.llm_timeout_s,
             iteration=iteration,
             scripted=scripted,
-            stream=StreamTarget(call=index, interval_s=self._config.stream_interval_s)
+            stream=self._stream_grant(StreamTarget(call=index, interval_s=self._config.stream_interval_s))
             if self._config.stream
             else None,
             output=self._config.output,
         )
-        return request if self.changes is None else apply_changes(request, self.changes)
+        return request if changes is None else apply_changes(request, changes)
 
-    async def call(self, view: ModelView, iteration: int, index: int) -> LLMResponse:
-        """Execute the call for `view`; on a cache miss, once more with every message inline."""
-        request = self.request(view, iteration, index)
+    async def call(
+        self, view: ModelView, iteration: int, index: int, changes: RequestChanges | None = None
+    ) -> LLMResponse:
+        """Execute the call for `view` (with the transformer's `changes`); a cache miss: once more inline."""
+        request = self.request(view, iteration, index, changes)
         try:
             response = await self._execute(request)
         except ActivityError as err:
@@ -150,13 +183,13 @@ class ModelCalls:
             self._known.clear()
             self._previous = []
             workflow.logger.warning("LLM message cache miss (%s); resending the call inline", cause.message)
-            response = await self._execute(self.request(view, iteration, index, inline=True))
-        self._remember(view, response)
+            response = await self._execute(self.request(view, iteration, index, changes, inline=True))
+        self._remember(view, response, changes)
         return response
 
-    def _remember(self, view: ModelView, response: LLMResponse) -> None:
+    def _remember(self, view: ModelView, response: LLMResponse, changes: RequestChanges | None) -> None:
         """What the activity has now seen: every message of this call, and the answer it produced."""
-        sent = self.changes.messages if self.changes is not None else None  # a transformer's, inline
+        sent = changes.messages if changes is not None else None  # a transformer's, inline
         digests = [self._digest(m) for m in view.messages] if sent is None else [*map(message_digest, sent)]
         self._previous = digests
         self._known.update(digests)

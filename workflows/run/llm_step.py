@@ -7,7 +7,8 @@ assistant entry marked `interrupted`, and the loop goes on to drain the steer an
 the model again in the same run. An interrupt is not a failure: no retry is used,
 and an interrupted call holds no tool calls, so nothing is left without a result.
 The interrupted call counts as an iteration and an LLM call; its token usage is not
-known (a cancelled stream reports none) and is not counted.
+known (a cancelled stream reports none), so it is estimated (`usage_limits.interrupted_usage`:
+the view's input estimate and what it had streamed) and counted like a reported one.
 
 Context-window overflow is recovered in place: when the provider says the request
 does not fit (`context_window_exceeded`), the step halves the input budget of the
@@ -24,10 +25,12 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from temporalio import workflow
 from temporalio.exceptions import ActivityError, CancelledError
 
 from contracts import LLMResponse
 from contracts.errors import CONTEXT_WINDOW_EXCEEDED
+from contracts.transform import RequestChanges
 from conversation import ModelView
 from workflows.failures import cut_short, run_error
 from workflows.run.ledger import RunLedger
@@ -35,6 +38,10 @@ from workflows.run.llm_requests import ModelCalls
 from workflows.run.record import RunRecord
 from workflows.run.stream import RunStream
 from workflows.run.trace_log import preview
+from workflows.run.usage_limits import interrupted_usage
+
+PATCH_INTERRUPTED_USAGE = "interrupted-usage-estimated"
+"""A call cut short by an interrupting steer counts its estimated usage (before: none)."""
 
 
 class LLMStep:
@@ -47,12 +54,12 @@ class LLMStep:
         ledger: RunLedger,
         stream: RunStream,
         on_call: Callable[[], None],
-        prepare: Callable[[ModelView], Awaitable[None]] | None = None,
+        prepare: Callable[[ModelView], Awaitable[RequestChanges | None]] | None = None,
     ) -> None:
         """Bind the run's parts; `on_call` hears that a call is about to start (for the details).
 
         `prepare` runs before each call on its view and may end the run (usage limits,
-        the request transformer).
+        the request transformer); the changes it answers (the transformer's) go with that call.
         """
         self._model = model
         self._prepare = prepare
@@ -84,7 +91,7 @@ class LLMStep:
             ActivityError: the call failed (after Temporal's retries); a context-window
                 overflow only when a smaller view did not help.
         """
-        view = await self._model.view(self._record.conversation.context)
+        view = await self._model.view(self._record.context)
         try:
             return await self._send(view, model_name)
         except ActivityError as err:
@@ -98,7 +105,7 @@ class LLMStep:
     async def _smaller_view(self, view: ModelView) -> ModelView | None:
         """The view under half the budget, recorded; None when it is no smaller."""
         self._model.shrink_budget(view.meta.estimated_tokens)
-        smaller = await self._model.view(self._record.conversation.context)
+        smaller = await self._model.view(self._record.context)
         if smaller.meta.estimated_tokens >= view.meta.estimated_tokens:
             return None
         data = {
@@ -113,11 +120,11 @@ class LLMStep:
 
     async def _send(self, view: ModelView, model_name: str) -> LLMResponse | None:
         self._ledger.check_cancel()
+        changes: RequestChanges | None = None
         if self._prepare is not None:
-            await self._prepare(view)
+            changes = await self._prepare(view)
             self._ledger.check_cancel()
-        index = self._ledger.llm_calls
-        self._ledger.llm_calls += 1
+        index = self._ledger.count_llm_call()
         meta = view.meta.model_dump(mode="json")
         self._record.event(
             "llm_started", data={"model": model_name, "call": index, "messages": len(view.messages), **meta}
@@ -125,18 +132,18 @@ class LLMStep:
         self._on_call()
         self._stream.call_started(index)
         self._interrupted = False
-        self._task = asyncio.create_task(self._model.call(view, self._ledger.iteration, index))
+        self._task = asyncio.create_task(self._model.call(view, self._ledger.iteration, index, changes))
         try:
             response = await self._task
         except (asyncio.CancelledError, CancelledError, ActivityError) as err:
             if not cut_short(err, self._interrupted):
                 raise  # a failure, or the run itself is being cancelled
-            self._record_interrupted(index)
+            self._record_interrupted(index, view)
             return None
         finally:
             self._task = None
             self._stream.call_ended()
-        self._ledger.usage = self._ledger.usage.plus(response.usage)
+        self._ledger.add_usage(response.usage)
         data: dict[str, Any] = {
             "call": index,
             "finish_reason": response.finish_reason,
@@ -147,10 +154,15 @@ class LLMStep:
         self._record.event("llm_completed", data=data)
         return response
 
-    def _record_interrupted(self, index: int) -> None:
-        """Keep what the call had streamed (what a person saw) as an `interrupted` assistant entry."""
+    def _record_interrupted(self, index: int, view: ModelView) -> None:
+        """Keep what the call had streamed (what a person saw) as an `interrupted` assistant entry.
+
+        Its usage is estimated and counted (histories from before counted none).
+        """
         partial = self._stream.partial
         text = partial.text if partial is not None and partial.call == index else ""
+        if workflow.patched(PATCH_INTERRUPTED_USAGE):
+            self._ledger.add_usage(interrupted_usage(view.meta.estimated_tokens, text, self._ledger.usage))
         seq: int | None = None
         if text:
             refs = {"interrupted": "true", "llm_call": str(index)}

@@ -34,6 +34,7 @@ from contracts import (
 from contracts.approval import ApproveInput
 from contracts.errors import CANCELLED, INCOMPLETE_RESPONSE, INVALID_INPUT, UNKNOWN_TOOL
 from contracts.signals import SteerMode
+from contracts.transform import RequestChanges
 from conversation import ContextOpPayload, ContextPolicy, ModelView
 from workflows.failures import run_error
 from workflows.op_slot import OpSlot
@@ -56,26 +57,29 @@ REPEAT_NUDGE = (
 
 
 class RunLoop:
-    """One run's loop and the state it drives (ledger, queue, op slot, tool round, thread and trace)."""
+    """One run's loop and the state it drives (queue, op slot, LLM calls, tool step, output step).
 
-    def __init__(self, run: RunInput, request_id: str, run_id: str, stream: RunStream) -> None:
-        """Set up the run's components; a given `context` becomes the thread's first entry."""
-        self.input = run
-        self.config = run.config
-        self.request_id = request_id
-        self.run_id = run_id
-        self._ledger = RunLedger(max_iterations=self.config.max_iterations)
+    The ledger and the record (thread and trace) are the workflow's, passed in: the loop
+    changes them through their methods, and the controls and queries read them directly.
+    """
+
+    def __init__(self, run: RunInput, ledger: RunLedger, record: RunRecord, stream: RunStream) -> None:
+        """Set up the run's components around its `ledger` and `record`."""
+        self._input = run
+        self._config = config = run.config
+        self._request_id = record.request_id
+        self._run_id = record.run_id
+        self._ledger = ledger
         self._queue = InputQueue()
         self._ops = OpSlot()
-        self.model = ModelCalls(
-            self.config, self.config.context_policy or ContextPolicy(), request_id, run_id
-        )
-        self.record = RunRecord(run, request_id, run_id, self._ledger, stream)
-        self._limits = UsageGuard(self.config.usage_limits, run.session_usage, self._ledger)
-        self._transform = RequestTransform(self.config, request_id, self.model, self.record, self._ledger)
-        self._llm = LLMStep(self.model, self.record, self._ledger, stream, self._details, self._before_call)
-        self._tools = ToolStep(run, self.record, self._ledger, self._details)
-        self._output = OutputStep(self.config.output, self.record)
+        policy = config.context_policy or ContextPolicy()
+        self._model = ModelCalls(config, policy, self._request_id, self._run_id, stream.grant)
+        self._record = record
+        self._limits = UsageGuard(config.usage_limits, run.session_usage, ledger)
+        self._transform = RequestTransform(config, self._request_id, record, ledger)
+        self._llm = LLMStep(self._model, record, ledger, stream, self._details, self._before_call)
+        self._tools = ToolStep(run, record, ledger, self._details)
+        self._output = OutputStep(config.output, record)
         self._dropped_inputs: list[str] = []
         self._task: asyncio.Task[None] | None = None
 
@@ -87,12 +91,12 @@ class RunLoop:
                 config; `unknown_agent`, when it lacks an agent profile the config names;
                 `invalid_schema`, when `output.json_schema` is not a valid JSON Schema.
         """
-        await self._tools.prepare(self.model)
+        self._model.offer(await self._tools.prepare())
         await self._output.prepare()  # `invalid_schema` before any LLM call
-        self.record.event(
-            "request_started", data={"model": self.config.model, "query": preview(self.input.query)}
+        self._record.event(
+            "request_started", data={"model": self._config.model, "query": preview(self._input.query)}
         )
-        self.record.append("user", self.input.query)
+        self._record.append("user", self._input.query)
         self._task = asyncio.create_task(self._loop())
         try:
             await self._task
@@ -111,46 +115,46 @@ class RunLoop:
             self.finish("failed", error=run_error(err))
         self.interrupt()
         return RunResult(
-            request_id=self.request_id,
-            run_id=self.run_id,
+            request_id=self._request_id,
+            run_id=self._run_id,
             outcome=self._ledger.outcome(),
-            entries=self.record.entries,
-            first_seq=self.record.first_seq,
-            context_ref=self.record.conversation.active_context_ref,
+            entries=self._record.entries,
+            first_seq=self._record.first_seq,
+            context_ref=self._record.active_context_ref,
             dropped_input_ids=self._dropped_inputs,
             output=self._output.value,
             agent_state=self._tools.state.result,
         )
 
-    async def _before_call(self, view: ModelView) -> None:
+    async def _before_call(self, view: ModelView) -> RequestChanges | None:
         self._limits.check(view)  # `usage_limit_exceeded` before the call, and before the transformer
-        await self._transform.prepare(view)
+        return await self._transform.prepare(view, self._model.tool_specs)
 
     async def _loop(self) -> None:
         previous_round: list[tuple[str, str]] | None = None
         ledger = self._ledger
         while True:
-            if ledger.iteration >= self.config.max_iterations:
+            if ledger.iteration >= ledger.max_iterations:
                 self.finish("completed", reason="max_iterations")
                 return
             self._drain_inputs()
-            ledger.iteration += 1
-            response = await self._llm.call(self.config.model)
+            ledger.count_iteration()
+            response = await self._llm.call(self._config.model)
             ledger.check_cancel()
             if response is None:  # an interrupting steer cut the call short: drain it and call again
                 continue
             if response.tool_calls:
-                self.record.append(
+                self._record.append(
                     "assistant", response.content, tool_calls=response.tool_calls, thinking=response.thinking
                 )
                 await self._tools.run(response)
                 self._tools.close()
                 ledger.check_cancel()
                 if self._tools.interrupted:
-                    self.record.event("tool_round_interrupted", data={"calls": len(response.tool_calls)})
+                    self._record.event("tool_round_interrupted", data={"calls": len(response.tool_calls)})
                 this_round = [(call.name, call.arguments) for call in response.tool_calls]
                 if this_round == previous_round:
-                    self.record.append("user", REPEAT_NUDGE, refs={"source": "repeat_nudge"})
+                    self._record.append("user", REPEAT_NUDGE, refs={"source": "repeat_nudge"})
                 previous_round = this_round
                 continue
             if not response.content.strip() and response.finish_reason not in ("stop", "tool_calls"):
@@ -158,7 +162,7 @@ class RunLoop:
                     INCOMPLETE_RESPONSE,
                     f"the model returned an empty answer (finish reason {response.finish_reason!r})",
                 )
-            answer = self.record.append("assistant", response.content, thinking=response.thinking)
+            answer = self._record.append("assistant", response.content, thinking=response.thinking)
             if self._queue.items:  # a steer continues the run first; only the answer that ends it is checked
                 continue
             if not self._output.accept(response, iteration_left=ledger.iteration < ledger.max_iterations):
@@ -174,10 +178,6 @@ class RunLoop:
         """Whether the run has not reached its terminal state."""
         return self._ledger.status == "running"
 
-    def refuse_start(self) -> None:
-        """The start input was unusable: controls answer `not_running` while the workflow fails."""
-        self._ledger.status = "failed"
-
     def offer_input(self, kind: InputKind, payload: SteerInput, input_id: str) -> Ack:
         """Queue steer/inject input for the next iteration (`queued`), or say why not.
 
@@ -185,7 +185,7 @@ class RunLoop:
         flight (see `workflows.run.llm_step` and `ToolRound.interrupt`); its `Ack.mode` says
         whether anything was interrupted (`interrupt`) or it only waits (`queue`).
         """
-        ack = self._queue.offer(kind, payload, self.request_id, input_id)
+        ack = self._queue.offer(kind, payload, self._request_id, input_id)
         if ack.status != "queued" or kind != "steer":
             return ack
         mode: SteerMode = "queue"
@@ -215,17 +215,17 @@ class RunLoop:
     def state(self) -> RunState:
         """Status, iteration, the tool round in flight, usage and outcome (the `state` query)."""
         return RunState(
-            request_id=self.request_id,
-            run_id=self.run_id,
+            request_id=self._request_id,
+            run_id=self._run_id,
             outcome=self._ledger.outcome(),
             iteration=self._ledger.iteration,
             pending_tool_calls=self._tools.statuses,
             pending_approvals=self._tools.pending_approvals,
             queued_inputs=len(self._queue.items),
-            active_context_ref=self.record.conversation.active_context_ref,
+            active_context_ref=self._record.active_context_ref,
             pending_context_op=self._ops.pending,
-            thread_length=self.record.conversation.next_seq,
-            usage_limits=self.config.usage_limits,
+            thread_length=self._record.next_seq,
+            usage_limits=self._config.usage_limits,
             agent_state=self._tools.state.state,
         )
 
@@ -252,10 +252,10 @@ class RunLoop:
             data["result"] = MAX_ITERATIONS_RESULT
         if error is not None:
             data["error"] = {"type": error.type, "message": preview(error.message)}
-        self.record.event(kinds.get(status, "request_cancelled"), data=data)
+        self._record.event(kinds.get(status, "request_cancelled"), data=data)
         pending = self._ops.take()
         if pending is not None:
-            self.record.apply_op(pending)
+            self._record.apply_op(pending)
         self._details()
 
     def _finish_cancelled(self) -> None:
@@ -270,13 +270,13 @@ class RunLoop:
 
     def _drain_inputs(self) -> None:
         for item in self._queue.drain():
-            self.record.add_input(item)
+            self._record.add_input(item)
 
     def _details(self) -> None:
         parts = [
             f"status: {self._ledger.status}",
-            f"iteration {self._ledger.iteration}/{self.config.max_iterations}",
-            f"model {self.config.model}",
+            f"iteration {self._ledger.iteration}/{self._config.max_iterations}",
+            f"model {self._config.model}",
         ]
         usage = self._limits.details()
         if usage:

@@ -1,12 +1,13 @@
 """The `ReActRun` workflow: one ReAct run (reason + act, tool calling) as one workflow execution.
 
 The run hosts a Workflow Stream (`workflows.run.stream`) with its trace events and,
-when the agent streams, its LLM calls' deltas. The class is thin: the loop and the
-state it drives live in `RunLoop` (ledger, input queue, op slot, model calls, tool
-round, and the `RunRecord`: thread and trace), which offers intents (`offer_input`,
-`accept_cancel`, `defer_op`, `state`) rather than its parts; the control surface is in
-`RunControls`, and every handler is a delegation. Input that does not decode fails the
-workflow once with `invalid_input` (never a workflow task failing over and over).
+when the agent streams, its LLM calls' deltas. The class is thin: it builds the
+`RunLedger` (progress and outcome) and the `RunRecord` (thread and trace) and passes
+them to `RunLoop` (the loop and the state it drives: input queue, op slot, LLM calls,
+tool step), which offers intents (`offer_input`, `accept_cancel`, `defer_op`, `state`)
+rather than its parts, and to `RunControls`, the control surface; every handler is a
+delegation. Input that does not decode fails the workflow once with `invalid_input`
+(never a workflow task failing over and over).
 """
 
 from __future__ import annotations
@@ -29,14 +30,15 @@ from contracts import (
 )
 from contracts.activities import RESOLVE_TOOLS
 from contracts.errors import INVALID_INPUT
-from contracts.thread import page_of
 from conversation import Context
 from workflows import controls
 from workflows.activity_calls import call_activity
 from workflows.failures import run_error
 from workflows.refusals import decode_or_refuse, decode_start, refusal
 from workflows.run.controls import RunControls
+from workflows.run.ledger import RunLedger
 from workflows.run.loop import RunLoop
+from workflows.run.record import RunRecord
 from workflows.run.stream import RunStream
 from workflows.validation import input_problems
 
@@ -53,12 +55,15 @@ class ReActRun:
     def __init__(self, *args: Any) -> None:
         """Set up state before any handler runs, so early signals and queries see a whole run."""
         run, self._problem = decode_start(args, RunInput, "ReActRun input", _PLACEHOLDER)
-        self._stream = RunStream()
+        self._input = run
+        self._stream = RunStream(run.config.stream_poll_updates)
         request_id = run.request_id or str(workflow.uuid4())
-        self._run = RunLoop(run, request_id, workflow.info().run_id, self._stream)
+        ledger = RunLedger(run.config.max_iterations)
         if self._problem is not None:
-            self._run.refuse_start()
-        self._controls = RunControls(self._run)
+            ledger.refuse_start()
+        self._record = RunRecord(run, request_id, workflow.info().run_id, ledger, self._stream)
+        self._run = RunLoop(run, ledger, self._record, self._stream)
+        self._controls = RunControls(self._run, self._record)
         controls.register(self._controls.controls(), self._controls.dropped)
 
     @workflow.run
@@ -67,10 +72,10 @@ class ReActRun:
         try:
             if self._problem is not None:
                 raise refusal(self._problem)
-            problems = input_problems(self._run.input)
+            problems = input_problems(self._input)
             if problems:
                 raise ApplicationError("; ".join(problems), type=INVALID_INPUT, non_retryable=True)
-            if self._run.config.tools and not workflow.patched(PATCH_TOOLS_IN_LLM_CALL):
+            if self._input.config.tools and not workflow.patched(PATCH_TOOLS_IN_LLM_CALL):
                 await self._resolve_tools_v1()
             result = await self._run.run()
         finally:
@@ -81,7 +86,7 @@ class ReActRun:
     async def _resolve_tools_v1(self) -> None:
         """Replays of version-1 histories only: the tool check was an activity of its own."""
         try:
-            await call_activity(RESOLVE_TOOLS, ResolveToolsRequest(names=self._run.config.tools))
+            await call_activity(RESOLVE_TOOLS, ResolveToolsRequest(names=self._input.config.tools))
         except ActivityError as err:
             raise ApplicationError(run_error(err).message, type=INVALID_INPUT, non_retryable=True) from None
 
@@ -94,14 +99,14 @@ class ReActRun:
     def thread(self, *args: Any) -> ThreadPage:
         """A page of the run's thread (`{since_seq, limit}`; it starts with the seed context, if any)."""
         query = decode_or_refuse(args, ThreadQuery, "thread")
-        return page_of(self._run.record.conversation.thread, 0, query)
+        return self._record.page(query)
 
     @workflow.query(name="context")
     def context(self) -> Context:
         """The materialized context of the active lane."""
-        return self._run.record.conversation.context
+        return self._record.context
 
     @workflow.query(name="trace")
     def trace(self) -> Trace:
         """The run's event trace (bounded; see `workflows.run.trace_log`)."""
-        return self._run.record.trace.snapshot()
+        return self._record.trace()

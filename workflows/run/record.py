@@ -12,26 +12,36 @@ from typing import Any
 
 from temporalio import workflow
 
-from contracts import RunInput, TraceKind
-from conversation import ContextOpPayload, ConversationState, Entry, MessagePayload, Role, ToolCall
+from contracts import RunInput, ThreadPage, ThreadQuery, Trace, TraceKind
+from contracts.thread import page_of
+from conversation import (
+    ContextOpPayload,
+    ConversationState,
+    Entry,
+    MessagePayload,
+    Role,
+    ToolCall,
+)
+from workflows.conversation_reader import ConversationReader
 from workflows.run.input_queue import QueuedInput
 from workflows.run.ledger import RunLedger
 from workflows.run.stream import RunStream
 from workflows.run.trace_log import TraceLog, preview
 
 
-class RunRecord:
-    """The run's conversation and trace (read them freely; change them through this class)."""
+class RunRecord(ConversationReader):
+    """The run's conversation and trace: the only writer of both (read the conversation freely)."""
 
     def __init__(
         self, run: RunInput, request_id: str, run_id: str, ledger: RunLedger, stream: RunStream
     ) -> None:
         """Start the thread (seeded with `run.context`, if given) and the trace (mirrored on `stream`)."""
-        self.request_id = request_id
-        self.trace = TraceLog(request_id, run_id)
+        self._request_id = request_id
+        self._run_id = run_id
+        self._trace = TraceLog(request_id, run_id)
         self._ledger = ledger
         self._stream = stream
-        self.conversation = ConversationState.new(run.config.system_prompt, run.context_ref)
+        super().__init__(ConversationState.new(run.config.system_prompt, run.context_ref))
         if run.context is not None:
             seed = ContextOpPayload.model_validate(
                 {
@@ -40,13 +50,36 @@ class RunRecord:
                     "operation": {"type": "replace", "reason": "system", "result_context": run.context},
                 }
             )
-            self.conversation.apply_operation(seed, workflow.now(), {"request_id": request_id})
-        self.first_seq = self.conversation.next_seq
+            self._conversation.apply_operation(seed, workflow.now(), {"request_id": request_id})
+        self._first_seq = self._conversation.next_seq
+
+    @property
+    def request_id(self) -> str:
+        """The run's request id (a session's, or the run's own)."""
+        return self._request_id
+
+    @property
+    def run_id(self) -> str:
+        """The workflow run's id."""
+        return self._run_id
+
+    @property
+    def first_seq(self) -> int:
+        """The seq of the run's first own entry (after the seed)."""
+        return self._first_seq
 
     @property
     def entries(self) -> list[Entry]:
         """The entries this run appended (after the seed)."""
-        return self.conversation.thread[self.first_seq :]
+        return self._conversation.thread[self._first_seq :]
+
+    def page(self, query: ThreadQuery) -> ThreadPage:
+        """A page of the thread (it starts with the seed context, if any)."""
+        return page_of(self._conversation.thread, 0, query)
+
+    def trace(self) -> Trace:
+        """The run's event trace (bounded; see `workflows.run.trace_log`)."""
+        return self._trace.snapshot()
 
     def append(
         self,
@@ -63,17 +96,17 @@ class RunRecord:
         payload = MessagePayload(
             role=role,
             content=content,
-            context_ref=self.conversation.active_context_ref,
+            context_ref=self._conversation.active_context_ref,
             tool_calls=tool_calls or None,
             tool_call_id=tool_call_id,
             name=name,
             thinking=thinking,
         )
-        return self.conversation.append_message(payload, workflow.now(), refs)
+        return self._conversation.append_message(payload, workflow.now(), refs)
 
     def apply_op(self, op: ContextOpPayload) -> None:
         """Apply a context op now (immediately when idle, or at the end of the run)."""
-        entry = self.conversation.apply_operation(op, workflow.now(), {"request_id": self.request_id})
+        entry = self._conversation.apply_operation(op, workflow.now(), {"request_id": self._request_id})
         if entry is not None:
             data = {"type": op.operation.type, "context_ref": op.context_ref, "seq": entry.seq}
             self.event("context_op_applied", op_id=op.op_id, data=data)
@@ -97,7 +130,7 @@ class RunRecord:
         data: dict[str, Any] | None = None,
     ) -> None:
         """Record a trace event at the current iteration, and publish it on the run's stream."""
-        event = self.trace.add(
+        event = self._trace.add(
             kind,
             workflow.now(),
             self._ledger.iteration,

@@ -19,13 +19,14 @@ the transformer's reason, so a person can see why a call differed.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from temporalio.exceptions import ActivityError, CancelledError
 
 from contracts import AgentConfig, LLMRequest
 from contracts.activities import TRANSFORM_REQUEST
 from contracts.errors import TRANSFORMER_ERROR, UNKNOWN_TRANSFORMER
+from contracts.llm import ToolSpec
 from contracts.transform import RequestChanges, TransformInput
 from conversation import ModelView
 from workflows.activity_calls import call_activity
@@ -34,9 +35,6 @@ from workflows.run.ledger import RunFailedError, RunLedger
 from workflows.run.record import RunRecord
 from workflows.run.trace_log import preview
 from workflows.validation import config_problems
-
-if TYPE_CHECKING:  # it imports this module's `apply_changes`
-    from workflows.run.llm_requests import ModelCalls
 
 
 def apply_changes(request: LLMRequest, changes: RequestChanges) -> LLMRequest:
@@ -59,30 +57,29 @@ def apply_changes(request: LLMRequest, changes: RequestChanges) -> LLMRequest:
 
 
 class RequestTransform:
-    """Runs the config's request transformer before each call and hands its changes to `ModelCalls`."""
+    """Runs the config's request transformer before each call; its changes go with that call."""
 
-    def __init__(
-        self, config: AgentConfig, request_id: str, model: ModelCalls, record: RunRecord, ledger: RunLedger
-    ) -> None:
+    def __init__(self, config: AgentConfig, request_id: str, record: RunRecord, ledger: RunLedger) -> None:
         """Bind the run's config and parts."""
         self._config = config
         self._request_id = request_id
-        self._model = model
         self._record = record
         self._ledger = ledger
 
-    async def prepare(self, view: ModelView) -> None:
-        """Ask the transformer about the call for `view`; the changes apply to that call only.
+    async def prepare(self, view: ModelView, tool_specs: list[ToolSpec]) -> RequestChanges | None:
+        """The transformer's changes to the call for `view` (None: no transformer, or nothing changed).
+
+        `tool_specs` are the specs the call offers besides the config's tools (its agents).
+        The changes apply to that call only.
 
         Raises:
             RunFailedError: `unknown_transformer` or `transformer_error` (the run ends `failed`).
         """
-        self._model.changes = None
         name = self._config.request_transformer
         if name is None:
-            return
+            return None
         config = self._config
-        offered = [*config.tools, *(spec.name for spec in self._model.tool_specs)]
+        offered = [*config.tools, *(spec.name for spec in tool_specs)]
         request = TransformInput(
             transformer=name,
             request_id=self._request_id,
@@ -106,8 +103,7 @@ class RequestTransform:
         self._check(name, changes, offered)
         changed = _changed(request, changes)
         if not changed:
-            return
-        self._model.changes = changes
+            return None
         data: dict[str, Any] = {"transformer": name, "call": self._ledger.llm_calls, "changed": changed}
         if changes.reason:
             data["reason"] = preview(changes.reason)
@@ -118,6 +114,7 @@ class RequestTransform:
         if "messages" in changed and changes.messages is not None:
             data["messages"] = len(changes.messages)
         self._record.event("request_transformed", data=data)
+        return changes
 
     def _check(self, name: str, changes: RequestChanges, offered: list[str]) -> None:
         granted = sorted(set(changes.tools or ()) - set(offered))

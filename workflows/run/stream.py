@@ -7,6 +7,10 @@ signal when the agent streams. The stream also folds the deltas of the LLM call 
 flight into `partial`: what a subscriber has seen of that call, which is what an
 interrupting steer records as the `interrupted` assistant entry.
 
+Only the in-flight call's activity can publish: the run hands it a token in its request
+(`StreamTarget.token`, with `max_bytes`, what it may still stream) and drops any other
+publish; the handlers survive any payload (`workflows.run.stream_handlers`).
+
 The log stays in workflow memory until truncated. Deltas are held by the durable
 messages once their call has ended, so when an LLM call ends the log is cut back to
 where the previous call ended: a live subscriber keeps one call of slack, and the log
@@ -17,21 +21,19 @@ event). When the run ends, pollers are released so the workflow can close.
 
 from __future__ import annotations
 
-import base64
 from dataclasses import replace
 
-from pydantic import ValidationError
 from temporalio import workflow
-from temporalio.api.common.v1 import Payload
-from temporalio.contrib.workflow_streams import (
-    PublishEntry,
-    PublishInput,
-    WorkflowStream,
-    WorkflowStreamState,
-)
+from temporalio.contrib.workflow_streams import PublishEntry, PublishInput, WorkflowStream
 
 from contracts import TraceEvent
-from contracts.stream import EVENTS_TOPIC, DeltaEvent, TraceItem
+from contracts.limits import MAX_STREAMED_BYTES_PER_CALL, MAX_STREAMED_BYTES_PER_RUN
+from contracts.llm import StreamTarget
+from contracts.stream import DEFAULT_POLL_UPDATES, EVENTS_TOPIC, DeltaEvent, TraceItem, streamed_bytes
+from workflows.run.stream_handlers import StreamPolls, delta_of, register_handlers
+
+PATCH_PUBLISH_TOKEN = "stream-publish-token"
+"""Runs that hand each streamed call a publish token (older runs accept their calls' deltas without one)."""
 
 MAX_PARTIAL_CHARS = 1_000_000
 """The most of a call's streamed text the run keeps for an interrupted entry (the rest is cut)."""
@@ -67,14 +69,27 @@ class PartialAnswer:
 
 
 class RunStream(WorkflowStream):
-    """The run's Workflow Stream (topic `events`) and the partial answer of the call in flight."""
+    """The run's Workflow Stream (topic `events`) and the partial answer of the call in flight.
 
-    def __init__(self, prior_state: WorkflowStreamState | None = None) -> None:
+    The library's handlers are replaced by ones that survive any payload (`stream_handlers`):
+    a publish that is not the in-flight call's own is dropped and counted, a poll that is
+    not a `PollInput` is refused by name, and after `poll_updates` polls by Update the
+    rest are refused by name (`poll_budget_spent`) so followers poll by query instead.
+    """
+
+    def __init__(self, poll_updates: int = DEFAULT_POLL_UPDATES) -> None:
         """Register the stream's handlers (call from the workflow's `__init__`)."""
-        super().__init__(prior_state)
+        super().__init__(None)
         self._events = self.topic(EVENTS_TOPIC)
         self.partial: PartialAnswer | None = None
         self._previous_end = 0
+        self._secret: str | None = None  # set at the first streamed call (None: a run started before tokens)
+        self.polls = StreamPolls(poll_updates)
+        self.dropped = 0
+        """Publishes (and items of them) dropped: not the in-flight call's own, malformed, or over budget."""
+        self.streamed_bytes = 0
+        """UTF-8 bytes of text, thinking and tool-call arguments the run's calls have streamed."""
+        register_handlers(self)
 
     def publish_trace(self, event: TraceEvent) -> None:
         """Publish one trace event (to the workflow's own log: no history event)."""
@@ -83,6 +98,17 @@ class RunStream(WorkflowStream):
     def call_started(self, call: int) -> None:
         """LLM call `call` is starting: its deltas become the partial answer."""
         self.partial = PartialAnswer(call)
+
+    def grant(self, target: StreamTarget) -> StreamTarget:
+        """`target` with the call's publish token and what it may still stream (bytes)."""
+        if self._secret is None and workflow.patched(PATCH_PUBLISH_TOKEN):
+            self._secret = f"{workflow.random().getrandbits(128):032x}"
+        left = max(0, MAX_STREAMED_BYTES_PER_RUN - self.streamed_bytes)
+        token = self._token(target.call) or ""
+        return target.model_copy(update={"token": token, "max_bytes": min(MAX_STREAMED_BYTES_PER_CALL, left)})
+
+    def _token(self, call: int) -> str | None:
+        return f"{self._secret}.{call}" if self._secret is not None else None
 
     def call_ended(self) -> None:
         """The call in flight has ended: cut the log back to where the previous call ended."""
@@ -96,35 +122,36 @@ class RunStream(WorkflowStream):
         self.partial = None
         self.detach_pollers()
 
-    def _on_publish(self, payload: PublishInput) -> None:
-        """Keep what others publish, except deltas of a call that is no longer in flight.
+    def accept(self, publish: PublishInput) -> None:
+        """Keep the in-flight call's own deltas; drop (and count) everything else.
 
+        Only the call's activity knows its token (the run hands it in the request; each attempt
+        publishes as `<token>/<attempt>`), so a client cannot publish deltas or trace events.
         An interrupted call's activity hears of its cancel only at its next heartbeat and may
         publish until then: those batches are dropped, so subscribers never see them.
         """
+        partial = self.partial
+        token = self._token(partial.call) if partial is not None else None
+        if partial is None or (token is not None and publish.publisher_id.partition("/")[0] != token):
+            self.dropped += 1
+            return
         deltas: list[DeltaEvent] = []
         kept: list[PublishEntry] = []
-        for entry in payload.items:
-            delta = _delta_of(entry)
-            if delta is not None:
-                if self.partial is None or delta.call != self.partial.call:
-                    continue
-                deltas.append(delta)
+        room = MAX_STREAMED_BYTES_PER_RUN - self.streamed_bytes
+        for entry in publish.items:
+            delta = delta_of(entry)
+            size = streamed_bytes(delta) if delta is not None else 0
+            if delta is None or delta.call != partial.call or size > room:
+                self.dropped += 1
+                continue
+            room -= size
+            deltas.append(delta)
             kept.append(entry)
+        if not kept:
+            return
         before = self._on_offset()
-        super()._on_publish(replace(payload, items=kept) if len(kept) < len(payload.items) else payload)
-        if self.partial is not None and self._on_offset() > before:  # not a duplicate batch
+        self._on_publish(replace(publish, items=kept))
+        if self._on_offset() > before:  # not a duplicate batch
             for delta in deltas:
-                self.partial.add(delta)
-
-
-def _delta_of(entry: PublishEntry) -> DeltaEvent | None:
-    """The entry's `DeltaEvent`, or None (another topic, or not a delta)."""
-    if entry.topic != EVENTS_TOPIC:
-        return None
-    try:
-        raw = Payload.FromString(base64.b64decode(entry.data))
-        delta = workflow.payload_converter().from_payload(raw, DeltaEvent)
-    except (ValueError, ValidationError, TypeError):
-        return None
-    return delta if isinstance(delta, DeltaEvent) else None  # pyright: ignore[reportUnnecessaryIsInstance]
+                self.streamed_bytes += streamed_bytes(delta)
+                partial.add(delta)

@@ -163,7 +163,13 @@ class ToolRound:
             if approvals.needs(call, marked) and not self.interrupted:
                 status.status = "awaiting_approval"
                 events.approval_requested(call, approvals.ask(call))
-                verdict = await approvals.wait(call, lambda: self.interrupted)
+                try:
+                    verdict = await approvals.wait(call, lambda: self.interrupted)
+                except asyncio.CancelledError:
+                    decided = approvals.decided(call.id)  # decided in the activation that cancelled the run
+                    if decided is not None:
+                        events.approval_decided(call, Verdict(decided))
+                    raise
                 if verdict is not None:
                     events.approval_decided(call, verdict)
                     if verdict.outcome is not None:

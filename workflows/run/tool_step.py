@@ -18,14 +18,14 @@ from temporalio.exceptions import ActivityError
 from contracts import Ack, LLMResponse, RunInput, ToolCallRequest, ToolCallStatus, ToolOutcome
 from contracts.activities import CHECK_TOOL_ARGUMENTS
 from contracts.approval import ApproveInput, ArgumentsCheck, PendingApproval
-from contracts.errors import ACTIVITY_ERROR, INVALID_ARGUMENTS
+from contracts.errors import ACTIVITY_ERROR, ALREADY_DECIDED, INVALID_ARGUMENTS, NOT_RUNNING
+from contracts.llm import ToolSpec
 from conversation import ToolCall
 from workflows.activity_calls import call_activity
 from workflows.run.agent_state import AgentStateBook
 from workflows.run.agent_tools import AgentCalls, query_problem
 from workflows.run.approvals import ApprovalBook, Verdict
 from workflows.run.ledger import RunLedger
-from workflows.run.llm_requests import ModelCalls
 from workflows.run.record import RunRecord
 from workflows.run.tool_round import ToolRound, execute_tool
 from workflows.run.trace_log import preview
@@ -47,16 +47,17 @@ class ToolStep:
         self._agents = AgentCalls(run)
         self._agent_names = frozenset(agent.name for agent in run.config.agents)
         self._local: frozenset[str] = frozenset()
+        self._checking: set[str] = set()  # calls whose edited approve is being checked, in arrival order
         self.state = AgentStateBook(run.agent_state, run.config.effect_policy)
 
-    async def prepare(self, model: ModelCalls) -> None:
-        """Resolve the agents' profiles and offer them to the model (before the first LLM call).
+    async def prepare(self) -> list[ToolSpec]:
+        """Resolve the agents' profiles (before the first LLM call); the specs to offer the model.
 
         Raises:
             ApplicationError: `unknown_agent` (non-retryable).
         """
         await self._agents.resolve()
-        model.tool_specs = self._agents.specs()
+        return self._agents.specs()
 
     @property
     def in_flight(self) -> bool:
@@ -121,16 +122,39 @@ class ToolStep:
 
     async def approve(self, payload: ApproveInput) -> Ack:
         """Decide a waiting call, or refuse by name (`unknown_call`, `invalid_arguments`, ...)."""
-        refusal = self._approvals.refusal(payload)
-        call = self._approvals.call_of(payload.call_id)
+        call_id = payload.call_id
+        while call_id in self._checking:  # an earlier edited approve of this call is checked first
+            await workflow.wait_condition(lambda: call_id not in self._checking)
+        refusal = self._unhonoured(payload) or self._approvals.refusal(payload)
+        call = self._approvals.call_of(call_id)
         if refusal is None and call is not None and payload.arguments is not None:
-            problem = await self._arguments_problem(call, payload)
-            refusal = problem or self._approvals.refusal(payload)  # decided while we checked?
+            self._checking.add(call_id)
+            try:
+                problem = await self._arguments_problem(call, payload)
+            finally:
+                self._checking.discard(call_id)
+            # stopped or cancelled while we checked?
+            refusal = problem or self._unhonoured(payload) or self._approvals.refusal(payload)
         if refusal is not None:
             data = {"kind": "approve", "reason": refusal.reason, "message": refusal.message}
             self._record.event("input_rejected", call_id=payload.call_id, data=data)
             return refusal.model_copy(update={"call_id": payload.call_id})
         return self._approvals.decide(payload)
+
+    def _unhonoured(self, payload: ApproveInput) -> Ack | None:
+        """A refusal when a waiting call would not run whatever the decision.
+
+        The run is cancelling, or an interrupting steer stopped its round (both can come in the
+        same activation as this approve, before the waiting call wakes).
+        """
+        if self._approvals.call_of(payload.call_id) is None:
+            return None  # not waiting: `ApprovalBook.refusal` names why
+        if self._ledger.cancelling:
+            return Ack.rejected(NOT_RUNNING, "the run is being cancelled: no call will run")
+        if self._round.interrupted:
+            message = f"call {payload.call_id} no longer waits: its round was stopped"
+            return Ack.rejected(ALREADY_DECIDED, message)
+        return None
 
     async def _arguments_problem(self, call: ToolCall, payload: ApproveInput) -> Ack | None:
         assert payload.arguments is not None
@@ -157,7 +181,7 @@ class ToolStep:
     def completed(self, call: ToolCall, outcome: ToolOutcome) -> None:
         """A call ended: record it; an agent's usage counts as the run's."""
         if outcome.usage is not None:
-            self._ledger.usage = self._ledger.usage.plus(outcome.usage)
+            self._ledger.add_usage(outcome.usage)
         summary = preview(json.dumps(outcome.for_model(), ensure_ascii=False))
         data = {"name": call.name, "ok": outcome.ok, "outcome": summary}
         self._record.event("tool_completed", call_id=call.id, data=data)

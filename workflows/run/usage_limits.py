@@ -19,7 +19,11 @@ For each budget:
   is only known after it, so the call that crosses the cap is the last one. Calls of
   models without a known price add no cost (`Usage.unpriced_calls`).
 
-Calls cut short by an interrupting steer report no usage, so they count toward none of them.
+A call cut short by an interrupting steer reports no usage, so the run estimates it
+(`interrupted_usage`): one LLM call, its input at the view's `estimated_tokens`, its output
+at what it had streamed (`estimate_text_tokens`: nothing, for a call that does not stream),
+priced at the run's cost per token so far (a run with no priced call yet counts it in
+`unpriced_calls`). Cutting calls short cannot spend past a cap.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from contracts.agent import UsageBudget, UsageLimits
 from contracts.errors import USAGE_LIMIT_EXCEEDED
 from contracts.llm import Usage
 from conversation import ModelView
+from conversation.budget import estimate_text_tokens
 from workflows.run.ledger import RunFailedError, RunLedger
 
 
@@ -44,6 +49,24 @@ def budget_problem(budget: UsageBudget, used: Usage, next_tokens: int) -> str | 
     if budget.max_cost_usd is not None and used.cost_usd >= budget.max_cost_usd:
         return f"max_cost_usd is {budget.max_cost_usd:g}: ${used.cost_usd:.6f} was spent already"
     return None
+
+
+def interrupted_usage(input_tokens: int, streamed: str, used: Usage) -> Usage:
+    """The estimated usage of a call cut short: input `input_tokens`, output what it `streamed`.
+
+    Priced at `used`'s cost per token (its priced calls'); without one it counts as unpriced.
+    """
+    output = estimate_text_tokens(streamed) if streamed else 0
+    total = input_tokens + output
+    priced = used.total_tokens > 0 and used.cost_usd > 0
+    return Usage(
+        prompt_tokens=input_tokens,
+        completion_tokens=output,
+        total_tokens=total,
+        llm_calls=1,
+        cost_usd=used.cost_usd / used.total_tokens * total if priced else 0.0,
+        unpriced_calls=0 if priced else 1,
+    )
 
 
 class UsageGuard:

@@ -35,6 +35,7 @@ from contracts import CancelInput, SteerInput
 from contracts.errors import ASK_QUEUE_FULL, BUSY, IDLE, SEALED, STALE
 from contracts.limits import MAX_QUEUED_ASKS
 from contracts.session import MAX_KEPT_REQUESTS, AskAccepted, AskInput, RequestRecord
+from contracts.workflow_ids import bounded_id
 from conversation import Context, ContextOperation, ContextOpPayload
 from workflows.refusals import refusal
 from workflows.session.request_book import RequestBook
@@ -47,7 +48,8 @@ def rollback_op(request_id: str, context_ref: str, context: Context) -> ContextO
     operation = ContextOperation(
         type="replace", reason="system", result_context=context, meta={"rollback_of": request_id}
     )
-    return ContextOpPayload(op_id=f"rollback-{request_id}", context_ref=context_ref, operation=operation)
+    op_id = bounded_id(f"rollback-{request_id}", "")  # a request id may be as long as an op id
+    return ContextOpPayload(op_id=op_id, context_ref=context_ref, operation=operation)
 
 
 def _accepted(record: RequestRecord, **fields: object) -> AskAccepted:
@@ -80,7 +82,7 @@ class SessionAsks:
         if active is not None and ask.on_busy == "reject":
             message = f"the session is running request {active.request_id}; wait for it or cancel it"
             return ApplicationError(message, type=BUSY)
-        if active is not None and ask.on_busy != "steer" and len(book.waiting) >= MAX_QUEUED_ASKS:
+        if active is not None and ask.on_busy != "steer" and book.waiting_count >= MAX_QUEUED_ASKS:
             message = f"{MAX_QUEUED_ASKS} asks already wait for request {active.request_id}"
             return ApplicationError(message, type=ASK_QUEUE_FULL)
         problem = self._settings.ask_problem(ask)
@@ -155,7 +157,7 @@ class SessionAsks:
     ) -> AskAccepted:
         record, _ = self._wait(ask, request_id, replacement=True)
         if rollback:
-            self._book.roll_back.add(active.request_id)
+            self._book.mark_roll_back(active.request_id)
         cancel = CancelInput(reason=f"replaced by request {request_id}")
         await self._forwarder.forward_cancel(cancel, wait=True)
         await workflow.wait_condition(lambda: active.finished_at is not None)

@@ -25,6 +25,7 @@ from contracts.activities import READ_SEGMENT
 from contracts.errors import INVALID_INPUT, PAYLOAD_TOO_LARGE, SEQ_OUT_OF_RANGE
 from contracts.limits import MAX_CONTEXT_BYTES
 from contracts.session import SESSION_WORKFLOW_TYPE, ForkInput, ForkOrigin, ResetInput, SessionInput
+from contracts.workflow_ids import MAX_SESSION_ID_CHARS, bounded_id
 from conversation import (
     DEFAULT_CONTEXT_REF,
     Context,
@@ -40,6 +41,10 @@ from workflows.session.thread import SessionThread
 
 MAX_ID_ATTEMPTS = 20
 """Generated fork ids tried (`<id>-fork-<n>`, n counting up) before giving up."""
+PATCH_FORK_NUMBERS_TAKEN = "fork-numbers-taken"
+"""Each generated fork id's number is taken before its start is awaited (concurrent forks: distinct ids)."""
+PATCH_BOUNDED_FORK_IDS = "bounded-fork-ids"
+"""A generated fork id over `MAX_SESSION_ID_CHARS` is cut to fit (it used to grow without bound)."""
 
 
 def fork_problem(payload: ForkInput, thread_length: int) -> ApplicationError | None:
@@ -54,9 +59,12 @@ def fork_problem(payload: ForkInput, thread_length: int) -> ApplicationError | N
 
 
 async def projection_at(thread: SessionThread, conversation: ConversationState, seq: int) -> Context:
-    """The context of the lane of entry `seq` as it stood right after that entry (windowed like the lanes)."""
+    """The context of the lane of entry `seq` as it stood right after that entry (windowed like the lanes).
+
+    Its system prompt is the lane's own (`seed_context`), not the session's configured one.
+    """
     if seq == conversation.next_seq - 1:
-        return thread.lane(conversation.active_context_ref)
+        return seed_context(conversation.views, conversation.active_context_ref)
     views = LaneViews()
     lane: str | None = None
     for ref in thread.archive:
@@ -66,7 +74,19 @@ async def projection_at(thread: SessionThread, conversation: ConversationState, 
         lane = _fold(views, segment.entries, seq, conversation.window_chars) or lane
     lane = _fold(views, conversation.thread, seq, conversation.window_chars) or lane
     assert lane is not None
-    return views.context(lane, conversation.base_system_prompt)
+    return seed_context(views, lane)
+
+
+def seed_context(views: LaneViews, lane: str) -> Context:
+    """A lane as a fork's seed carries it: with the prompt the lane has of its own.
+
+    That is its anchor's, else the latest replace's; never the configured prompt, which the
+    fork's config carries instead. So the fork's lane follows the fork's `set_system_prompt`,
+    as a reset or rollback lane does.
+    """
+    view = views.view(lane)
+    prompt = view.anchor_prompt if view.anchor_prompt is not None else views.replaced_prompt
+    return Context(system_prompt=prompt, summary=view.summary, messages=list(view.messages))
 
 
 def _fold(views: LaneViews, entries: list[Entry], seq: int, window_chars: int | None) -> str | None:
@@ -81,10 +101,38 @@ def _fold(views: LaneViews, entries: list[Entry], seq: int, window_chars: int | 
     return lane
 
 
+class ForkNumbers:
+    """The numbers of the generated fork ids (`<id>-fork-<n>`): each taken once, before its start is awaited.
+
+    Concurrent forks each take their own n, so none of them finds its id taken by a sibling.
+    """
+
+    def __init__(self, started: int) -> None:
+        """`started`: the numbers taken so far (carried through continue-as-new)."""
+        self.started = started
+
+    def take(self) -> int:
+        """The next number."""
+        self.started += 1
+        return self.started
+
+
+def fork_id(parent: str, n: int) -> str:
+    """The generated id of fork `n` of session `parent`: `<parent>-fork-<n>`, cut to fit a session id.
+
+    A chain of forks grows 7 characters a generation; past `MAX_SESSION_ID_CHARS` the parent's
+    id is cut and a digest of it inserted (`contracts.workflow_ids.bounded_id`).
+    """
+    plain = f"{parent}-fork-{n}"
+    if len(plain) <= MAX_SESSION_ID_CHARS or not workflow.patched(PATCH_BOUNDED_FORK_IDS):
+        return plain
+    return bounded_id(parent, f"-fork-{n}", max_chars=MAX_SESSION_ID_CHARS)
+
+
 async def start_fork(
-    session: SessionInput, origin: ForkOrigin, context: Context, session_id: str | None, forks: int
-) -> tuple[str, int]:
-    """Start the forked session as a child that outlives this one; its id and the forks counted since.
+    session: SessionInput, origin: ForkOrigin, context: Context, session_id: str | None, numbers: ForkNumbers
+) -> str:
+    """Start the forked session as a child that outlives this one; its id.
 
     `session` is the child's input without the fork fields. A generated id
     (`<this id>-fork-<n>`) that already runs is skipped for the next n.
@@ -100,9 +148,11 @@ async def start_fork(
     child = session.model_copy(update={"forked_from": origin, "fork_context": context, "carry": None})
     parent = workflow.info().workflow_id
     attempts = 1 if session_id is not None else MAX_ID_ATTEMPTS
+    # Histories from before: numbers counted from the value at the fork's start (concurrent forks collided).
+    first = None if workflow.patched(PATCH_FORK_NUMBERS_TAKEN) else numbers.started
     for attempt in range(attempts):
-        n = forks + attempt + 1
-        child_id = session_id if session_id is not None else f"{parent}-fork-{n}"
+        n = numbers.take() if first is None else first + attempt + 1
+        child_id = session_id if session_id is not None else fork_id(parent, n)
         try:
             await workflow.start_child_workflow(
                 SESSION_WORKFLOW_TYPE,
@@ -114,7 +164,9 @@ async def start_fork(
             )
         except WorkflowAlreadyStartedError:
             continue
-        return child_id, n
+        if first is not None:
+            numbers.started = n
+        return child_id
     taken = session_id if session_id is not None else f"{parent}-fork-<n> ({attempts} tried)"
     raise ApplicationError(f"a workflow with id {taken} already runs", type=INVALID_INPUT, non_retryable=True)
 
@@ -137,7 +189,7 @@ def fork_seed(session: SessionInput) -> ContextOpPayload | None:
     origin = session.forked_from
     return ContextOpPayload.model_validate(
         {
-            "op_id": f"fork:{origin.parent_id}:{origin.seq}",
+            "op_id": bounded_id(f"fork:{origin.parent_id}", f":{origin.seq}"),
             "context_ref": DEFAULT_CONTEXT_REF,
             "operation": {
                 "type": "replace",

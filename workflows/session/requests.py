@@ -13,7 +13,7 @@ from __future__ import annotations
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 
-from contracts import WORKFLOW_TYPE, Outcome, RunInput, RunResult, Usage
+from contracts import WORKFLOW_TYPE, Outcome, RunResult, Usage
 from contracts.effects import AgentState
 from contracts.errors import UNKNOWN_REQUEST
 from contracts.session import RequestResult
@@ -42,18 +42,29 @@ class SessionRequests:
         ops: OpSlot,
         forwarder: RunForwarder,
         compactor: Compactor,
+        *,
+        usage: Usage,
+        agent_state: AgentState,
     ) -> None:
-        """Bind the session's components."""
+        """Bind the session's components; `usage` and `agent_state` are the carried ones."""
         self._book = book
         self._thread = thread
         self._settings = settings
         self._ops = ops
         self._forwarder = forwarder
         self._compactor = compactor
-        self.usage = Usage()
+        self._usage = usage
+        self._agent_state: AgentState = agent_state
+
+    @property
+    def usage(self) -> Usage:
         """The session's usage: its requests' outcomes summed (carried across continue-as-new)."""
-        self.agent_state: AgentState = {}
-        """The agent state the next run starts from (`workflows.run.agent_state`); carried likewise."""
+        return self._usage
+
+    @property
+    def agent_state(self) -> AgentState:
+        """The agent state the next run starts from (the last run's, after its tools' effects); carried."""
+        return self._agent_state
 
     async def result_of(self, request_id: str) -> RequestResult:
         """The request's record once terminal, with its answer's text (from the thread, or its archive)."""
@@ -66,11 +77,11 @@ class SessionRequests:
         text = found[answer_seq].payload.content if answer_seq in found else None
         return RequestResult(**record.model_dump(), result=text)
 
-    async def run(self, run_input: RunInput) -> None:
+    async def run_next(self) -> None:
         """Run the active request's child to its end; apply the deferred op after it, however it ended."""
+        run_input = self._book.take_next()
         record = self._book.active
-        assert record is not None and run_input.request_id is not None
-        self._book.next = None
+        assert record is not None and run_input is not None and run_input.request_id is not None
         lane = self._thread.active_context_ref
         before = self._thread.lane_as_it_stands(lane)  # what a rollback puts back
         policy = run_input.config.context_policy
@@ -90,8 +101,8 @@ class SessionRequests:
                 update={
                     "context": self._thread.context_for(policy),
                     "context_ref": self._thread.active_context_ref,
-                    "agent_state": self.agent_state,
-                    "session_usage": self.usage if run_input.config.usage_limits is not None else None,
+                    "agent_state": self._agent_state,
+                    "session_usage": self._usage if run_input.config.usage_limits is not None else None,
                 }
             )
             handle = await workflow.start_child_workflow(
@@ -111,7 +122,7 @@ class SessionRequests:
             finished: RunResult = await handle
             result = finished
             if finished.agent_state is not None:
-                self.agent_state = finished.agent_state
+                self._agent_state = finished.agent_state
             outcome = finished.outcome.model_copy(update={"answer_seq": self._thread.append_run(finished)})
         except (ChildWorkflowError, ActivityError) as err:
             # Failed, timed out or terminated from outside: no result, no entries.
@@ -119,17 +130,15 @@ class SessionRequests:
         finally:
             self._forwarder.ended(record.request_id, result)
             self._book.close(record, outcome, workflow.now())
-            self.usage = self.usage.plus(outcome.usage)
+            self._usage = self._usage.plus(outcome.usage)
             if self._book.active is None:  # else a waiting request starts now
                 set_idle_details(self._book.runs_started, record.query_preview, outcome.status)
             pending = self._ops.take()
             if pending is not None:
                 self._thread.apply(pending, {"request_id": record.request_id})
-            if record.request_id in self._book.roll_back:
-                self._book.roll_back.discard(record.request_id)
-                if outcome.status == "cancelled":
-                    op = rollback_op(record.request_id, lane, before)
-                    self._thread.apply(op, {"request_id": record.request_id}, rebased=False)
+            if self._book.take_roll_back(record.request_id) and outcome.status == "cancelled":
+                op = rollback_op(record.request_id, lane, before)
+                self._thread.apply(op, {"request_id": record.request_id}, rebased=False)
 
 
 def set_idle_details(runs: int, last_query: str | None = None, last_status: str | None = None) -> None:

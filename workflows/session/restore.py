@@ -13,6 +13,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 from contracts.activities import RESTORE_SNAPSHOT
 from contracts.session import SessionInput
 from contracts.snapshot import RestoreSnapshotRequest
+from contracts.workflow_ids import bounded_id
 from conversation import ContextOpPayload
 from workflows.activity_calls import call_activity
 from workflows.failures import run_error
@@ -29,7 +30,7 @@ async def restore_snapshot(session: SessionInput, thread: SessionThread) -> Appl
         return ApplicationError(error.message, type=error.type, non_retryable=True)
     op = ContextOpPayload.model_validate(
         {
-            "op_id": f"restore:{workflow.info().workflow_id}",
+            "op_id": bounded_id(f"restore:{workflow.info().workflow_id}", ""),
             "context_ref": payload.context_ref,
             "operation": {
                 "type": "replace",

@@ -23,6 +23,7 @@ from conversation.budget import BYTES_PER_TOKEN, trim_to_view
 from conversation.compaction import rebase
 from conversation.policy import ContextPolicy
 from workflows.activity_calls import call_activity
+from workflows.conversation_reader import ConversationReader
 
 ARCHIVE_CHARS = 1024 * 1024
 """When a run starts, the entries before it are archived once the in-memory thread is this large."""
@@ -38,14 +39,14 @@ def window_chars(tokens: int) -> int:
     return max(LANE_WINDOW_MIN_CHARS, tokens * BYTES_PER_TOKEN * WINDOW_SLACK)
 
 
-class SessionThread:
+class SessionThread(ConversationReader):
     """The conversation in memory, its archive, and the lane window: the only writer of the conversation."""
 
     def __init__(
         self, conversation: ConversationState, archive: list[SegmentRef], window_tokens: int
     ) -> None:
         """Continue from a carried conversation (no entries in memory) or a new one."""
-        self._conversation = conversation
+        super().__init__(conversation)
         self.archive = archive
         self.window_tokens = window_tokens
         self._conversation.window_chars = window_chars(window_tokens)
@@ -54,28 +55,13 @@ class SessionThread:
     # ---- reading (for the session's other parts) ------------------------------------------
 
     @property
-    def active_context_ref(self) -> str:
-        """The lane runs append to."""
-        return self._conversation.active_context_ref
-
-    @property
-    def context(self) -> Context:
-        """The materialized context of the active lane."""
-        return self._conversation.context
-
-    @property
-    def next_seq(self) -> int:
-        """The seq the next entry gets (the thread's length)."""
-        return self._conversation.next_seq
-
-    @property
     def first_seq(self) -> int:
         """The seq of the first entry in memory (the entries before it are archived)."""
         return self._conversation.first_seq
 
-    def lane(self, context_ref: str) -> Context:
-        """The materialized context of any lane."""
-        return self._conversation.lane(context_ref)
+    def lane(self, context_ref: str | None = None) -> Context:
+        """The materialized context of any lane (None: the active lane)."""
+        return self._conversation.lane(context_ref or self._conversation.active_context_ref)
 
     def lane_as_it_stands(self, context_ref: str) -> Context:
         """A lane as a `replace` restores it: its own anchor prompt (not the current), summary, messages."""
@@ -85,10 +71,6 @@ class SessionThread:
     def view_start(self, context_ref: str) -> int | None:
         """The seq a lane's view starts at (None: the lane is empty)."""
         return self._conversation.views.view(context_ref).start_seq
-
-    def is_applied(self, op_id: str) -> bool:
-        """Whether an op with this id was already applied."""
-        return self._conversation.is_applied(op_id)
 
     def carried(self) -> ConversationState:
         """The conversation to carry through continue-as-new (read it; only this thread changes it)."""

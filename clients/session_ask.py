@@ -1,0 +1,107 @@
+"""An ask's payloads: the `ask` Update's input from `SessionHandle.ask`'s options, and update-with-start.
+
+`SessionHandle.ask` (in `clients.session_handle`) documents each option.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any, TypedDict
+
+from pydantic import JsonValue
+from temporalio.client import Client, WithStartWorkflowOperation
+from temporalio.common import WorkflowIDConflictPolicy
+
+from clients import inputs
+from clients.output import OutputLike, output_override
+from contracts import TASK_QUEUE, AgentConfig
+from contracts.session import SESSION_WORKFLOW_TYPE, AskAccepted, AskInput, OnBusy, SessionInput
+from conversation import ContextPolicy
+
+DEFAULT_AGENT_ID = "default"
+# The options an `AskInput` carries: with a built one, the caller has already chosen them.
+ASK_FIELDS = ("request_id", "overrides", "output", "context_policy", "on_busy", "expected_last_request")
+
+
+class AskOptions(TypedDict, total=False):
+    """The keyword arguments of `SessionHandle.ask` and `ask_sync` (each is described there)."""
+
+    config: AgentConfig | None
+    agent_id: str
+    request_id: str | None
+    overrides: Mapping[str, JsonValue] | None
+    output: OutputLike | None
+    context_policy: ContextPolicy | None
+    session_policy: ContextPolicy | None
+    snapshot: str | None
+    on_busy: OnBusy
+    expected_last_request: str | None
+
+
+def ask_payload(query: str | AskInput, options: AskOptions) -> AskInput:
+    """The `ask` Update's input: `query` with the options, or a built ask checked again.
+
+    Raises:
+        TypeError: a built ask with options it already carries (`ASK_FIELDS`).
+        RejectedError: the ask is over a limit, or blank.
+    """
+    if isinstance(query, AskInput):
+        given = [name for name in ASK_FIELDS if name in options]
+        if given:
+            raise TypeError(f"a built AskInput already carries {', '.join(given)}: set them when building it")
+        return inputs.ask_input(query)
+    output = options.get("output")
+    overrides = {**(options.get("overrides") or {}), **(output_override(output) if output else {})}
+    return inputs.ask_input(
+        query,
+        request_id=options.get("request_id"),
+        overrides=overrides,
+        context_policy=options.get("context_policy"),
+        on_busy=options.get("on_busy", "reject"),
+        expected_last_request=options.get("expected_last_request"),
+    )
+
+
+def start_payload(config: AgentConfig, options: AskOptions) -> SessionInput:
+    """The input a session that does not run yet starts with (`config`, `agent_id`, policy, snapshot)."""
+    return inputs.session_input(
+        options.get("agent_id", DEFAULT_AGENT_ID),
+        config,
+        context_policy=options.get("session_policy"),
+        snapshot=options.get("snapshot"),
+    )
+
+
+async def ask_with_start(
+    client: Client,
+    session_id: str,
+    ask_input: AskInput,
+    session: SessionInput,
+    *,
+    task_queue: str = TASK_QUEUE,
+    summary: str | None = None,
+    details: str | None = None,
+    wait: timedelta | None = None,
+) -> AskAccepted:
+    """The `ask` Update, starting the session with `session` if it does not run yet.
+
+    `wait` bounds each call to the server (None: no bound); `summary` and `details` are the
+    new session's static summary and details in the Web UI.
+
+    Raises:
+        WorkflowUpdateFailedError: the ask was rejected (`busy`, `invalid_input`, ...).
+    """
+    start: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
+        SESSION_WORKFLOW_TYPE,
+        session,
+        id=session_id,
+        task_queue=task_queue,
+        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+        static_summary=summary,
+        static_details=details,
+    )
+    accepted: AskAccepted = await client.execute_update_with_start_workflow(  # pyright: ignore[reportUnknownMemberType]
+        "ask", ask_input, start_workflow_operation=start, result_type=AskAccepted, rpc_timeout=wait
+    )
+    return accepted

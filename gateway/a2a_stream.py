@@ -1,0 +1,196 @@
+"""A task's live A2A events, read from its run through the hub (one subscription per run for every viewer).
+
+A stream starts with the task as it stands, then follows the run from its start (so a
+resubscribe after a dropped connection, or through another gateway, gets every status update
+again) and ends when the task ends (its artifacts, then its final status, once) or waits for
+input (`input-required` with the calls awaiting approval):
+
+- text as the model writes it: `working` status updates whose agent message holds the delta
+  (metadata `call`, `attempt`: a retried call starts over with a higher attempt);
+- each step of the run (model call, tool call and result, approval decided, steer taken):
+  a `working` status update with a data part `{"event": kind, "call_id"?, "data": ...}`;
+- the end: the `answer` artifact (text) and the `output` artifact (structured output, when the
+  agent has one), then `completed`, `failed` (message `code: message`) or `canceled`, with the
+  request's usage in the metadata.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from a2a.helpers.proto_helpers import new_data_part, new_text_part
+from a2a.server.events.event_queue import Event
+from a2a.types.a2a_pb2 import Task, TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent
+from temporalio.service import RPCError
+
+from clients.errors import RejectedError
+from clients.stream import TERMINAL_KINDS
+from contracts.run import RunResult
+from contracts.stream import DeltaEvent, TraceItem
+from gateway.a2a_tasks import (
+    TaskRef,
+    agent_message,
+    find_record,
+    result_artifacts,
+    result_status,
+    task_snapshot,
+    to_struct,
+)
+from gateway.context import GatewayContext
+from gateway.hub import HubItem
+
+__all__ = ["STOPPING_STATES", "RunEnd", "follow_run", "task_events"]
+
+STATUS_KINDS = frozenset(
+    {
+        "request_started",
+        "llm_interrupted",
+        "tool_started",
+        "tool_completed",
+        "tool_round_interrupted",
+        "approval_decided",
+        "agent_started",
+        "input_injected",
+        "output_invalid",
+    }
+)
+"""Trace events that become a `working` status update (the rest are internal bookkeeping)."""
+STOPPING_STATES = frozenset(
+    {
+        TaskState.TASK_STATE_COMPLETED,
+        TaskState.TASK_STATE_FAILED,
+        TaskState.TASK_STATE_CANCELED,
+        TaskState.TASK_STATE_REJECTED,
+        TaskState.TASK_STATE_INPUT_REQUIRED,
+    }
+)
+"""States a stream ends at: the terminal ones and `input-required` (the next message continues)."""
+WAIT_FOR_START_S = 0.2
+
+
+def status_event(ref: TaskRef, status: TaskStatus, **metadata: Any) -> TaskStatusUpdateEvent:
+    """A status update of the task."""
+    event = TaskStatusUpdateEvent(task_id=ref.task_id, context_id=ref.context_id, status=status)
+    if metadata:
+        event.metadata.CopyFrom(to_struct(metadata))
+    return event
+
+
+async def task_events(
+    ctx: GatewayContext, ref: TaskRef, *, first: Task | None = None, run_id: str | None = None
+) -> AsyncIterator[Event]:
+    """The task, then its events until it ends or waits for input (see the module docstring).
+
+    Raises:
+        TaskNotFoundError: no such task for this principal and agent.
+    """
+    task = first or await task_snapshot(ctx, ref)
+    yield task
+    if task.status.state in STOPPING_STATES:
+        return
+    if run_id is None:
+        run_id = (await find_record(ctx.sessions.get(ref.session_id), ref.request_id)).run_workflow_id
+    while task.status.state == TaskState.TASK_STATE_SUBMITTED:  # queued behind another request
+        await asyncio.sleep(WAIT_FOR_START_S)
+        task = await task_snapshot(ctx, ref, history=False)
+        if task.status.state != TaskState.TASK_STATE_SUBMITTED:
+            yield status_event(ref, task.status)
+        if task.status.state in STOPPING_STATES:
+            return
+    async for item in follow_run(ctx, run_id):
+        if isinstance(item, RunEnd):
+            for final in _final_of(ref, item):
+                yield final
+            return
+        event = item.event
+        if isinstance(event, DeltaEvent):
+            if event.text:
+                message = agent_message(
+                    ref,
+                    f"{ref.task_id}/d{event.call}.{event.attempt}.{event.seq}",
+                    [new_text_part(event.text)],
+                    call=event.call,
+                    attempt=event.attempt,
+                )
+                yield status_event(
+                    ref, TaskStatus(state=TaskState.TASK_STATE_WORKING, message=message), delta=True
+                )
+            continue
+        kind = event.event.kind
+        if kind in TERMINAL_KINDS:
+            continue  # the run's result follows at once
+        if kind == "approval_requested":
+            now = await task_snapshot(ctx, ref, history=False)
+            if now.status.state == TaskState.TASK_STATE_INPUT_REQUIRED:
+                yield status_event(ref, now.status)
+                return
+        if kind in STATUS_KINDS or kind == "approval_requested":
+            yield _step_event(ref, event)
+
+
+def _step_event(ref: TaskRef, item: TraceItem) -> TaskStatusUpdateEvent:
+    trace = item.event
+    step: dict[str, Any] = {"event": trace.kind, "data": trace.data}
+    if trace.call_id is not None:
+        step["call_id"] = trace.call_id
+    message = agent_message(ref, f"{ref.task_id}/t{trace.seq}", [new_data_part(step)])
+    return status_event(ref, TaskStatus(state=TaskState.TASK_STATE_WORKING, message=message))
+
+
+@dataclass(frozen=True)
+class RunEnd:
+    """A followed run has ended: its result, or the refusal its result raised (or neither: unreadable)."""
+
+    result: RunResult | None = None
+    rejection: RejectedError | None = None
+
+
+async def follow_run(ctx: GatewayContext, run_id: str) -> AsyncIterator[HubItem | RunEnd]:
+    """The run's events through the hub (every one, in order), then `RunEnd` with its result.
+
+    The result is fetched while the hub delivers (a long poll, no history), so it is there when
+    the run's terminal trace event is.
+    """
+    ending = asyncio.ensure_future(ctx.runs.get(run_id).result())
+    try:
+        async for item in ctx.hub.follow(run_id):
+            yield item
+            if isinstance(item.event, TraceItem) and item.event.event.kind in TERMINAL_KINDS:
+                break
+        yield await _ended(ending)
+    finally:
+        ending.cancel()
+        with contextlib.suppress(BaseException):
+            await ending
+
+
+async def _ended(ending: asyncio.Future[RunResult]) -> RunEnd:
+    try:
+        return RunEnd(result=await ending)
+    except RejectedError as rejection:
+        return RunEnd(rejection=rejection)
+    except RPCError:
+        return RunEnd()
+
+
+def _final_of(ref: TaskRef, end: RunEnd) -> list[Event]:
+    """The ended task's artifacts and final status."""
+    if end.rejection is not None:
+        text = str(end.rejection)
+        message = agent_message(ref, f"{ref.task_id}/end", [new_text_part(text)], code=end.rejection.code)
+        return [status_event(ref, TaskStatus(state=TaskState.TASK_STATE_FAILED, message=message))]
+    if end.result is None:
+        message = agent_message(ref, f"{ref.task_id}/end", [new_text_part("the run could not be read")])
+        return [status_event(ref, TaskStatus(state=TaskState.TASK_STATE_FAILED, message=message))]
+    result = end.result
+    events: list[Event] = [
+        TaskArtifactUpdateEvent(task_id=ref.task_id, context_id=ref.context_id, artifact=a, last_chunk=True)
+        for a in result_artifacts(result)
+    ]
+    usage = result.outcome.usage.model_dump(mode="json")
+    events.append(status_event(ref, result_status(ref, result), usage=usage))
+    return events

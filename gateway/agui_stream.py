@@ -1,0 +1,186 @@
+"""One AG-UI run as SSE: RUN_STARTED, the request's events from the hub, and how the run ends.
+
+`StreamSpec` says which request to follow and from where; `stream_run` renders it (positions and
+ids: `gateway.agui_render`). The AG-UI run ends with RUN_FINISHED (`interrupt` while a tool call
+awaits approval, after a MESSAGES_SNAPSHOT; `cancelled`; success with the answer and usage) or
+RUN_ERROR (the run failed, or the ask was refused: its reason code).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from functools import partial
+
+from ag_ui.core import (
+    PROTOCOL_VERSION,
+    BaseEvent,
+    CustomEvent,
+    MessagesSnapshotEvent,
+    RunErrorEvent,
+    RunFinishedCancelledOutcome,
+    RunFinishedEvent,
+    RunFinishedInterruptOutcome,
+    RunStartedEvent,
+    TokenUsage,
+)
+from temporalio.service import RPCError, RPCStatusCode
+
+from clients.errors import RejectedError
+from clients.session_handle import SessionHandle
+from contracts import RunState
+from contracts.errors import NOT_FOUND
+from gateway.agui_render import START, Emitted, Position, RequestRenderer
+from gateway.agui_snapshot import interrupt_of, messages_snapshot
+from gateway.context import GatewayContext
+from gateway.single_flight import shared
+
+__all__ = ["DONE_CHARS", "StreamSpec", "sse", "stream_run"]
+
+DONE_CHARS = 999_999_999
+"""`Position(seq, 0, DONE_CHARS)`: everything trace event `seq` renders has been sent."""
+QUEUED_POLL_S = 0.5
+LOST = "the gateway lost the run's stream (Temporal did not answer in time); reconnect with the last event id"
+
+
+@dataclass
+class StreamSpec:
+    """What one AG-UI run streams: request `request_id` (run `run_workflow_id`) after `after`."""
+
+    thread_id: str
+    run_id: str
+    request_id: str
+    run_workflow_id: str = ""
+    after: Position = START
+    origin: int | None = None
+    run_started: bool = True
+    preamble: list[BaseEvent] = field(default_factory=list[BaseEvent])
+    refusal: RejectedError | None = None
+    wait_until_started: bool = False
+
+
+def sse(event: BaseEvent, event_id: str) -> dict[str, str]:
+    """One SSE message (sse-starlette's dict form)."""
+    return {"id": event_id, "data": event.model_dump_json(by_alias=True, exclude_none=True)}
+
+
+async def stream_run(
+    ctx: GatewayContext, session: SessionHandle, spec: StreamSpec
+) -> AsyncIterator[dict[str, str]]:
+    """The SSE messages of one AG-UI run (see the module docstring)."""
+    start_id = spec.after.event_id(spec.request_id)
+    if spec.run_started:
+        started = RunStartedEvent(
+            thread_id=spec.thread_id, run_id=spec.run_id, protocol_version=PROTOCOL_VERSION
+        )
+        yield sse(started, start_id)
+    for event in spec.preamble:
+        yield sse(event, start_id)
+    if spec.refusal is not None:
+        error = RunErrorEvent(message=spec.refusal.message, code=spec.refusal.code)
+        yield sse(error, start_id)
+        return
+    if spec.wait_until_started:
+        await _until_started(session, spec.request_id)
+    renderer = RequestRenderer(spec.request_id, after=spec.after, origin=spec.origin)
+    try:
+        async for item in ctx.hub.follow(spec.run_workflow_id):
+            for emitted in renderer.feed(item):
+                yield _message(spec, emitted)
+            if renderer.awaiting is not None:
+                ending = await _interrupted(ctx, session, spec, renderer)
+                if ending:
+                    for emitted in ending:
+                        yield _message(spec, emitted)
+                    return
+            if renderer.ended is not None:
+                for emitted in await _ended(session, spec, renderer):
+                    yield _message(spec, emitted)
+                return
+    except RPCError as error:
+        # The client may reconnect with the last event id: nothing it has is sent again.
+        message = "the request's run cannot be found" if error.status == RPCStatusCode.NOT_FOUND else LOST
+        code = NOT_FOUND if error.status == RPCStatusCode.NOT_FOUND else None
+        yield _message(spec, renderer.force(RunErrorEvent(message=message, code=code)))
+
+
+def _message(spec: StreamSpec, emitted: Emitted) -> dict[str, str]:
+    return sse(emitted.event, emitted.position.event_id(spec.request_id))
+
+
+async def _until_started(session: SessionHandle, request_id: str) -> None:
+    """Wait while an enqueued request waits for the ones before it."""
+    while True:
+        status = await session.status()
+        if status.active_request_id == request_id:
+            return
+        record = await session.request(request_id)
+        if record.status != "running":
+            return
+        await asyncio.sleep(QUEUED_POLL_S)
+
+
+async def _interrupted(
+    ctx: GatewayContext, session: SessionHandle, spec: StreamSpec, renderer: RequestRenderer
+) -> list[Emitted]:
+    """The run's end as an interrupt, if the call that asked for approval still waits (else nothing)."""
+    run = ctx.runs.get(spec.run_workflow_id)
+    pending = await shared((spec.run_workflow_id, "pending_approvals"), run.pending_approvals)
+    if not any(p.call_id == renderer.awaiting for p in pending):
+        return []
+    snapshot = await _snapshot(session, spec, renderer)
+    outcome = RunFinishedInterruptOutcome(interrupts=[interrupt_of(p) for p in pending])
+    finished = RunFinishedEvent(thread_id=spec.thread_id, run_id=spec.run_id, outcome=outcome)
+    return [e for e in (renderer.stamp(snapshot), renderer.stamp(finished)) if e is not None]
+
+
+async def _ended(session: SessionHandle, spec: StreamSpec, renderer: RequestRenderer) -> list[Emitted]:
+    """Usage, the conversation, and RUN_FINISHED or RUN_ERROR."""
+    item = renderer.ended
+    assert item is not None
+    state: RunState | None = item.state
+    events: list[BaseEvent] = []
+    usage = state.outcome.usage if state is not None else None
+    if usage is not None:
+        events.append(CustomEvent(name="usage", value=usage.model_dump(mode="json")))
+    events.append(await _snapshot(session, spec, renderer))
+    status = state.outcome.status if state is not None else "completed"
+    if status == "failed":
+        error = state.outcome.error if state is not None else None
+        message = error.message if error is not None else "the run failed"
+        events.append(RunErrorEvent(message=message, code=error.type if error is not None else None))
+    else:
+        tokens = (
+            [
+                TokenUsage(
+                    input_tokens=usage.prompt_tokens,
+                    output_tokens=usage.completion_tokens,
+                    total_tokens=usage.total_tokens,
+                )
+            ]
+            if usage is not None and usage.llm_calls
+            else None
+        )
+        cancelled = RunFinishedCancelledOutcome() if status == "cancelled" else None
+        result = renderer.answer if status == "completed" else None
+        events.append(
+            RunFinishedEvent(
+                thread_id=spec.thread_id, run_id=spec.run_id, result=result, outcome=cancelled, usage=tokens
+            )
+        )
+    return [e for e in (renderer.stamp(event) for event in events) if e is not None]
+
+
+async def _snapshot(
+    session: SessionHandle, spec: StreamSpec, renderer: RequestRenderer
+) -> MessagesSnapshotEvent:
+    """The conversation as it stands at this point of the request (read once for all its viewers)."""
+    key = (session.workflow_id, "snapshot", spec.request_id, str(len(renderer.entries)))
+    return await shared(key, partial(messages_snapshot, session, spec.request_id, renderer.entries))
+
+
+def custom(name: str, value: object) -> CustomEvent:
+    """A CUSTOM event (`value` must be JSON)."""
+    return CustomEvent(name=name, value=json.loads(json.dumps(value)))

@@ -1,0 +1,169 @@
+"""The gateway's ASGI app: guards (CORS, tokens, body limit), health, AG-UI, and the other routes.
+
+Every request but `/healthz`, `/readyz`, the chat page's files and A2A agent cards must carry a
+valid bearer token when tokens are configured (`gateway.auth`); the principal is in
+`request.state.principal` (`principal_of`). A body over `max_body_bytes` is refused with 413
+`payload_too_large` before any route reads it; a route reads JSON with `read_json` (400
+`invalid_input` for anything that is not JSON).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from contracts.errors import NOT_FOUND
+from gateway.a2a import jsonrpc_error_body
+from gateway.a2a import routes as a2a_routes
+from gateway.agui import routes as agui_routes
+from gateway.auth import Principal, authenticate
+from gateway.context import GatewayContext
+from gateway.errors import GatewayError, error_body, error_response
+from gateway.http_input import principal_of, read_json
+from gateway.mcp_server import McpEndpoint
+from gateway.settings import GatewaySettings
+from gateway.threads_api import routes as threads_routes
+
+__all__ = ["build_app", "is_public", "principal_of", "read_json"]
+
+PUBLIC_PATHS = frozenset({"/", "/healthz", "/readyz", "/favicon.ico"})
+PUBLIC_PREFIXES = ("/static/",)
+PUBLIC_SUFFIXES = ("/.well-known/agent-card.json",)
+READY_TIMEOUT_S = 3.0
+JSONRPC_PREFIXES = ("/a2a/", "/mcp")
+
+
+def is_public(path: str) -> bool:
+    """Paths served without a token: health, the chat page's files, A2A agent cards."""
+    return path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES) or path.endswith(PUBLIC_SUFFIXES)
+
+
+class _Guard:
+    """Authenticates every non-public request and refuses bodies over the limit (pure ASGI: streams pass)."""
+
+    def __init__(self, app: ASGIApp, ctx: GatewayContext) -> None:
+        self._app = app
+        self._ctx = ctx
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        settings = self._ctx.settings
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        try:
+            principal = _principal(headers, settings, public=is_public(scope["path"]))
+            declared = headers.get("content-length")
+            if declared is not None and declared.isdigit() and int(declared) > settings.max_body_bytes:
+                raise GatewayError.too_large(settings.max_body_bytes)
+        except GatewayError as err:
+            await _refusal(scope["path"], err)(scope, receive, send)
+            return
+        scope.setdefault("state", {})["principal"] = principal
+        await self._app(scope, self._limited(receive, settings.max_body_bytes), send)
+
+    @staticmethod
+    def _limited(receive: Receive, limit: int) -> Receive:
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > limit:
+                    raise GatewayError.too_large(limit)
+            return message
+
+        return limited
+
+
+def _refusal(path: str, err: GatewayError) -> Response:
+    """The guard's refusal: JSON-RPC's error shape on the A2A and MCP endpoints, else the gateway's."""
+    if path.startswith(JSONRPC_PREFIXES):
+        return JSONResponse(jsonrpc_error_body(err), status_code=err.status)
+    return error_response(err)
+
+
+def _principal(headers: dict[str, str], settings: GatewaySettings, *, public: bool) -> Principal | None:
+    """The caller (a public path may be called without a token: then None)."""
+    if not public:
+        return authenticate(headers, settings)
+    try:
+        return authenticate(headers, settings)
+    except GatewayError:
+        return None
+
+
+async def _healthz(request: Request) -> Response:
+    return JSONResponse({"status": "ok"})
+
+
+def _readyz(ctx: GatewayContext) -> Route:
+    async def readyz(request: Request) -> Response:
+        try:
+            await asyncio.wait_for(ctx.client.service_client.check_health(), READY_TIMEOUT_S)
+        except Exception:
+            return JSONResponse({"status": "unavailable"}, status_code=503)
+        return JSONResponse({"status": "ready"})
+
+    return Route("/readyz", readyz, methods=["GET"])
+
+
+async def _gateway_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, GatewayError)
+    return error_response(exc)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    code = NOT_FOUND if exc.status_code in (404, 405) else "invalid_input"
+    status = 404 if exc.status_code == 405 else exc.status_code
+    err = GatewayError(status, code, "no such endpoint" if code == NOT_FOUND else str(exc.detail))
+    return JSONResponse(error_body(err), status_code=err.status)
+
+
+def build_app(ctx: GatewayContext) -> Starlette:
+    """The gateway's app on `ctx` (the caller owns `ctx.client`; the app closes the hub on shutdown)."""
+    mcp = McpEndpoint(ctx)
+    routes: list[BaseRoute] = [
+        Route("/healthz", _healthz, methods=["GET"]),
+        _readyz(ctx),
+        *agui_routes(ctx),
+        *a2a_routes(ctx),
+        mcp.route,
+        *threads_routes(ctx),
+    ]
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with mcp.run():
+            yield
+        await ctx.hub.aclose()
+
+    middleware = [
+        Middleware(
+            CORSMiddleware,
+            allow_origins=list(ctx.settings.cors_origins),
+            allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
+            allow_headers=["authorization", "content-type", "last-event-id", "accept"],
+            max_age=600,
+        ),
+        Middleware(_Guard, ctx=ctx),
+    ]
+    return Starlette(
+        routes=routes,
+        middleware=middleware,
+        lifespan=lifespan,
+        exception_handlers={GatewayError: _gateway_error, HTTPException: _http_error},
+    )

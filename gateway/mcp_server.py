@@ -1,0 +1,231 @@
+"""The agents as an MCP server (streamable HTTP) at `/mcp`: ask, steer, approve, status, history, fork.
+
+Stateless streamable HTTP (the SDK's `StreamableHTTPSessionManager`): the gateway keeps no MCP
+session, so any gateway answers any call. `ask` returns the answer when the run ends within the
+call (`wait_s`), else a handle that `status` and `history` accept; while it waits, progress
+notifications carry the streamed text (when the caller sent a progress token). The pinned `mcp`
+SDK (2.3) has no MCP tasks on the server side (`tasks/*` are absent from its methods), so a long
+run is followed with `status(handle, wait_s=...)`, which streams progress the same way.
+
+Every tool call is authenticated by the gateway's guard and again here from its headers (the
+principal owns the sessions, exactly as for AG-UI and A2A). A refusal is the tool's error result
+(`isError`), its structured content `{"error": {"code", "message"}}` with a product code.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp_types import CallToolResult, TextContent
+from pydantic import JsonValue
+from starlette.routing import Route
+from temporalio.service import RPCError
+
+from clients.errors import RejectedError
+from gateway.auth import Principal, authenticate
+from gateway.context import GatewayContext
+from gateway.errors import GatewayError
+from gateway.mcp_tools import (
+    Handle,
+    McpRefusal,
+    approve,
+    follow,
+    handle_of_session,
+    history,
+    parse_handle,
+    session_of,
+)
+from gateway.settings import DEFAULT_AGENT
+
+__all__ = ["McpEndpoint"]
+
+DEFAULT_WAIT_S = 60.0
+Call = Callable[[Principal], Awaitable[dict[str, Any]]]
+DESCRIPTIONS = {
+    "ask": "Ask an agent. Returns the answer if the run ends within `wait_s` seconds, else a `handle` for "
+    "`status` and `history` (`input_required` with the calls awaiting `approve`). Progress notifications "
+    "carry the text as it streams.",
+    "status": "Where a request stands; with `wait_s`, wait for it to end or await approval.",
+    "approve": "Approve (or deny: `approved: false`) a call awaiting approval; `arguments` edits it, "
+    "`reason` is shown to the model; `call_id` defaults to the oldest.",
+    "steer": "Steer a running request: `text` reaches the agent before its next step (`mode: interrupt` "
+    "cuts the model call in flight).",
+    "history": "The last `limit` messages of a session (give `session` and `agent`, or a `handle`).",
+    "fork": "Fork a session at message `seq` (default: its latest): a new session to ask.",
+}
+
+
+def _result(value: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=json.dumps(value))], structured_content=value
+    )
+
+
+def _refused(code: str, message: str) -> CallToolResult:
+    error = {"error": {"code": code, "message": message}}
+    return CallToolResult(
+        content=[TextContent(type="text", text=f"{code}: {message}")], structured_content=error, is_error=True
+    )
+
+
+class McpEndpoint:
+    """The MCP server of a gateway: its route (`/mcp`) and the lifespan its session manager needs."""
+
+    def __init__(self, ctx: GatewayContext) -> None:
+        """The tools over `ctx`."""
+        self._ctx = ctx
+        self.server = MCPServer(
+            name="durable-react",
+            log_level="WARNING",  # the SDK calls logging.basicConfig: no INFO line per request
+            instructions="Durable ReAct agents: `ask`, then `status`, `history`, `steer`, `approve`, `fork`.",
+        )
+        self._register()
+        self._manager = StreamableHTTPSessionManager(
+            self.server._lowlevel_server,  # pyright: ignore[reportPrivateUsage] - what streamable_http_app wraps
+            stateless=True,
+            max_request_body_size=ctx.settings.max_body_bytes,
+        )
+        self.route = Route(
+            "/mcp",
+            StreamableHTTPASGIApp(self._manager),
+            methods=["GET", "POST", "DELETE"],
+            include_in_schema=False,
+        )
+
+    @asynccontextmanager
+    async def run(self) -> AsyncIterator[None]:
+        """Run the session manager (inside the app's lifespan)."""
+        async with self._manager.run():
+            yield
+
+    async def _call(self, context: Context, call: Call) -> CallToolResult:
+        try:
+            principal = authenticate(context.headers or {}, self._ctx.settings)
+            return _result(await call(principal))
+        except McpRefusal as refusal:
+            return _refused(refusal.code, refusal.message)
+        except RejectedError as rejection:
+            return _refused(rejection.code, str(rejection))
+        except GatewayError as error:
+            return _refused(error.code, error.message)
+        except RPCError:
+            return _refused("unavailable", "the agent could not be reached; try again")
+
+    def _handle(self, principal: Principal, handle: str) -> Handle:
+        return parse_handle(self._ctx, principal, handle)
+
+    def _register(self) -> None:
+        ctx = self._ctx
+
+        def reporter(context: Context) -> Callable[[str], Awaitable[None]]:
+            sent = 0
+
+            async def report(text: str) -> None:
+                nonlocal sent
+                sent += len(text)
+                await context.report_progress(sent, None, text)
+
+            return report
+
+        async def ask(
+            query: str,
+            context: Context,
+            agent: str = DEFAULT_AGENT,
+            session: str | None = None,
+            on_busy: str = "reject",
+            wait_s: float = DEFAULT_WAIT_S,
+        ) -> CallToolResult:
+            async def call(principal: Principal) -> dict[str, Any]:
+                thread = session or uuid.uuid4().hex
+                sid = session_of(ctx, principal, agent, thread)
+                accepted = await ctx.sessions.get(sid).ask(
+                    query,
+                    config=ctx.settings.agents[agent],
+                    agent_id=agent,
+                    on_busy=on_busy,  # pyright: ignore[reportArgumentType] - checked by the ask's validation
+                )
+                handle = Handle(agent, thread, accepted.request_id, sid)
+                running = accepted.disposition != "enqueued"
+                started = accepted.run_workflow_id if running else None
+                state = await follow(ctx, handle, wait_s, reporter(context), started_run=started)
+                return {**state, "disposition": accepted.disposition}
+
+            return await self._call(context, call)
+
+        async def status(handle: str, context: Context, wait_s: float = 0.0) -> CallToolResult:
+            async def call(principal: Principal) -> dict[str, Any]:
+                return await follow(ctx, self._handle(principal, handle), wait_s, reporter(context))
+
+            return await self._call(context, call)
+
+        async def approve_call(
+            handle: str,
+            context: Context,
+            approved: bool = True,
+            call_id: str | None = None,
+            reason: str | None = None,
+            arguments: dict[str, JsonValue] | None = None,
+        ) -> CallToolResult:
+            async def call(principal: Principal) -> dict[str, Any]:
+                decision = {
+                    "approved": approved,
+                    "call_id": call_id,
+                    "reason": reason,
+                    "arguments": arguments,
+                }
+                return await approve(ctx, principal, self._handle(principal, handle), decision)
+
+            return await self._call(context, call)
+
+        async def steer(handle: str, text: str, context: Context, mode: str = "queue") -> CallToolResult:
+            async def call(principal: Principal) -> dict[str, Any]:
+                parsed = self._handle(principal, handle)
+                ack = await ctx.sessions.get(parsed.session_id).steer(
+                    text,
+                    expected_request_id=parsed.request_id,
+                    source=f"mcp:{principal.name}",
+                    mode=mode,  # pyright: ignore[reportArgumentType]
+                )
+                if ack.status == "rejected":
+                    raise McpRefusal(ack.reason or "rejected", ack.message or "the steer was refused")
+                return {"status": ack.status, "input_id": ack.input_id, "mode": ack.mode}
+
+            return await self._call(context, call)
+
+        async def history_of(
+            context: Context,
+            session: str | None = None,
+            agent: str = DEFAULT_AGENT,
+            handle: str | None = None,
+            limit: int = 50,
+        ) -> CallToolResult:
+            async def call(principal: Principal) -> dict[str, Any]:
+                if handle is not None:
+                    sid = self._handle(principal, handle).session_id
+                elif session is not None:
+                    sid = session_of(ctx, principal, agent, session)
+                else:
+                    raise McpRefusal("invalid_input", "give `session` (with `agent`) or `handle`")
+                return {"messages": await history(ctx, sid, max(1, min(limit, 500)))}
+
+            return await self._call(context, call)
+
+        async def fork(
+            session: str, context: Context, agent: str = DEFAULT_AGENT, seq: int | None = None
+        ) -> CallToolResult:
+            async def call(principal: Principal) -> dict[str, Any]:
+                forked = await ctx.sessions.get(session_of(ctx, principal, agent, session)).fork(seq=seq)
+                return {"session": handle_of_session(principal, agent, forked.session_id), "agent": agent}
+
+            return await self._call(context, call)
+
+        for fn, name in ((ask, "ask"), (status, "status"), (approve_call, "approve"), (steer, "steer")):
+            self.server.add_tool(fn, name=name, description=DESCRIPTIONS[name])
+        for fn, name in ((history_of, "history"), (fork, "fork")):
+            self.server.add_tool(fn, name=name, description=DESCRIPTIONS[name])

@@ -1,0 +1,190 @@
+"""The gateway's settings: address, tokens, CORS, body limit, and the agents clients may choose.
+
+    REACT_GATEWAY_TOKENS="s3cret=alice,t0ken=bob"     # or "@/etc/react/tokens" (one token=principal a line)
+    REACT_GATEWAY_CORS_ORIGINS="https://app.example.com,http://localhost:3000"
+    REACT_GATEWAY_MAX_BODY_BYTES=1048576
+    REACT_WEB_UI_URL="http://localhost:8233"          # links to runs in the Temporal Web UI
+
+The agents are the `--agents MODULE[:ATTR]` profiles (as `worker.py --agents`); `default` is the
+profile of that name if one is registered, else the deployment's default agent: `$REACT_MODEL`
+(with `$REACT_API_BASE`), else the bundled local model with the calculator. Clients pick an agent
+by name and nothing else: no model, api_base, key, tool, approval or usage setting comes from them.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+from pydantic import JsonValue
+
+from activities.local_model import BUNDLED_MODEL, DEFAULT_API_BASE
+from activities.tool_loading import AGENTS_ENV, build_agent_profiles, option_values
+from contracts import TASK_QUEUE, AgentConfig, ModelSettings
+
+__all__ = [
+    "DEFAULT_AGENT",
+    "PRINCIPAL_PATTERN",
+    "GatewaySettings",
+    "GatewaySettingsError",
+    "default_agent_config",
+    "load_settings",
+    "parse_tokens",
+]
+
+DEFAULT_AGENT = "default"
+DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+PRINCIPAL_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
+TOKENS_ENV = "REACT_GATEWAY_TOKENS"
+CORS_ENV = "REACT_GATEWAY_CORS_ORIGINS"
+MAX_BODY_ENV = "REACT_GATEWAY_MAX_BODY_BYTES"
+WEB_UI_ENV = "REACT_WEB_UI_URL"
+MIN_TOKEN_CHARS = 8
+
+
+class GatewaySettingsError(ValueError):
+    """A setting the gateway cannot start with; the message is one line and names the setting."""
+
+
+@dataclass(frozen=True)
+class GatewaySettings:
+    """Everything the gateway is configured with (`load_settings` reads it from flags and environment)."""
+
+    host: str = "127.0.0.1"
+    port: int = 8400
+    tokens: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    """Bearer token -> principal name; empty: no tokens (loopback only, every caller is `local`)."""
+    cors_origins: tuple[str, ...] = ()
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    agents: Mapping[str, AgentConfig] = field(
+        default_factory=lambda: MappingProxyType({DEFAULT_AGENT: default_agent_config()})
+    )
+    web_ui_url: str | None = None
+    task_queue: str = TASK_QUEUE
+
+    def check_bind(self) -> None:
+        """Refuse a non-loopback address when no token is configured.
+
+        Raises:
+            GatewaySettingsError: tokens are needed to listen on `host`.
+        """
+        if not self.tokens and not is_loopback(self.host):
+            raise GatewaySettingsError(
+                f"refusing to listen on {self.host} without tokens: set {TOKENS_ENV} "
+                "(token=principal pairs), or listen on 127.0.0.1"
+            )
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` is a loopback address (or `localhost`)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_tokens(value: str) -> Mapping[str, str]:
+    """`token=principal` pairs, comma-separated, or `@path` to a file of such lines (`#` comments).
+
+    Raises:
+        GatewaySettingsError: a pair without `=`, a short or repeated token, or a principal name
+            that does not match `PRINCIPAL_PATTERN`.
+    """
+    value = value.strip()
+    if value.startswith("@"):
+        path = Path(value[1:])
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as err:
+            raise GatewaySettingsError(f"{TOKENS_ENV}: cannot read {path}: {err.strerror}") from None
+        items = [line.strip() for line in text.splitlines() if not line.strip().startswith("#")]
+    else:
+        items = [item.strip() for item in value.split(",")]
+    tokens: dict[str, str] = {}
+    for number, item in enumerate((i for i in items if i), start=1):
+        token, sep, principal = (part.strip() for part in item.partition("="))
+        if not sep or not token:
+            raise GatewaySettingsError(f"{TOKENS_ENV}: entry {number} is not token=principal")
+        if len(token) < MIN_TOKEN_CHARS:
+            raise GatewaySettingsError(
+                f"{TOKENS_ENV}: entry {number}'s token is shorter than {MIN_TOKEN_CHARS} characters"
+            )
+        if not PRINCIPAL_PATTERN.match(principal):
+            raise GatewaySettingsError(
+                f"{TOKENS_ENV}: principal {principal!r} must match {PRINCIPAL_PATTERN.pattern}"
+            )
+        if token in tokens:
+            raise GatewaySettingsError(f"{TOKENS_ENV}: entry {number} repeats a token")
+        tokens[token] = principal
+    return MappingProxyType(tokens)
+
+
+def default_agent_config() -> AgentConfig:
+    """The deployment's default agent: `$REACT_MODEL` (and `$REACT_API_BASE`), else the bundled model."""
+    model = os.environ.get("REACT_MODEL", "").strip()
+    api_base = os.environ.get("REACT_API_BASE", "").strip() or None
+    if model:
+        extra: dict[str, JsonValue] = {"api_base": api_base} if api_base else {}
+        return AgentConfig(model=model, stream=True, model_settings=ModelSettings(extra=extra))
+    return AgentConfig(
+        model=BUNDLED_MODEL,
+        tools=["calculator"],
+        stream=True,
+        model_settings=ModelSettings(temperature=0.0, extra={"api_base": api_base or DEFAULT_API_BASE}),
+    )
+
+
+def load_agents(specs: Sequence[str]) -> Mapping[str, AgentConfig]:
+    """The agents of the `--agents` specs (else `$REACT_AGENTS`), with `default` always present."""
+    profiles = build_agent_profiles(option_values(list(specs), AGENTS_ENV))
+    agents = {name: profiles[name].config for name in profiles.names()}
+    agents.setdefault(DEFAULT_AGENT, default_agent_config())
+    return MappingProxyType(agents)
+
+
+def load_settings(
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8400,
+    agent_specs: Sequence[str] = (),
+    task_queue: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    agents: Mapping[str, AgentConfig] | None = None,
+) -> GatewaySettings:
+    """The settings of flags (`host`, `port`, `agent_specs`) and the environment (`environ`).
+
+    `agents` replaces the `--agents` loading (tests pass their agents directly).
+
+    Raises:
+        GatewaySettingsError: a setting cannot be used (see `parse_tokens`), or no token is set and
+            `host` is not loopback.
+        ToolLoadError: an `--agents` module cannot be used.
+    """
+    env = os.environ if environ is None else environ
+    try:
+        max_body = int(env.get(MAX_BODY_ENV, "") or DEFAULT_MAX_BODY_BYTES)
+    except ValueError:
+        raise GatewaySettingsError(f"{MAX_BODY_ENV} must be a number of bytes") from None
+    if max_body < 1024:
+        raise GatewaySettingsError(f"{MAX_BODY_ENV} must be at least 1024")
+    chosen = dict(agents) if agents is not None else dict(load_agents(agent_specs))
+    chosen.setdefault(DEFAULT_AGENT, default_agent_config())
+    settings = GatewaySettings(
+        host=host,
+        port=port,
+        tokens=parse_tokens(env.get(TOKENS_ENV, "")),
+        cors_origins=tuple(o.strip().rstrip("/") for o in env.get(CORS_ENV, "").split(",") if o.strip()),
+        max_body_bytes=max_body,
+        agents=MappingProxyType(chosen),
+        web_ui_url=(env.get(WEB_UI_ENV, "").strip().rstrip("/") or None),
+        task_queue=task_queue or env.get("REACT_TASK_QUEUE", "") or TASK_QUEUE,
+    )
+    settings.check_bind()
+    return settings

@@ -1,0 +1,294 @@
+// The chat page: sessions, a live AG-UI run, approvals, steering, fork and reset.
+// The thread id is kept in the URL and localStorage, the last event id in localStorage: a
+// reload re-attaches to the running request (replayed from its start), a dropped
+// connection resumes right after the last event it saw.
+
+import * as api from "./api.js";
+import { Approvals } from "./approvals.js";
+import { el, LiveView, transcriptItems } from "./render.js";
+
+const $ = (id) => document.getElementById(id);
+const CURRENT_KEY = "react-chat:current";
+const live = new LiveView($("live"));
+const state = {
+  agent: "default",
+  threadId: null,
+  seen: new Set(), // SSE ids already shown: a steer's stream and a re-attach may repeat events
+  streams: new Set(), // open streams: {controller, started, finished}
+};
+
+function running() {
+  return [...state.streams].some((s) => s.started && !s.finished);
+}
+
+function showError(error) {
+  $("error").textContent = error instanceof Error ? error.message : String(error);
+  $("error").hidden = false;
+}
+
+const approvals = new Approvals(live, (resume) => {
+  void stream((signal, handler) => api.run(state.agent, runInput([], { resume }), handler, signal));
+}, showError);
+
+async function guarded(action) {
+  try {
+    $("error").hidden = true;
+    await action();
+  } catch (error) {
+    showError(error);
+  }
+}
+
+function eventKey() {
+  return `react-chat:last-event:${state.agent}/${state.threadId}`;
+}
+
+function remember() {
+  const url = new URL(location.href);
+  url.searchParams.set("agent", state.agent);
+  url.searchParams.set("thread", state.threadId);
+  history.replaceState(null, "", url);
+  localStorage.setItem(CURRENT_KEY, JSON.stringify({ agent: state.agent, threadId: state.threadId }));
+}
+
+function setRunning() {
+  const busy = running();
+  $("send").textContent = busy ? "Send while busy" : "Send";
+  $("status").textContent = busy ? "working…" : $("status").dataset.idle || "";
+  document.body.dataset.running = busy ? "yes" : "no";
+}
+
+function formatUsage(usage) {
+  if (!usage) return "";
+  const cost = usage.cost_usd ? ` · $${Number(usage.cost_usd).toFixed(6)}` : "";
+  return `${usage.prompt_tokens ?? 0} in / ${usage.completion_tokens ?? 0} out tokens · ${usage.llm_calls ?? 0} LLM calls${cost}`;
+}
+
+// One event of stream `s`. Lifecycle events belong to their stream; the others are shown once.
+function onEvent(s, event, id) {
+  const key = `${id}|${event.type}|${event.name || ""}`; // events a position renders share its id
+  const repeated = Boolean(id) && state.seen.has(key);
+  if (id && !repeated) {
+    state.seen.add(key);
+    localStorage.setItem(eventKey(), id);
+  }
+  switch (event.type) {
+    case "RUN_STARTED":
+      s.started = true;
+      setRunning();
+      break;
+    case "RUN_FINISHED":
+      s.finished = true;
+      setRunning();
+      if (event.outcome && event.outcome.type === "interrupt") approvals.ask(event.outcome.interrupts);
+      else if (!running()) void guarded(() => loadThread(8));
+      break;
+    case "RUN_ERROR":
+      s.finished = true;
+      if (!repeated) live.apply(event);
+      setRunning();
+      break;
+    case "STATE_SNAPSHOT":
+      $("status").title = `agent state: ${JSON.stringify(event.snapshot)}`;
+      break;
+    case "CUSTOM":
+      if (!repeated) onCustom(event.name, event.value);
+      break;
+    default:
+      if (!repeated) live.apply(event);
+  }
+}
+
+// What AG-UI has no name for: the session's answer to an ask, refusals, usage.
+function onCustom(name, value) {
+  const fields = value && typeof value === "object" ? value : {};
+  if (name === "ask") {
+    if (fields.disposition !== "started") live.note(`your message was ${fields.disposition}${fields.mode ? ` (${fields.mode})` : ""}`);
+  } else if (name === "ask_refused" || name === "approval_refused") {
+    live.note(`refused (${fields.reason}): ${fields.message}`, "error");
+  } else if (/usage|cost/i.test(name) && value && typeof value === "object") {
+    $("usage").textContent = formatUsage(fields.usage || fields);
+  } else if (name !== "approvals") {
+    live.note(`${name}: ${JSON.stringify(value)}`);
+  }
+}
+
+function runInput(messages, extra = {}) {
+  return { threadId: state.threadId, runId: api.randomId("run-"), state: {}, messages, tools: [], context: [], forwardedProps: {}, ...extra };
+}
+
+// Run one stream (`open(signal, handler)`); one that breaks before its run ends is re-attached
+// right after the last event shown, unless another stream still follows the run.
+async function stream(open, attempt = 0, started = false) {
+  const s = { controller: new AbortController(), started, finished: false };
+  state.streams.add(s);
+  let failed = false;
+  try {
+    await open(s.controller.signal, (event, id) => onEvent(s, event, id));
+  } catch (error) {
+    if (s.controller.signal.aborted) return;
+    failed = true;
+    if (!(error instanceof TypeError)) showError(error); // a TypeError is a dropped connection: retried below
+  } finally {
+    state.streams.delete(s);
+    setRunning();
+  }
+  if (s.controller.signal.aborted || s.finished || !s.started || running() || attempt >= 5) return;
+  if (failed) await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** attempt));
+  const after = localStorage.getItem(eventKey());
+  void stream((signal, handler) => api.attach(state.agent, state.threadId, after, handler, signal), attempt + 1, true);
+}
+
+function closeStreams() {
+  for (const s of state.streams) s.controller.abort();
+  state.streams.clear();
+  state.seen.clear();
+  approvals.clear();
+  setRunning();
+}
+
+async function send(text) {
+  const onBusy = $("on-busy").value;
+  const forwardedProps = { on_busy: onBusy, ...(onBusy === "steer" ? { mode: $("steer-mode").value } : {}) };
+  live.user(text);
+  const message = { id: api.randomId("msg-"), role: "user", content: text };
+  await stream((signal, handler) => api.run(state.agent, runInput([message], { forwardedProps }), handler, signal));
+  void loadSessions();
+}
+
+// The thread's saved entries, status and usage. After a run (`retries` > 0) the live view gives
+// way to the transcript once the session is idle (it records the run's entries as it ends).
+async function loadThread(retries = 0) {
+  const url = `/api/threads/${encodeURIComponent(state.agent)}/${encodeURIComponent(state.threadId)}`;
+  let thread;
+  try {
+    thread = await api.getJson(url);
+  } catch (error) {
+    if (error.status !== 404) throw error;
+    $("transcript").replaceChildren(); // not asked yet: a new chat
+    return null;
+  }
+  $("thread-title").textContent = thread.thread_id;
+  $("status").dataset.idle = thread.status;
+  if (!running()) $("status").textContent = thread.status;
+  $("usage").textContent = formatUsage(thread.usage);
+  const link = thread.web_ui && (thread.web_ui.run || thread.web_ui.session);
+  $("webui-link").hidden = !link;
+  if (link) $("webui-link").href = link;
+  $("reset").disabled = false;
+  const busy = thread.status === "running";
+  if (retries > 0 && busy) {
+    if (!running()) setTimeout(() => guarded(() => loadThread(retries - 1)), 500);
+    return thread; // the live view stays until the session has recorded the run
+  }
+  const shown = thread.messages.filter((entry) => !(busy && entry.request_id === thread.active_request_id && entry.role !== "user"));
+  $("transcript").replaceChildren(...transcriptItems(shown, (seq) => guarded(() => fork(seq))));
+  if (retries > 0) live.clear();
+  return thread;
+}
+
+async function fork(seq) {
+  const path = `/api/threads/${encodeURIComponent(state.agent)}/${encodeURIComponent(state.threadId)}/fork`;
+  const forked = await api.postJson(path, { seq });
+  await openThread(forked.agent, forked.thread_id);
+  void loadSessions();
+}
+
+async function reset() {
+  const path = `/api/threads/${encodeURIComponent(state.agent)}/${encodeURIComponent(state.threadId)}/reset`;
+  const ack = await api.postJson(path, {});
+  live.note(`reset: ${ack.status}`);
+  await loadThread();
+}
+
+async function openThread(agent, threadId) {
+  closeStreams();
+  live.clear();
+  state.agent = agent;
+  state.threadId = threadId;
+  $("agent").value = agent;
+  remember();
+  markCurrent();
+  const thread = await loadThread();
+  if (thread && thread.status === "running") {
+    void stream((signal, handler) => api.attach(agent, threadId, null, handler, signal));
+  }
+}
+
+function newChat() {
+  closeStreams();
+  live.clear();
+  state.threadId = api.randomId("chat-");
+  $("transcript").replaceChildren();
+  $("thread-title").textContent = "New chat";
+  $("status").textContent = $("usage").textContent = "";
+  $("status").dataset.idle = "";
+  $("webui-link").hidden = true;
+  $("reset").disabled = true;
+  remember();
+  markCurrent();
+}
+
+function markCurrent() {
+  for (const item of $("sessions").children) {
+    item.classList.toggle("current", item.dataset.agent === state.agent && item.dataset.thread === state.threadId);
+  }
+}
+
+async function loadSessions() {
+  const { threads } = await api.getJson("/api/threads");
+  $("sessions").dataset.loaded = "yes";
+  $("sessions").replaceChildren(
+    ...threads.map((thread) =>
+      el(
+        "li",
+        { "data-agent": thread.agent, "data-thread": thread.thread_id, title: thread.session_id, onclick: () => guarded(() => openThread(thread.agent, thread.thread_id)) },
+        thread.agent === "default" ? thread.thread_id : `${thread.agent} / ${thread.thread_id}`,
+        el("span", { class: "state" }, thread.status === "running" ? new Date(thread.started_at).toLocaleString() : thread.status),
+      ),
+    ),
+  );
+  markCurrent();
+}
+
+async function loadAgents() {
+  const { agents } = await api.getJson("/api/agents");
+  $("agent").replaceChildren(...agents.map((name) => el("option", { value: name }, name)));
+  $("agent").value = state.agent;
+}
+
+async function start() {
+  $("token").value = api.token();
+  const params = new URL(location.href).searchParams;
+  const saved = JSON.parse(localStorage.getItem(CURRENT_KEY) || "null");
+  const current = params.get("thread") ? { agent: params.get("agent") || "default", threadId: params.get("thread") } : saved;
+  await loadAgents();
+  await loadSessions();
+  if (current) await openThread(current.agent, current.threadId);
+  else newChat();
+}
+
+$("composer").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const text = $("message").value.trim();
+  if (!text) return;
+  $("message").value = "";
+  void guarded(() => send(text));
+});
+$("message").addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && !event.shiftKey) {
+    event.preventDefault();
+    $("composer").requestSubmit();
+  }
+});
+$("token").addEventListener("change", () => {
+  api.setToken($("token").value.trim());
+  void guarded(start);
+});
+$("agent").addEventListener("change", () => {
+  state.agent = $("agent").value;
+  newChat();
+});
+$("new-chat").addEventListener("click", newChat);
+$("reset").addEventListener("click", () => guarded(reset));
+void guarded(start);

@@ -1,0 +1,236 @@
+"""The chat page's files and the small REST API it needs beyond AG-UI: sessions, fork, reset, agents.
+
+    GET  /                                      the chat page (gateway/static/)
+    GET  /api/agents                            {"agents": [...]}: the names clients may use
+    GET  /api/threads                           this principal's sessions, newest first (at most 100)
+    GET  /api/threads/{agent}/{thread}          status, usage and cost, Web UI links, the last entries
+    POST /api/threads/{agent}/{thread}/fork     {"seq"?: int, "thread_id"?: str} -> the new thread
+    POST /api/threads/{agent}/{thread}/reset    {"reason"?: str} -> the context op's ack
+
+A thread is the caller's session `gw/<principal>/<agent>/<thread>` (`gateway.owners`): another
+principal's thread, a missing one, and any other workflow all answer the same 404 `not_found`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+from pydantic import BaseModel
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+from temporalio.client import WorkflowQueryFailedError
+from temporalio.service import RPCError, RPCStatusCode
+
+from clients.errors import RejectedError
+from clients.session_handle import SessionHandle
+from contracts import Usage
+from contracts.session import SESSION_WORKFLOW_TYPE, RequestRecord, SessionStatus
+from conversation.thread import ContextOpEntry, Entry, MessageEntry
+from gateway.auth import Principal
+from gateway.context import GatewayContext, agent_config
+from gateway.errors import GatewayError, not_found
+from gateway.http_input import principal_of, read_json
+from gateway.owners import PREFIX, check_thread_id, parse_session_id, session_id
+
+__all__ = ["STATIC", "routes"]
+
+STATIC = Path(__file__).parent / "static"
+T = TypeVar("T")
+MAX_LISTED = 100
+MAX_ENTRIES = 200
+"""The last entries `GET /api/threads/{agent}/{thread}` returns (one thread page, about 1 MiB at most)."""
+
+
+def routes(ctx: GatewayContext) -> list[BaseRoute]:
+    """The chat page and its API."""
+    api = _ThreadsApi(ctx)
+    return [
+        Route("/", _index, methods=["GET"]),
+        Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
+        Route("/api/agents", api.agents, methods=["GET"]),
+        Route("/api/threads", api.threads, methods=["GET"]),
+        Route("/api/threads/{agent}/{thread}", api.thread, methods=["GET"]),
+        Route("/api/threads/{agent}/{thread}/fork", api.fork, methods=["POST"]),
+        Route("/api/threads/{agent}/{thread}/reset", api.reset, methods=["POST"]),
+    ]
+
+
+PAGE_HEADERS = {
+    "Cache-Control": "no-cache",
+    # The page's own files only, and no framing: its approve buttons cannot be clickjacked.
+    "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+async def _index(request: Request) -> Response:
+    return FileResponse(STATIC / "index.html", headers=PAGE_HEADERS)
+
+
+class _ThreadsApi:
+    def __init__(self, ctx: GatewayContext) -> None:
+        self._ctx = ctx
+
+    async def agents(self, request: Request) -> Response:
+        principal_of(request)
+        return JSONResponse({"agents": sorted(self._ctx.settings.agents)})
+
+    async def threads(self, request: Request) -> Response:
+        principal = principal_of(request)
+        # Names match `^[A-Za-z0-9_.-]+$`: safe inside the quotes. `parse_session_id` filters again,
+        # whatever the visibility store makes of `_` in a prefix.
+        query = (
+            f"WorkflowType = '{SESSION_WORKFLOW_TYPE}' "
+            f"AND WorkflowId STARTS_WITH '{PREFIX}/{principal.name}/' "
+            "AND ExecutionStatus != 'ContinuedAsNew'"
+        )
+        listed: dict[str, dict[str, Any]] = {}
+        async for execution in self._ctx.client.list_workflows(query, limit=MAX_LISTED):
+            owned = parse_session_id(principal, execution.id)
+            if owned is None or execution.id in listed:
+                continue
+            status = execution.status.name.lower() if execution.status else "unknown"
+            listed[execution.id] = {
+                "agent": owned[0],
+                "thread_id": owned[1],
+                "session_id": execution.id,
+                "status": status,
+                "started_at": execution.start_time.isoformat(),
+            }
+        return JSONResponse({"threads": list(listed.values())})
+
+    async def thread(self, request: Request) -> Response:
+        principal, agent, handle = self._owned(request)
+        status = await _read(handle.status())
+        records = await _read(handle.requests())
+        usage = Usage()
+        for record in records:
+            usage = usage.plus(record.outcome.usage)
+        entries = await _read(_last_entries(handle, status.thread_length))
+        forked = status.forked_from
+        parent = parse_session_id(principal, forked.parent_id) if forked else None
+        body = {
+            "agent": agent,
+            "thread_id": request.path_params["thread"],
+            "session_id": handle.workflow_id,
+            "status": status.state,
+            "active_request_id": status.active_request_id,
+            "waiting_requests": status.waiting_requests,
+            "thread_length": status.thread_length,
+            "requests": len(records),
+            "usage": usage.model_dump(mode="json"),
+            "forked_from": {"agent": parent[0], "thread_id": parent[1], "seq": forked.seq}
+            if parent and forked
+            else None,
+            "web_ui": self._web_ui(handle.workflow_id, status, records),
+            "messages": [_entry_json(entry) for entry in entries],
+        }
+        return JSONResponse(body)
+
+    async def fork(self, request: Request) -> Response:
+        principal, agent, handle = self._owned(request)
+        body = await _object(request)
+        seq = body.get("seq")
+        if seq is not None and (not isinstance(seq, int) or isinstance(seq, bool) or seq < 0):
+            raise GatewayError.invalid_input("`seq` must be a thread entry's number (an integer >= 0)")
+        new_thread = body.get("thread_id")
+        if new_thread is not None and not isinstance(new_thread, str):
+            raise GatewayError.invalid_input("`thread_id` must be a string")
+        new_id = session_id(principal, agent, check_thread_id(new_thread)) if new_thread else None
+        await _read(handle.status())  # a missing thread is 404, never a fork's own refusal
+        forked = await _read(handle.fork(seq=seq, session_id=new_id))
+        owned = parse_session_id(principal, forked.session_id)
+        if owned is None:  # a default fork id longer than a thread id may be
+            raise GatewayError.invalid_input("the fork's thread id would be too long: pass `thread_id`")
+        return JSONResponse(
+            {
+                "agent": owned[0],
+                "thread_id": owned[1],
+                "session_id": forked.session_id,
+                "seq": forked.forked_from.seq,
+            }
+        )
+
+    async def reset(self, request: Request) -> Response:
+        _, _, handle = self._owned(request)
+        body = await _object(request)
+        reason = body.get("reason")
+        if reason is not None and not isinstance(reason, str):
+            raise GatewayError.invalid_input("`reason` must be a string")
+        await _read(handle.status())
+        ack = await _read(handle.reset_thread(reason=reason))
+        if ack.status == "rejected":
+            raise GatewayError(400, ack.reason or "invalid_input", ack.message or "the reset was refused")
+        return JSONResponse(ack.model_dump(mode="json", exclude_none=True))
+
+    def _owned(self, request: Request) -> tuple[Principal, str, SessionHandle]:
+        principal = principal_of(request)
+        agent, thread = request.path_params["agent"], request.path_params["thread"]
+        agent_config(self._ctx, agent)
+        return principal, agent, self._ctx.sessions.get(session_id(principal, agent, thread))
+
+    def _web_ui(
+        self, workflow_id: str, status: SessionStatus, records: list[RequestRecord]
+    ) -> dict[str, str] | None:
+        base = self._ctx.settings.web_ui_url
+        if base is None:
+            return None
+        namespace = quote(self._ctx.client.namespace, safe="")
+
+        def link(target: str) -> str:
+            return f"{base}/namespaces/{namespace}/workflows/{quote(target, safe='')}"
+
+        run = status.active_run_workflow_id or (records[-1].run_workflow_id if records else None)
+        return {"session": link(workflow_id), **({"run": link(run)} if run else {})}
+
+
+async def _read(call: Awaitable[T]) -> T:
+    """`await call`, with a missing (or not-a-session) workflow as 404 and a refusal as 400."""
+    try:
+        return await call
+    except RPCError as err:
+        if err.status == RPCStatusCode.NOT_FOUND:
+            raise not_found() from None
+        raise
+    except WorkflowQueryFailedError:
+        raise not_found() from None  # a workflow that is not a session (a run's id looks like a thread's)
+    except RejectedError as err:
+        raise GatewayError(400, err.code, err.message) from None
+
+
+async def _object(request: Request) -> dict[str, Any]:
+    body: object = await read_json(request) if await request.body() else {}
+    if not isinstance(body, dict):
+        raise GatewayError.invalid_input("the request body must be a JSON object")
+    return {str(key): value for key, value in body.items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+
+
+async def _last_entries(handle: SessionHandle, length: int) -> list[Entry]:
+    return [entry async for entry in handle.thread(max(length - MAX_ENTRIES, 0))][:MAX_ENTRIES]
+
+
+def _entry_json(entry: Entry) -> dict[str, Any]:
+    """A message entry's payload, or a context op (a fork or restore: with the context it starts from)."""
+    if isinstance(entry, ContextOpEntry):
+        operation = entry.payload.operation
+        meta = operation.meta
+        kind = "reset" if meta.get("reset") else "fork" if "forked_from" in meta else operation.type
+        reason = meta.get("reason")
+        shown: dict[str, Any] = {"seq": entry.seq, "kind": "op", "op": kind}
+        if isinstance(reason, str):
+            shown["reason"] = reason
+        if operation.result_context is not None and (kind == "fork" or operation.reason == "restore"):
+            shown["context"] = [_dump(message) for message in operation.result_context.messages]
+        return shown
+    assert isinstance(entry, MessageEntry)
+    return {"seq": entry.seq, "kind": "message", **_dump(entry.payload)}
+
+
+def _dump(model: BaseModel) -> dict[str, Any]:
+    return model.model_dump(mode="json", exclude_none=True)
