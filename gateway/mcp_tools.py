@@ -106,10 +106,12 @@ async def request_state(ctx: GatewayContext, handle: Handle) -> dict[str, Any]:
     session = ctx.sessions.get(handle.session_id)
     record = await record_of(session, handle.request_id)
     base: dict[str, Any] = {"handle": str(handle), "session": handle.session, "agent": handle.agent}
+    if record.status == "running" and (await session.status()).active_request_id != handle.request_id:
+        record = await record_of(session, handle.request_id)  # not active: waiting, or ended meanwhile
+        if record.status == "running":
+            return {**base, "status": "submitted"}
     if record.status != "running":
         return {**base, **await _ended(ctx, record)}
-    if (await session.status()).active_request_id != handle.request_id:
-        return {**base, "status": "submitted"}
     pending = await _pending(ctx, record)
     if pending:
         return {**base, "status": "input_required", "pending_approvals": pending}

@@ -72,6 +72,11 @@ if [ "$js_clients" = 1 ] && command -v npm >/dev/null 2>&1 && [ ! -d tests/js/no
   npm ci --prefix tests/js --no-audit --no-fund --silent
 fi
 
+# llama.cpp is built for any x86-64 CPU with AVX2, not for this one (GGML_NATIVE): uv caches the
+# built wheel, and a native build on a CPU with AMX or AVX-512 stops with SIGILL on a machine (or a
+# sandbox) without them. CMAKE_ARGS set by the caller wins.
+export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON}"
+
 has_llama_cpp() {
   [ -x .venv/bin/python ] &&
     .venv/bin/python -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('llama_cpp') is None)"

@@ -60,7 +60,7 @@ async def test_each_principal_lists_only_its_own_sessions(gateway: GatewayServer
     bob_1, _ = await asked(gateway, "bob", "Bob's?")
 
     alice = await listed(gateway, ALICE, {alice_1, alice_2})
-    assert all(t["session_id"] == f"gw/alice/default/{t['thread_id']}" for t in alice)
+    assert all(t["session_id"] == f"gw/alice/{t['agent']}/{t['thread_id']}" for t in alice)
     assert bob_1 not in {t["thread_id"] for t in alice}
     bob = await listed(gateway, BOB, {bob_1})
     assert {t["thread_id"] for t in bob}.isdisjoint({alice_1, alice_2})
@@ -91,7 +91,7 @@ async def test_a_thread_shows_its_messages_usage_and_web_ui_links(gateway: Gatew
     }
 
 
-async def test_another_principals_thread_a_missing_one_and_a_run_are_the_same_404(
+async def test_another_principals_thread_and_a_missing_one_are_the_same_404_and_a_run_is_no_thread(
     gateway: GatewayServer,
 ) -> None:
     thread, _ = await asked(gateway, "alice", "Mine?")
@@ -99,10 +99,12 @@ async def test_another_principals_thread_a_missing_one_and_a_run_are_the_same_40
         for http, path in [
             (bob, f"/api/threads/default/{thread}"),
             (alice, "/api/threads/default/never-asked"),
-            (alice, f"/api/threads/default/{thread}-run-1"),  # the thread's run, not a session
         ]:
             response = await http.get(path)
             assert (response.status_code, response.json()) == (404, NOT_FOUND), path
+        # `<thread>-run-<n>` names the thread's run, never a thread (`gateway.owners.THREAD_ID_PATTERN`).
+        run = await alice.get(f"/api/threads/default/{thread}-run-1")
+        assert (run.status_code, run.json()["error"]["code"]) == (400, "invalid_input")
         for action in ("fork", "reset"):
             response = await bob.post(f"/api/threads/default/{thread}/{action}", json={})
             assert (response.status_code, response.json()) == (404, NOT_FOUND), action

@@ -15,7 +15,13 @@ import os
 from typing import Any
 
 from hypothesis import strategies as st
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowUpdateFailedError, WorkflowUpdateStage
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
+    WorkflowUpdateStage,
+)
 from temporalio.exceptions import ApplicationError
 
 from clients.stream import run_events, trace_reader
@@ -71,7 +77,10 @@ async def _send(client: Client, workflow_id: str, kind: str, value: Any) -> str:
             poll = await handle.start_update(POLL_NAME, value, wait_for_stage=WorkflowUpdateStage.ACCEPTED)  # pyright: ignore[reportUnknownMemberType]
             try:  # a refused poll's outcome is known at once; an accepted one may wait for items
                 await asyncio.wait_for(poll.result(), 1.0)
-            except TimeoutError:
+            except (
+                TimeoutError,
+                WorkflowUpdateRPCTimeoutOrCancelledError,
+            ):  # the SDK's word for the cut wait
                 return "accepted"
             return "answered"
         await handle.query(POLL_NAME, value)  # pyright: ignore[reportUnknownMemberType]
