@@ -43,7 +43,7 @@ MAX_BATCH_CHARS = 32_000
 """A batch holding this many characters is sent without waiting out the interval."""
 INTERVAL_GROWTH = 1.25
 """Each batch's interval is this much longer than the one before, up to `STEADY_INTERVAL_S`."""
-STEADY_INTERVAL_S = 0.45
+STEADY_INTERVAL_S = 0.4
 """The interval a long answer settles at (unless `interval_s` is longer): with the time a batch takes to
 reach a follower, text moves at least twice a second (`bench.stream_cost`)."""
 BATCHES_PER_INTERVAL_STEP = 240

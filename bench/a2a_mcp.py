@@ -1,11 +1,12 @@
 """A2A and MCP through the gateway versus the typed client, side by side: time to first text and answer.
 
-    .venv/bin/python -m bench.a2a_mcp                 # 20 samples of each path, interleaved
-    .venv/bin/python -m bench.a2a_mcp --samples 50
+    .venv/bin/python -m bench.a2a_mcp                 # 40 samples of each path, interleaved
+    .venv/bin/python -m bench.a2a_mcp --samples 100
 
 Real and on 127.0.0.1 only: a `temporal server start-dev` with a fresh SQLite file, the
 product's `worker.py` as its own process, and in this process the gateway (uvicorn, its own
-event loop task) and three clients, one sample of each per round so load drifts hit all alike:
+event loop task) and three clients, one sample of each per round so load drifts hit all alike (the
+order rotates each round: a path that follows another does not always inherit its leftover work):
 
 - typed: `SessionHandle.ask` on a new session, then the run's events (`RunHandle.events`) and its
   result: what a Python service does without the gateway;
@@ -140,9 +141,11 @@ async def measure(client: Client, queue: str, samples: int) -> dict[str, list[Sa
                 "a2a": lambda: a2a_sample(http, card),
                 "mcp": lambda: mcp_sample(mcp),
             }
+            names = list(paths)
             for round_ in range(samples + 1):
-                for name, sample in paths.items():
-                    value = await sample()
+                shift = round_ % len(names)  # each path goes first, second and last equally often
+                for name in names[shift:] + names[:shift]:
+                    value = await paths[name]()
                     if round_:  # the first round warms every path up
                         found[name].append(value)
     finally:
@@ -195,5 +198,5 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--samples", type=int, default=20)
+    parser.add_argument("--samples", type=int, default=40)
     sys.exit(asyncio.run(main(parser.parse_args().samples)))

@@ -6,11 +6,13 @@ session model and docs/client.md for examples.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Mapping
 from typing import Unpack
 
 from pydantic import JsonValue, TypeAdapter
-from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowUpdateFailedError
+from temporalio.service import RPCError
 
 from clients import session_inputs
 from clients.base import StoreReader, Timeouts, WorkflowControls
@@ -23,7 +25,7 @@ from contracts import Ack, ModelSettings, Trace
 from contracts.approval import PendingApproval
 from contracts.compaction import CompactInput
 from contracts.effects import AgentState, AgentStateValue
-from contracts.errors import UNKNOWN_REQUEST
+from contracts.errors import BUSY, UNKNOWN_REQUEST
 from contracts.session import (
     AskAccepted,
     AskInput,
@@ -39,6 +41,9 @@ from contracts.web_ui import static_details, static_summary
 from conversation import Context
 
 RECORDS = TypeAdapter(list[RequestRecord])
+BUSY_SETTLE_S = 2.0
+"""How long `ask` retries a `busy` refusal caused by a request whose run has already ended."""
+BUSY_RECHECK_S = 0.02
 __all__ = ["DEFAULT_AGENT_ID", "RECORDS", "AskOptions", "SessionHandle", "ask_with_start"]
 
 
@@ -87,12 +92,43 @@ class SessionHandle(WorkflowControls):
                 expected_last_request: the request you believe was asked last (`stale` if another
                     one was asked since; with no request yet, any id is stale).
 
+        A `busy` refusal is retried for up to `BUSY_SETTLE_S` while the request that made the
+        session busy has in fact ended: a run ends a moment before its session records that, so
+        an ask sent as soon as the run's result (or a query) says it ended can still find the
+        session busy.
+
         Raises:
             RejectedError: `busy` (another request runs), `stale`, `ask_queue_full`, `invalid_input`,
                 `payload_too_large`, or a `snapshot_*` code; nothing was recorded.
             TypeError: a built ask with options it carries.
         """
         ask = ask_payload(query, options)
+        deadline = asyncio.get_running_loop().time() + BUSY_SETTLE_S
+        while True:
+            try:
+                return await self._ask_once(ask, options)
+            except RejectedError as rejection:
+                if (
+                    rejection.code != BUSY
+                    or asyncio.get_running_loop().time() > deadline
+                    or not await self._busy_with_an_ended_run()
+                ):
+                    raise
+            await asyncio.sleep(BUSY_RECHECK_S)
+
+    async def _busy_with_an_ended_run(self) -> bool:
+        """Whether the session's queries show no active request, or one whose run has ended."""
+        try:
+            active = (await self.status()).active_request_id
+            if active is None:
+                return True
+            record = await self.request(active)
+            described = await self._client.get_workflow_handle(record.run_workflow_id).describe()
+        except (RejectedError, RPCError):
+            return False
+        return described.status != WorkflowExecutionStatus.RUNNING
+
+    async def _ask_once(self, ask: AskInput, options: AskOptions) -> AskAccepted:
         config = options.get("config")
         if config is None:
             return await self._update("ask", ask, AskAccepted, self._timeouts.control)

@@ -6,7 +6,10 @@ again) and ends when the task ends (its artifacts, then its final status, once) 
 input (`input-required` with the calls awaiting approval):
 
 - text as the model writes it: `working` status updates whose agent message holds the delta
-  (metadata `call`, `attempt`: a retried call starts over with a higher attempt);
+  (metadata `call`, `attempt`: a retried call starts over with a higher attempt). A stream that
+  joins late (the run drops a call's deltas from its stream once the thread holds the call's
+  answer) gets what it missed in one more such update when the call ends, read from the thread:
+  the text updates of every call add up to its answer;
 - each step of the run (model call, tool call and result, approval decided, steer taken):
   a `working` status update with a data part `{"event": kind, "call_id"?, "data": ...}`;
 - the end: the `answer` artifact (text) and the `output` artifact (structured output, when the
@@ -101,6 +104,7 @@ async def task_events(
             yield status_event(ref, task.status)
         if task.status.state in STOPPING_STATES:
             return
+    streamed = _StreamedText()
     async for item in follow_run(ctx, run_id):
         if isinstance(item, RunEnd):
             for final in _final_of(ref, item):
@@ -109,18 +113,17 @@ async def task_events(
         event = item.event
         if isinstance(event, DeltaEvent):
             if event.text:
-                message = agent_message(
-                    ref,
-                    f"{ref.task_id}/d{event.call}.{event.attempt}.{event.seq}",
-                    [new_text_part(event.text)],
-                    call=event.call,
-                    attempt=event.attempt,
-                )
-                yield status_event(
-                    ref, TaskStatus(state=TaskState.TASK_STATE_WORKING, message=message), delta=True
-                )
+                streamed.add(event.call, event.attempt, event.text)
+                yield _text_event(ref, event.call, event.attempt, str(event.seq), event.text)
             continue
         kind = event.event.kind
+        data = event.event.data
+        if kind == "llm_completed" and isinstance(call := data.get("call"), int):
+            chars = data.get("content_chars")
+            if not (isinstance(chars, int) and streamed.has(call, chars)):  # else no thread read
+                missed = streamed.missed(call, _answer_of(await item.enriched()))
+                if missed is not None:
+                    yield _text_event(ref, call, missed[0], "rest", missed[1])
         if kind in TERMINAL_KINDS:
             continue  # the run's result follows at once
         if kind == "approval_requested":
@@ -130,6 +133,46 @@ async def task_events(
                 return
         if kind in STATUS_KINDS or kind == "approval_requested":
             yield _step_event(ref, event)
+
+
+def _text_event(ref: TaskRef, call: int, attempt: int, part: str, text: str) -> TaskStatusUpdateEvent:
+    message = agent_message(
+        ref, f"{ref.task_id}/d{call}.{attempt}.{part}", [new_text_part(text)], call=call, attempt=attempt
+    )
+    return status_event(ref, TaskStatus(state=TaskState.TASK_STATE_WORKING, message=message), delta=True)
+
+
+def _answer_of(item: HubItem) -> str:
+    answer = next((e for e in reversed(item.entries) if e.payload.role == "assistant"), None)
+    return answer.payload.content if answer is not None else ""
+
+
+class _StreamedText:
+    """The text a stream has sent of each model call (of its latest attempt)."""
+
+    def __init__(self) -> None:
+        self._sent: dict[int, tuple[int, str]] = {}
+
+    def add(self, call: int, attempt: int, text: str) -> None:
+        sent_attempt, sent = self._sent.get(call, (attempt, ""))
+        if attempt > sent_attempt:
+            sent = ""  # a retry starts over
+        if attempt >= sent_attempt:
+            self._sent[call] = (attempt, sent + text)
+
+    def has(self, call: int, chars: int) -> bool:
+        """Whether the stream has sent all `chars` characters of the call's text."""
+        return len(self._sent.get(call, (1, ""))[1]) == chars
+
+    def missed(self, call: int, answer: str) -> tuple[int, str] | None:
+        """What the stream lacks of the call's `answer`: (attempt, text) to send, or None."""
+        attempt, sent = self._sent.get(call, (1, ""))
+        if not answer:  # no text, or the thread could not be read
+            return None
+        if answer.startswith(sent):
+            rest = answer[len(sent) :]
+            return (attempt, rest) if rest else None
+        return attempt + 1, answer  # what was sent is not the answer's start: start over
 
 
 def _step_event(ref: TaskRef, item: TraceItem) -> TaskStatusUpdateEvent:

@@ -87,7 +87,7 @@ async def stream_run(
     renderer = RequestRenderer(spec.request_id, after=spec.after, origin=spec.origin)
     try:
         async for item in ctx.hub.follow(spec.run_workflow_id):
-            for emitted in renderer.feed(item):
+            for emitted in renderer.feed(await item.enriched()):
                 yield _message(spec, emitted)
             if renderer.awaiting is not None:
                 ending = await _interrupted(ctx, session, spec, renderer)

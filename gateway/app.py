@@ -3,8 +3,11 @@
 Every request but `/healthz`, `/readyz`, the chat page's files and A2A agent cards must carry a
 valid bearer token when tokens are configured (`gateway.auth`); the principal is in
 `request.state.principal` (`principal_of`). A body over `max_body_bytes` is refused with 413
-`payload_too_large` before any route reads it; a route reads JSON with `read_json` (400
-`invalid_input` for anything that is not JSON).
+`payload_too_large` before any route sees the request (in JSON-RPC's error shape on `/a2a/` and
+`/mcp`): a declared length at once, a chunked body (no length) once its bytes pass the limit (the
+guard reads a request's body, at most the limit, before the route does; every route reads its
+body whole anyway). A route reads JSON with `read_json` (400 `invalid_input` for anything that is
+not JSON).
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ PUBLIC_PREFIXES = ("/static/",)
 PUBLIC_SUFFIXES = ("/.well-known/agent-card.json",)
 READY_TIMEOUT_S = 3.0
 JSONRPC_PREFIXES = ("/a2a/", "/mcp")
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
 
 def is_public(path: str) -> bool:
@@ -66,26 +70,45 @@ class _Guard:
             declared = headers.get("content-length")
             if declared is not None and declared.isdigit() and int(declared) > settings.max_body_bytes:
                 raise GatewayError.too_large(settings.max_body_bytes)
+            if scope["method"] in BODY_METHODS:
+                receive = await _read_body(receive, settings.max_body_bytes)
         except GatewayError as err:
             await _refusal(scope["path"], err)(scope, receive, send)
             return
         scope.setdefault("state", {})["principal"] = principal
-        await self._app(scope, self._limited(receive, settings.max_body_bytes), send)
+        await self._app(scope, receive, send)
 
-    @staticmethod
-    def _limited(receive: Receive, limit: int) -> Receive:
-        seen = 0
 
-        async def limited() -> Message:
-            nonlocal seen
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > limit:
-                    raise GatewayError.too_large(limit)
-            return message
+async def _read_body(receive: Receive, limit: int) -> Receive:
+    """The request's body read up to `limit` (else `payload_too_large`), handed to the route as one message.
 
-        return limited
+    Later calls reach the server's own `receive` (an SSE response listens there for the client leaving).
+    """
+    chunks: list[bytes] = []
+    seen = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":  # the client left before its body was whole
+            first: Message = message
+            break
+        chunk = message.get("body", b"")
+        seen += len(chunk)
+        if seen > limit:
+            raise GatewayError.too_large(limit)
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            first = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+            break
+    handed = False
+
+    async def replay() -> Message:
+        nonlocal handed
+        if handed:
+            return await receive()
+        handed = True
+        return first
+
+    return replay
 
 
 def _refusal(path: str, err: GatewayError) -> Response:

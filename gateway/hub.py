@@ -7,10 +7,10 @@ the run's events from its start, read from one shared feed: the first viewer sta
 it. A feed without viewers stops after `idle_s` (nobody polls for nobody); a finished run's feed
 is kept `linger_s` for viewers that reconnect.
 
-With each trace event that adds messages to the run's thread (an LLM call's answer, a tool's
-result, the run's end), the feed reads those messages once (a query: no history) and hands them
-to every viewer (`HubItem.entries`): the full text of an answer whose deltas a viewer missed,
-tool calls with their arguments, tool results. The events' ids for resumption are derived from
+With each trace event that adds messages to the run's thread, the feed reads those messages
+once for every viewer (`gateway.hub_reads`: the full text of an answer whose deltas a viewer
+missed, tool calls with their arguments, tool results), off the stream's path: `HubItem.enriched()`
+waits for them. The events' ids for resumption are derived from
 durable facts by the protocol layers (`gateway.agui_render`), never from the hub's own counters, so
 any gateway can resume any stream.
 """
@@ -19,50 +19,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from functools import partial
-from typing import TypeVar
 
 from temporalio.service import RPCError, RPCStatusCode
 
-from clients.runs import RunHandle, Runs
+from clients.runs import Runs
 from clients.stream import run_events, trace_reader
-from contracts import RunState, TraceEvent
 from contracts.stream import DeltaEvent, TraceItem
-from conversation import MessageEntry
+from gateway.hub_reads import EventReads, HubItem
 
 __all__ = ["HubItem", "RunHub"]
 
-T = TypeVar("T")
-
-ENTRY_KINDS = frozenset(
-    {
-        "llm_completed",
-        "llm_interrupted",
-        "tool_completed",
-        "input_injected",
-        "request_completed",
-        "request_failed",
-        "request_cancelled",
-    }
-)
-"""Trace events after which the run's thread may hold new messages."""
-QUERY_ATTEMPTS = 3
 START_WAIT_S = 10.0
 START_POLL_S = 0.05
-STATE_KINDS = frozenset({"state_effects_applied", "request_completed", "request_failed", "request_cancelled"})
-"""Trace events after which the feed reads the run's state once (agent state, outcome and usage)."""
-
-
-@dataclass(frozen=True)
-class HubItem:
-    """One event of a run, with the thread messages the run gained by it (for trace events above)."""
-
-    event: DeltaEvent | TraceItem
-    entries: tuple[MessageEntry, ...] = ()
-    state: RunState | None = None
-    """The run's state after a `STATE_KINDS` trace event (its agent state, outcome and usage)."""
 
 
 @dataclass
@@ -73,6 +43,7 @@ class _Feed:
     viewers: int = 0
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
+    reads: EventReads | None = None
     reaper: asyncio.TimerHandle | None = None
 
     def publish(self, item: HubItem | None = None) -> None:
@@ -134,7 +105,10 @@ class RunHub:
         for feed in self._feeds.values():
             if feed.task is not None:
                 feed.task.cancel()
+            if feed.reads is not None:
+                feed.reads.cancel()
         tasks = [feed.task for feed in self._feeds.values() if feed.task is not None]
+        tasks += [feed.reads.task for feed in self._feeds.values() if feed.reads is not None]
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
@@ -161,20 +135,13 @@ class RunHub:
         feed.reaper = asyncio.get_running_loop().call_later(delay_s, reap)
 
     async def _pump(self, run_workflow_id: str, feed: _Feed) -> None:
-        run = self._runs.get(run_workflow_id)
-        thread = _RunThread(run)
+        feed.reads = reads = EventReads(self._runs.get(run_workflow_id))
         try:
             async for event in self._events(run_workflow_id, feed):
-                entries: tuple[MessageEntry, ...] = ()
-                state: RunState | None = None
-                if isinstance(event, TraceItem):
-                    kind = event.event.kind
-                    if kind in ENTRY_KINDS:
-                        entries = await _patiently(partial(thread.entries_for, event.event), ())
-                    if kind in STATE_KINDS:
-                        state = await _patiently(run.state, None)
-                feed.publish(HubItem(event, entries, state))
+                feed.publish(reads.item(event))
+            reads.finish()
         except asyncio.CancelledError:
+            reads.cancel()
             feed.error = RuntimeError("the gateway stopped following this run")
             raise
         except Exception as error:  # handed to every viewer
@@ -199,87 +166,3 @@ class RunHub:
                     raise
             await asyncio.sleep(START_POLL_S)
             waited += START_POLL_S
-
-
-async def _patiently(read: Callable[[], Awaitable[T]], fallback: T) -> T:
-    """A query the feed enriches an event with, tried `QUERY_ATTEMPTS` times.
-
-    A busy worker lets queries time out; without an answer the event goes out bare (the viewers
-    still have the deltas).
-    """
-    for attempt in range(QUERY_ATTEMPTS):
-        try:
-            return await read()
-        except RPCError as error:
-            if error.status == RPCStatusCode.NOT_FOUND:
-                break
-            await asyncio.sleep(0.2 * (attempt + 1))
-    return fallback
-
-
-class _RunThread:
-    """The run's thread messages, handed out in seq order to the trace events that added them.
-
-    A feed that starts late reads the thread as it is now, past the event it is handing out: each
-    event gets the messages up to the one it added (an LLM call's answer: the next assistant
-    message; a tool's result: its tool message; an injected input: its user message), so an
-    answer always arrives with its own `llm_completed`, however late the feed started.
-    """
-
-    def __init__(self, run: RunHandle) -> None:
-        self._run = run
-        self._known: list[MessageEntry] = []
-        self._next_seq = 0  # a run's thread: its starting context (one op entry), then its messages
-        self._handed = 0
-        self._answers = 0
-
-    async def entries_for(self, event: TraceEvent) -> tuple[MessageEntry, ...]:
-        if event.kind in ("llm_completed", "llm_interrupted"):
-            wanted = self._answers + 1
-            index = await self._find(lambda found: _nth_assistant(found, wanted))
-            self._answers = wanted
-        elif event.kind == "tool_completed":
-            index = await self._find(
-                lambda found: _first(found, lambda e: e.payload.tool_call_id == event.call_id)
-            )
-        elif event.kind == "input_injected":
-            seq = event.data.get("seq")
-            index = await self._find(lambda found: _first(found, lambda e: e.seq == seq))
-        else:  # the run's end: everything
-            await self._read()
-            index = len(self._known) - 1
-        if index is None or index < self._handed:
-            return ()
-        out = tuple(self._known[self._handed : index + 1])
-        self._handed = index + 1
-        return out
-
-    async def _find(self, locate: Callable[[list[MessageEntry]], int | None]) -> int | None:
-        index = locate(self._known)
-        if index is None:
-            await self._read()
-            index = locate(self._known)
-        return index
-
-    async def _read(self) -> None:
-        next_seq: int | None = self._next_seq
-        while next_seq is not None:
-            page = await self._run.thread_page(next_seq)
-            self._known.extend(e for e in page.entries if isinstance(e, MessageEntry))
-            if page.entries:
-                self._next_seq = page.entries[-1].seq + 1
-            next_seq = page.next_seq
-
-
-def _nth_assistant(entries: list[MessageEntry], n: int) -> int | None:
-    seen = 0
-    for index, entry in enumerate(entries):
-        if entry.payload.role == "assistant":
-            seen += 1
-            if seen == n:
-                return index
-    return None
-
-
-def _first(entries: list[MessageEntry], match: Callable[[MessageEntry], bool]) -> int | None:
-    return next((index for index, entry in enumerate(entries) if match(entry)), None)

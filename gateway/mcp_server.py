@@ -1,4 +1,4 @@
-"""The agents as an MCP server (streamable HTTP) at `/mcp`: ask, steer, approve, status, history, fork.
+"""The agents as an MCP server (streamable HTTP, `/mcp`): ask, status, steer, approve, cancel, history, fork.
 
 Stateless streamable HTTP (the SDK's `StreamableHTTPSessionManager`): the gateway keeps no MCP
 session, so any gateway answers any call. `ask` returns the answer when the run ends within the
@@ -6,6 +6,10 @@ call (`wait_s`), else a handle that `status` and `history` accept; while it wait
 notifications carry the streamed text (when the caller sent a progress token). The pinned `mcp`
 SDK (2.3) has no MCP tasks on the server side (`tasks/*` are absent from its methods), so a long
 run is followed with `status(handle, wait_s=...)`, which streams progress the same way.
+
+`cancel(handle)` cancels a request's run (the request ends `cancelled`). A host's
+`notifications/cancelled` for an `ask` or `status` in flight only stops that call's wait: the
+durable run goes on (hosts cancel calls on their own timeouts), and its handle still follows it.
 
 Every tool call is authenticated by the gateway's guard and again here from its headers (the
 principal owns the sessions, exactly as for AG-UI and A2A). A refusal is the tool's error result
@@ -31,10 +35,12 @@ from clients.errors import RejectedError
 from gateway.auth import Principal, authenticate
 from gateway.context import GatewayContext
 from gateway.errors import GatewayError
+from gateway.mcp_progress import ProgressText
 from gateway.mcp_tools import (
     Handle,
     McpRefusal,
     approve,
+    cancel,
     follow,
     handle_of_session,
     history,
@@ -54,6 +60,7 @@ DESCRIPTIONS = {
     "status": "Where a request stands; with `wait_s`, wait for it to end or await approval.",
     "approve": "Approve (or deny: `approved: false`) a call awaiting approval; `arguments` edits it, "
     "`reason` is shown to the model; `call_id` defaults to the oldest.",
+    "cancel": "Cancel a running request (`handle`): its run stops and the request ends `cancelled`.",
     "steer": "Steer a running request: `text` reaches the agent before its next step (`mode: interrupt` "
     "cuts the model call in flight).",
     "history": "The last `limit` messages of a session (give `session` and `agent`, or a `handle`).",
@@ -83,7 +90,8 @@ class McpEndpoint:
         self.server = MCPServer(
             name="durable-react",
             log_level="WARNING",  # the SDK calls logging.basicConfig: no INFO line per request
-            instructions="Durable ReAct agents: `ask`, then `status`, `history`, `steer`, `approve`, `fork`.",
+            instructions="Durable ReAct agents: `ask`, then `status`, `history`, `steer`, `approve`, "
+            "`cancel`, `fork`.",
         )
         self._register()
         self._manager = StreamableHTTPSessionManager(
@@ -123,16 +131,6 @@ class McpEndpoint:
     def _register(self) -> None:
         ctx = self._ctx
 
-        def reporter(context: Context) -> Callable[[str], Awaitable[None]]:
-            sent = 0
-
-            async def report(text: str) -> None:
-                nonlocal sent
-                sent += len(text)
-                await context.report_progress(sent, None, text)
-
-            return report
-
         async def ask(
             query: str,
             context: Context,
@@ -153,14 +151,16 @@ class McpEndpoint:
                 handle = Handle(agent, thread, accepted.request_id, sid)
                 running = accepted.disposition != "enqueued"
                 started = accepted.run_workflow_id if running else None
-                state = await follow(ctx, handle, wait_s, reporter(context), started_run=started)
+                async with ProgressText(context) as progress:
+                    state = await follow(ctx, handle, wait_s, progress.report, started_run=started)
                 return {**state, "disposition": accepted.disposition}
 
             return await self._call(context, call)
 
         async def status(handle: str, context: Context, wait_s: float = 0.0) -> CallToolResult:
             async def call(principal: Principal) -> dict[str, Any]:
-                return await follow(ctx, self._handle(principal, handle), wait_s, reporter(context))
+                async with ProgressText(context) as progress:
+                    return await follow(ctx, self._handle(principal, handle), wait_s, progress.report)
 
             return await self._call(context, call)
 
@@ -180,6 +180,12 @@ class McpEndpoint:
                     "arguments": arguments,
                 }
                 return await approve(ctx, principal, self._handle(principal, handle), decision)
+
+            return await self._call(context, call)
+
+        async def cancel_request(handle: str, context: Context) -> CallToolResult:
+            async def call(principal: Principal) -> dict[str, Any]:
+                return await cancel(ctx, principal, self._handle(principal, handle))
 
             return await self._call(context, call)
 
@@ -227,5 +233,5 @@ class McpEndpoint:
 
         for fn, name in ((ask, "ask"), (status, "status"), (approve_call, "approve"), (steer, "steer")):
             self.server.add_tool(fn, name=name, description=DESCRIPTIONS[name])
-        for fn, name in ((history_of, "history"), (fork, "fork")):
+        for fn, name in ((cancel_request, "cancel"), (history_of, "history"), (fork, "fork")):
             self.server.add_tool(fn, name=name, description=DESCRIPTIONS[name])

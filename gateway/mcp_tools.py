@@ -1,4 +1,4 @@
-"""What the MCP tools do, over the typed client: ask, steer, approve, status, history, fork.
+"""What the MCP tools do, over the typed client: ask, steer, approve, cancel, status, history, fork.
 
 A `session` is the caller's thread id with an agent (`gateway.owners.session_id`); a request is
 addressed by a handle `<agent>:<session>:<request id>`. Another principal's session or handle is
@@ -20,7 +20,8 @@ from temporalio.service import RPCError
 
 from clients.errors import RejectedError
 from clients.session_handle import SessionHandle
-from contracts.errors import NOT_FOUND, UNKNOWN_CALL
+from contracts.errors import NOT_FOUND, NOT_RUNNING, UNKNOWN_CALL
+from contracts.run import RunResult
 from contracts.session import RequestRecord
 from contracts.stream import DeltaEvent
 from conversation import MessageEntry
@@ -30,10 +31,13 @@ from gateway.context import GatewayContext, agent_config
 from gateway.errors import GatewayError
 from gateway.owners import THREAD_ID_PATTERN, parse_session_id, session_id
 
-__all__ = ["Handle", "McpRefusal", "Report", "follow", "parse_handle", "request_state"]
+__all__ = ["Handle", "McpRefusal", "Report", "cancel", "follow", "parse_handle", "request_state"]
 
 Report = Callable[[str], Awaitable[None]]
 MAX_WAIT_S = 600.0
+SETTLE_S = 5.0
+SETTLE_POLL_S = 0.005
+"""How often `ask` asks the session whether it has recorded a run's end (a query: no history)."""
 
 
 class McpRefusal(Exception):
@@ -105,7 +109,7 @@ async def request_state(ctx: GatewayContext, handle: Handle) -> dict[str, Any]:
     """Where the request stands: ended (answer, output, usage), awaiting approval, running or queued."""
     session = ctx.sessions.get(handle.session_id)
     record = await record_of(session, handle.request_id)
-    base: dict[str, Any] = {"handle": str(handle), "session": handle.session, "agent": handle.agent}
+    base = _base(handle)
     if record.status == "running" and (await session.status()).active_request_id != handle.request_id:
         record = await record_of(session, handle.request_id)  # not active: waiting, or ended meanwhile
         if record.status == "running":
@@ -118,14 +122,23 @@ async def request_state(ctx: GatewayContext, handle: Handle) -> dict[str, Any]:
     return {**base, "status": "running"}
 
 
-async def _ended(ctx: GatewayContext, record: RequestRecord) -> dict[str, Any]:
+def _base(handle: Handle) -> dict[str, Any]:
+    return {"handle": str(handle), "session": handle.session, "agent": handle.agent}
+
+
+async def _ended(
+    ctx: GatewayContext, record: RequestRecord, result: RunResult | None = None
+) -> dict[str, Any]:
+    """An ended request's state: its record's status, usage and error, and the run's answer and output."""
     state: dict[str, Any] = {"status": record.status, "usage": record.outcome.usage.model_dump(mode="json")}
     error = record.outcome.error
     if error is not None:
         state["error"] = {"code": error.type, "message": error.message}
     if record.status == "completed":
-        with contextlib.suppress(RejectedError, RPCError):
-            result = await ctx.runs.get(record.run_workflow_id).result()
+        if result is None:
+            with contextlib.suppress(RejectedError, RPCError):
+                result = await ctx.runs.get(record.run_workflow_id).result()
+        if result is not None:
             state["answer"] = result.answer
             if result.output is not None:
                 state["output"] = result.output
@@ -163,8 +176,10 @@ async def follow(
         async with asyncio.timeout(wait_s):
             async for item in follow_run(ctx, run_id):
                 if isinstance(item, RunEnd):
-                    await _settled(ctx, handle)
-                    break
+                    record = await _settled(ctx, handle)
+                    if record is None:
+                        break
+                    return {**_base(handle), **await _ended(ctx, record, item.result)}
                 event = item.event
                 if isinstance(event, DeltaEvent):
                     if event.text:
@@ -174,13 +189,19 @@ async def follow(
     return await request_state(ctx, handle)
 
 
-async def _settled(ctx: GatewayContext, handle: Handle) -> None:
-    """Wait briefly until the session's record of an ended run says so (the run ends first)."""
+async def _settled(ctx: GatewayContext, handle: Handle) -> RequestRecord | None:
+    """The session's record of a request whose run has ended, once it says so (None: not within `SETTLE_S`).
+
+    The run ends first and its session records that a moment later; `ask` returns only then, so
+    that `status` and `history` called right after agree with its answer.
+    """
     session = ctx.sessions.get(handle.session_id)
     with contextlib.suppress(TimeoutError):
-        async with asyncio.timeout(5):
-            while (await record_of(session, handle.request_id)).status == "running":  # noqa: ASYNC110 - a query
-                await asyncio.sleep(0.02)
+        async with asyncio.timeout(SETTLE_S):
+            while (record := await record_of(session, handle.request_id)).status == "running":  # noqa: ASYNC110 - a query
+                await asyncio.sleep(SETTLE_POLL_S)
+            return record
+    return None
 
 
 async def approve(
@@ -207,6 +228,28 @@ async def approve(
     if ack.status == "rejected":
         raise McpRefusal(ack.reason or "rejected", ack.message or "the decision was refused")
     return {"status": ack.status, "call_id": call_id, "handle": str(handle)}
+
+
+async def cancel(ctx: GatewayContext, principal: Principal, handle: Handle) -> dict[str, Any]:
+    """Cancel the request's run and wait for it to end `cancelled`; its state then.
+
+    Only a request that runs (or awaits approval) can be cancelled: one waiting for its turn has
+    no run yet, and an ended one nothing left to stop (`not_running` for both).
+    """
+    state = await request_state(ctx, handle)
+    if state["status"] == "submitted":
+        raise McpRefusal(NOT_RUNNING, "this request waits for its turn: nothing runs yet")
+    if state["status"] not in ("running", "input_required"):
+        raise McpRefusal(NOT_RUNNING, f"this request has ended ({state['status']})")
+    record = await record_of(ctx.sessions.get(handle.session_id), handle.request_id)
+    run = ctx.runs.get(record.run_workflow_id)
+    ack = await run.cancel(reason=f"cancelled through MCP by {principal.name}")
+    if ack.status == "rejected":
+        raise McpRefusal(ack.reason or NOT_RUNNING, ack.message or "the request could not be cancelled")
+    with contextlib.suppress(RejectedError, RPCError):
+        await run.result()
+    ended = await _settled(ctx, handle)
+    return {**_base(handle), **await _ended(ctx, ended)} if ended else await request_state(ctx, handle)
 
 
 async def history(ctx: GatewayContext, session_id_: str, limit: int) -> list[dict[str, Any]]:

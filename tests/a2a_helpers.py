@@ -15,7 +15,16 @@ from google.protobuf.json_format import MessageToDict, ParseDict
 
 from tests.gateway_helpers import GatewayServer, auth
 
-__all__ = ["a2a_client", "message", "stream_events", "texts_of"]
+__all__ = [
+    "a2a_client",
+    "answers",
+    "final_task",
+    "is_answer_delta",
+    "message",
+    "steps",
+    "stream_events",
+    "texts_of",
+]
 
 
 @asynccontextmanager
@@ -89,3 +98,32 @@ def final_task(events: list[StreamResponse]) -> Task:
 def data_parts(task_or_message: Message) -> list[dict[str, Any]]:
     """The data parts of a message, as JSON."""
     return [MessageToDict(p)["data"] for p in task_or_message.parts if p.HasField("data")]
+
+
+def is_answer_delta(event: StreamResponse) -> bool:
+    """A streamed delta of the second model call (the answer, after a tool call)."""
+    update = event.status_update
+    return (
+        bool(MessageToDict(update.metadata).get("delta"))
+        and MessageToDict(update.status.message.metadata).get("call") == 1
+    )
+
+
+def answers(events: list[StreamResponse]) -> list[str]:
+    """The `answer` artifacts the events carry (a task's and artifact updates)."""
+    found = [
+        a.parts[0].text for e in events if e.HasField("task") for a in e.task.artifacts if a.name == "answer"
+    ]
+    found += [e.artifact_update.artifact.parts[0].text for e in events if e.HasField("artifact_update")]
+    return found
+
+
+def steps(events: list[StreamResponse]) -> list[str]:
+    """The run steps (`event` of data parts) of the status updates, in order."""
+    return [
+        d[0]["event"]
+        for e in events
+        if e.HasField("status_update")
+        for d in [data_parts(e.status_update.status.message)]
+        if d
+    ]

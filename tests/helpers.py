@@ -207,6 +207,18 @@ def spawn_worker(
 ) -> subprocess.Popen[bytes]:
     """The real worker process (`python worker.py`), as a user runs it; its output to `log`, or nowhere."""
     command = [sys.executable, "worker.py", "--address", address, "--task-queue", task_queue]
+    return _spawn(command, log, env)
+
+
+def spawn_gateway(
+    address: str, task_queue: str, port: int, *args: str, log: Path | None = None, env: Mapping[str, str]
+) -> subprocess.Popen[bytes]:
+    """The real gateway process (`python gateway.py` on 127.0.0.1:`port`, and `args`), as a user runs it."""
+    command = [sys.executable, "gateway.py", "--address", address, "--task-queue", task_queue]
+    return _spawn([*command, "--port", str(port), *args], log, env)
+
+
+def _spawn(command: list[str], log: Path | None, env: Mapping[str, str] | None) -> subprocess.Popen[bytes]:
     if log is None:
         return subprocess.Popen(
             command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL

@@ -8,6 +8,7 @@ does not exist.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -24,6 +25,7 @@ from tests.gateway_helpers import ALICE, BOB, TEST_TOKENS, GatewayServer, runnin
 AGENTS = {"default": scripted_agent(answer("Fine."), stream=True)}
 LIMIT = 160 * 1024
 V1 = {"A2A-Version": "1.0"}
+JSON_ACCEPT = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
@@ -104,10 +106,24 @@ async def test_file_parts_and_long_queries_are_refused_by_name(
     await assert_nothing_started(agents, context)
 
 
+async def chunked(body: bytes) -> AsyncIterator[bytes]:
+    """`body` in 16 KiB chunks: sent without a content-length (chunked transfer encoding)."""
+    for start in range(0, len(body), 16 * 1024):
+        yield body[start : start + 16 * 1024]
+
+
 async def test_oversized_bodies_tokens_and_agents(gw: GatewayServer, agents: AgentTestEnvironment) -> None:
     context = f"big-{uuid.uuid4().hex[:6]}"
     error = await rpc(gw, send(context, [{"text": "x" * (LIMIT + 1)}]))
     assert reason(error) == "payload_too_large"
+    oversized = json.dumps(send(context, [{"text": "x" * (LIMIT + 1)}])).encode()
+    for path in ("/a2a/default", "/mcp"):  # no declared length: refused as the bytes pass the limit
+        async with gw.http(ALICE) as http:
+            response = await http.post(path, content=chunked(oversized), headers={**V1, **JSON_ACCEPT})
+        assert "content-length" not in response.request.headers
+        reply = response.json()
+        assert (response.status_code, reply["jsonrpc"]) == (413, "2.0"), reply
+        assert reply["error"]["data"]["code"] == "payload_too_large", reply
     await assert_nothing_started(agents, context)
     async with gw.http() as http:
         response = await http.post("/a2a/default", json=send(context, [{"text": "hi"}]))

@@ -16,7 +16,7 @@ from a2a.types.a2a_pb2 import CancelTaskRequest, GetTaskRequest, SubscribeToTask
 from a2a.utils.errors import TaskNotFoundError, UnsupportedOperationError
 from google.protobuf.json_format import MessageToDict
 
-from testing import AgentTestEnvironment, answer, scripted_agent
+from testing import AgentTestEnvironment, answer, call_tools, scripted_agent, tool_call
 from tests.a2a_helpers import a2a_client, data_parts, final_task, message, stream_events, texts_of
 from tests.gateway_helpers import ALICE, BOB, TEST_AGENTS, TEST_TOKENS, GatewayServer, running_gateway
 
@@ -35,6 +35,13 @@ AGENTS = {
         stream=True,
     ),
     "approver": TEST_AGENTS["approver"],  # calculator 17 * 23 (call-calc), needing approval
+    "talker": scripted_agent(
+        call_tools(tool_call("slow", {"seconds": 0.1}, call_id="look"), content="First I look. "),
+        call_tools(tool_call("slow", {"seconds": 3}, call_id="wait"), content="Then I wait. "),
+        answer("Done."),
+        tools=["slow"],
+        stream=True,
+    ),
 }
 COMPLETED = TaskState.TASK_STATE_COMPLETED
 
@@ -153,6 +160,28 @@ async def test_resubscribe_after_a_dropped_connection_gets_every_update_and_the_
     assert steps.count("request_started") == 1
     assert events[-1].status_update.status.state == COMPLETED
     assert len(seen) == 3
+
+
+async def test_a_stream_joining_late_gets_the_text_its_run_no_longer_streams(
+    gw: GatewayServer, agents: AgentTestEnvironment
+) -> None:
+    # A run keeps one model call of deltas in its stream: once the second call has ended, the
+    # first call's deltas are gone, and a fresh gateway's subscription never sees them.
+    async with a2a_client(gw, "talker", ALICE) as alice:
+        stream = alice.send_message(message("Look, then wait"))
+        first = await anext(stream)
+        async for event in stream:
+            if any(d.get("call_id") == "wait" for d in data_parts(event.status_update.status.message)):
+                break
+        await stream.aclose()  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]
+    async with (
+        running_gateway(agents, AGENTS, tokens=TEST_TOKENS) as fresh,
+        a2a_client(fresh, "talker", ALICE) as again,
+    ):
+        events = await stream_events(again.subscribe(SubscribeToTaskRequest(id=first.task.id)))
+    assert events[0].task.status.state == TaskState.TASK_STATE_WORKING  # joined while the tool ran
+    assert texts_of(events) == "First I look. Then I wait. Done."
+    assert final_task(events).status.state == COMPLETED
 
 
 async def test_a_busy_context_follows_the_busy_policy_of_the_metadata(gw: GatewayServer) -> None:

@@ -17,27 +17,18 @@ from contextlib import AsyncExitStack, contextmanager
 import httpx2
 import pytest
 from a2a.types.a2a_pb2 import GetTaskRequest, StreamResponse, SubscribeToTaskRequest, TaskState
-from google.protobuf.json_format import MessageToDict
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from testing import AgentTestEnvironment, answer, call_tools, scripted_agent, tool_call
-from tests.a2a_helpers import a2a_client, data_parts, final_task, texts_of
+from testing import AgentTestEnvironment
+from tests.a2a_helpers import a2a_client, answers, final_task, is_answer_delta, steps, texts_of
 from tests.a2a_helpers import message as a2a_message
+from tests.gateway_agents import SLOW_ANSWER, slow_adder
 from tests.gateway_helpers import ALICE, TEST_TOKENS, auth, running_gateway
 from tests.helpers import spawn_worker
 
-ANSWER = "Five, counted slowly and durably. " * 3
-AGENTS = {
-    "default": scripted_agent(
-        call_tools(tool_call("calculator", {"expression": "2 + 3"}, call_id="call-add")),
-        answer(ANSWER).model_copy(update={"chunk_chars": 4, "chunk_delay_s": 0.08}),
-        tools=["calculator"],
-        stream=True,
-        stream_interval_s=0.05,
-        llm_timeout_s=60.0,
-    )
-}
+ANSWER = SLOW_ANSWER
+AGENTS = {"default": slow_adder(0.08)}
 
 
 @contextmanager
@@ -60,32 +51,6 @@ def kill_and_replace(
     processes[-1].send_signal(signal.SIGKILL)
     processes[-1].wait(timeout=10)
     processes.append(spawn_worker(agents.client.service_client.config.target_host, queue))
-
-
-def is_answer_delta(event: StreamResponse) -> bool:
-    update = event.status_update
-    return (
-        bool(MessageToDict(update.metadata).get("delta"))
-        and MessageToDict(update.status.message.metadata).get("call") == 1
-    )
-
-
-def answers(events: list[StreamResponse]) -> list[str]:
-    found = [
-        a.parts[0].text for e in events if e.HasField("task") for a in e.task.artifacts if a.name == "answer"
-    ]
-    found += [e.artifact_update.artifact.parts[0].text for e in events if e.HasField("artifact_update")]
-    return found
-
-
-def steps(events: list[StreamResponse]) -> list[str]:
-    return [
-        d[0]["event"]
-        for e in events
-        if e.HasField("status_update")
-        for d in [data_parts(e.status_update.status.message)]
-        if d
-    ]
 
 
 async def test_a_worker_killed_mid_a2a_task_the_task_completes(agents: AgentTestEnvironment) -> None:

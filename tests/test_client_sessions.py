@@ -11,6 +11,7 @@ from client import AgentConfig, ContextPolicy, MessageEntry, ModelSettings, Reje
 from contracts import ThreadPage, ThreadQuery
 from contracts.limits import MAX_QUERY_CHARS, MAX_SYSTEM_PROMPT_CHARS
 from payloads.blob_store import BlobStore
+from testing import script_overrides
 from tests.helpers import call, turn, update_names
 from tests.session_helpers import new_session_id, script
 
@@ -115,6 +116,24 @@ async def test_a_busy_session_rejects_asks_and_forwards_control_to_its_run(
     # Only the calls the client let through reached history; the oversized steer did not.
     names = await update_names(client.get_workflow_handle(session.workflow_id))
     assert names.count("steer") == 1 and names.count("inject") == 1 and "cancel" in names
+
+
+async def test_an_ask_right_after_the_run_s_end_is_not_refused_busy(client: Client, task_queue: str) -> None:
+    # The run ends before its session records it: an ask sent as soon as the run's result is in,
+    # or as soon as a query says the request ended, can reach the session in the workflow task
+    # that applies the run's end, where the ask is checked first. The client retries that `busy`.
+    session = Sessions(client, task_queue=task_queue).get(new_session_id())
+    agent = config(turn("Quick."))
+    accepted = await session.ask("Turn 0", config=agent)
+    for n in range(1, 6):
+        await (await session.run(accepted.request_id)).result()
+        accepted = await session.ask(f"Turn {n}", config=agent)  # on_busy: reject
+        assert accepted.disposition == "started", accepted
+    await (await session.run(accepted.request_id)).result()
+    slow = await session.ask("Slow", overrides=script_overrides(turn("Late.", delay_s=SLOW)))
+    with pytest.raises(RejectedError) as busy:  # a request that really runs is still refused
+        await session.ask("Turn 6", config=agent)
+    assert busy.value.code == "busy" and slow.request_id in busy.value.message
 
 
 def text(label: str, size: int) -> str:

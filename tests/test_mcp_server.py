@@ -18,6 +18,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult
 
+from gateway.auth import Principal
+from gateway.owners import session_id
 from testing import AgentTestEnvironment, answer, call_tools, scripted_agent, tool_call
 from tests.gateway_helpers import ALICE, BOB, TEST_TOKENS, GatewayServer, auth, running_gateway
 
@@ -63,7 +65,7 @@ def result_of(result: CallToolResult) -> dict[str, Any]:
 async def test_the_tools_are_listed(gw: GatewayServer) -> None:
     async with mcp_client(gw, ALICE) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(tools) >= {"ask", "steer", "approve", "status", "history", "fork"}
+    assert set(tools) >= {"ask", "steer", "approve", "cancel", "status", "history", "fork"}
     schema = tools["ask"].input_schema
     assert "query" in schema["required"]
     assert {"agent", "session", "on_busy", "wait_s"} <= set(schema["properties"])
@@ -86,6 +88,11 @@ async def test_ask_streams_progress_and_returns_the_answer(gw: GatewayServer) ->
         history = result_of(await client.call_tool("history", {"session": session}))["messages"]
         assert [m["role"] for m in history] == ["user", "assistant"]
         assert history[-1]["content"] == ANSWER
+        assert (
+            result_of(await client.call_tool("status", {"handle": done["handle"]}))["status"] == "completed"
+        )
+        follow_up = result_of(await client.call_tool("ask", {"query": "And?", "session": session}))
+        assert follow_up.get("status") == "completed", follow_up
         forked = result_of(await client.call_tool("fork", {"session": session}))
         assert "session" in forked, forked
         again = result_of(await client.call_tool("ask", {"query": "More", "session": forked["session"]}))
@@ -125,6 +132,27 @@ async def test_a_long_ask_returns_a_handle_that_status_follows(gw: GatewayServer
         assert steered["status"] == "queued"
         done = result_of(await client.call_tool("status", {"handle": started["handle"], "wait_s": 60}))
         assert done["status"] == "completed" and done["answer"] == "Briefly."
+
+
+async def test_cancel_stops_the_run_and_the_request_ends_cancelled(
+    gw: GatewayServer, agents: AgentTestEnvironment
+) -> None:
+    async with mcp_client(gw, ALICE) as client:
+        started = result_of(await client.call_tool("ask", {"query": "Go", "agent": "slow", "wait_s": 0.3}))
+        assert started["status"] == "running", started
+        async with mcp_client(gw, BOB) as bob:
+            refused = await bob.call_tool("cancel", {"handle": started["handle"]})
+            assert result_of(refused)["error"]["code"] == "not_found"
+        cancelled = result_of(await client.call_tool("cancel", {"handle": started["handle"]}))
+        assert cancelled["status"] == "cancelled", cancelled
+        status = result_of(await client.call_tool("status", {"handle": started["handle"]}))
+        assert status["status"] == "cancelled", status
+        again = await client.call_tool("cancel", {"handle": started["handle"]})
+        assert again.is_error and result_of(again)["error"]["code"] == "not_running"
+    record = await agents.sessions.get(session_id(Principal("alice"), "slow", started["session"])).request(
+        started["handle"].rsplit(":", 1)[1]
+    )
+    assert record.status == "cancelled"  # the session's own record: the run really stopped
 
 
 async def test_bad_input_is_a_tool_error_with_a_named_reason(gw: GatewayServer) -> None:

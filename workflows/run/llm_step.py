@@ -149,6 +149,7 @@ class LLMStep:
             "finish_reason": response.finish_reason,
             "tool_calls": [preview(call.name) for call in response.tool_calls][:20],
             "content": preview(response.content),
+            "content_chars": len(response.content),  # a follower tells whether it has all the text
             "total_tokens": response.usage.total_tokens,
         }
         self._record.event("llm_completed", data=data)

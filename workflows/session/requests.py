@@ -29,6 +29,13 @@ from workflows.session.thread import ARCHIVE_CHARS, SessionThread
 
 PATCH_ARCHIVE = "session-archives-thread"
 """Version 1 carried the whole thread through continue-as-new; sessions now archive it as they go."""
+PATCH_RUN_END_MEMO = "run-end-memo"
+"""A request's end now writes the session's memo (`last_request`): a command in that workflow task.
+
+Without a command, a worker that replays the session (no cache, or after a restart) folds the
+task that applied the run's end into the next one, where an `ask` Update is validated before the
+run's end is applied: every ask was refused `busy` until some other event came.
+"""
 
 
 class SessionRequests:
@@ -130,6 +137,8 @@ class SessionRequests:
         finally:
             self._forwarder.ended(record.request_id, result)
             self._book.close(record, outcome, workflow.now())
+            if workflow.patched(PATCH_RUN_END_MEMO):
+                workflow.upsert_memo({"last_request": {"id": record.request_id, "status": outcome.status}})
             self._usage = self._usage.plus(outcome.usage)
             if self._book.active is None:  # else a waiting request starts now
                 set_idle_details(self._book.runs_started, record.query_preview, outcome.status)
