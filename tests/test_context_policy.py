@@ -97,7 +97,8 @@ async def test_long_conversation_stays_within_budget(
     assert max(start_sizes[-50:]) <= 1.5 * max(start_sizes[10:30]), start_sizes
     per_turn = [n for run in runs for n in events_per_turn(run)]
     assert len(per_turn) > turns / 2
-    assert max(per_turn) - min(per_turn) <= 4, per_turn
+    # How the server batches a turn's events into workflow tasks varies by up to two tasks (3 events each).
+    assert max(per_turn) - min(per_turn) <= 6, per_turn
     assert sum(per_turn[-20:]) <= sum(per_turn[:20]) + 20
 
 

@@ -130,6 +130,21 @@ async def test_a_fork_beyond_the_thread_is_refused_and_starts_nothing(
     assert (await parent.status()).thread_length == 6
 
 
+async def test_a_fork_beyond_the_thread_while_a_request_runs_is_refused_without_waiting_for_it(
+    client: Client, task_queue: str
+) -> None:
+    parent = await two_turns(client, task_queue)
+    running = await parent.ask("take long", overrides=script(turn("late", delay_s=60)))
+    started = asyncio.get_running_loop().time()
+    with pytest.raises(RejectedError) as refused:  # accepted while the run runs, refused ~1 s later
+        await parent.fork(seq=4611686018427387904)
+    assert refused.value.code == "seq_out_of_range"
+    assert asyncio.get_running_loop().time() - started < 15  # not held until the 60 s run ends
+    assert (await parent.status()).active_request_id == running.request_id
+    assert (await parent.cancel("done")).status == "accepted"
+    assert not await exists(client, f"{parent.workflow_id}-fork-1")
+
+
 async def test_reset_when_idle_starts_afresh_and_the_thread_keeps_the_old_entries(
     client: Client, task_queue: str
 ) -> None:

@@ -45,6 +45,10 @@ PATCH_FORK_NUMBERS_TAKEN = "fork-numbers-taken"
 """Each generated fork id's number is taken before its start is awaited (concurrent forks: distinct ids)."""
 PATCH_BOUNDED_FORK_IDS = "bounded-fork-ids"
 """A generated fork id over `MAX_SESSION_ID_CHARS` is cut to fit (it used to grow without bound)."""
+PATCH_FORK_WAIT_BOUNDED = "fork-wait-bounded"
+"""A fork at a seq past the thread waits at most `FORK_WAIT_S` for a running request to end (it waited
+until that request ended, however long: a fork of junk held its caller as long as the run ran)."""
+FORK_WAIT_S = 1.0
 
 
 def fork_problem(payload: ForkInput, thread_length: int) -> ApplicationError | None:

@@ -10,6 +10,9 @@ identity (agent id, fork origin, the forks it started): its status, fork and exp
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
@@ -26,7 +29,14 @@ from contracts.session import (
     SessionStatus,
 )
 from workflows.session.export import export_lane
-from workflows.session.fork import ForkNumbers, fork_problem, projection_at, start_fork
+from workflows.session.fork import (
+    FORK_WAIT_S,
+    PATCH_FORK_WAIT_BOUNDED,
+    ForkNumbers,
+    fork_problem,
+    projection_at,
+    start_fork,
+)
 from workflows.session.parts import SessionParts
 from workflows.session.requests import set_idle_details
 from workflows.session.restore import restore_snapshot
@@ -126,11 +136,19 @@ class SessionLoop:
 
     async def fork(self, payload: ForkInput) -> ForkResult:
         """Start a new session from the active lane's projection at `payload.seq` (default: the latest)."""
-        # A seq the active run has yet to write waits for the run's end. The SDK applies an Update
-        # before the other jobs of its activation, so a run that ended as the fork arrived may not
-        # have appended its entries yet (its request still looks active here).
+        # A seq past the thread waits briefly for a running request to end. The SDK applies an
+        # Update before the other jobs of its activation, so a run that ended as the fork arrived
+        # may not have appended its entries yet (its request still looks active here).
         wanted = payload.seq if payload.seq is not None else 0
-        await workflow.wait_condition(lambda: wanted < self._thread.next_seq or self._book.active is None)
+
+        def reachable() -> bool:
+            return wanted < self._thread.next_seq or self._book.active is None
+
+        if not workflow.patched(PATCH_FORK_WAIT_BOUNDED):
+            await workflow.wait_condition(reachable)
+        elif not reachable():
+            with contextlib.suppress(asyncio.TimeoutError):
+                await workflow.wait_condition(reachable, timeout=FORK_WAIT_S)
         problem = fork_problem(payload, self._thread.next_seq)
         if problem is not None:
             raise problem
