@@ -9,6 +9,8 @@ every answer is decoded into its contract model, and a coded refusal becomes a
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Callable, Mapping
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -23,13 +25,17 @@ from clients.scope import ClientScope as ClientScope
 from clients.scope import StoreReader, Timeouts
 from clients.update_retry import execute_update
 from contracts import Ack, CancelInput, SteerInput, ThreadPage
-from contracts.approval import ApproveInput
+from contracts.approval import ApproveInput, PendingApproval
+from contracts.errors import UNKNOWN_CALL
 from contracts.signals import SteerMode
 from contracts.thread import DEFAULT_PAGE_ENTRIES
 from conversation import Context, ContextModifyInput, Entry
 from conversation.thread import OperationReason
 
 M = TypeVar("M", bound=BaseModel)
+STALE_REFUSAL_S = 2.0
+"""How long `approve` retries `unknown_call` for a call the run's state lists as waiting."""
+STALE_RECHECK_S = 0.02
 
 
 class WorkflowControls:
@@ -166,12 +172,28 @@ class WorkflowControls:
             `invalid_input`, `not_running`, `idle` for a session with no active run); a
             refused decision changes nothing and the call keeps waiting.
         """
-        return await self._acked(
-            "approve",
-            lambda: inputs.approve_input(
+
+        def build() -> ApproveInput:
+            return inputs.approve_input(
                 call_id, approved=approved, reason=reason, arguments=arguments, approver=approver
-            ),
-        )
+            )
+
+        ack = await self._acked("approve", build)
+        deadline = asyncio.get_running_loop().time() + STALE_REFUSAL_S
+        wanted = call_id if isinstance(call_id, str) else call_id.call_id
+        while ack.reason == UNKNOWN_CALL and asyncio.get_running_loop().time() < deadline:
+            # A call the run has just asked about can reach the workflow task that applies it,
+            # where the Update is checked first: retried while the run's state lists the call.
+            with contextlib.suppress(RPCError):
+                if not any(p.call_id == wanted for p in await self.pending_approvals()):
+                    break
+            await asyncio.sleep(STALE_RECHECK_S)
+            ack = await self._acked("approve", build)
+        return ack
+
+    async def pending_approvals(self) -> list[PendingApproval]:
+        """The tool calls awaiting a decision, oldest first (a run's, or a session's active run's)."""
+        raise NotImplementedError
 
     async def deny(self, call_id: str, reason: str | None = None, *, approver: str | None = None) -> Ack:
         """Deny a tool call that awaits approval: the model gets a `denied` result with `reason`."""

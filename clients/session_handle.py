@@ -15,7 +15,7 @@ from temporalio.client import Client, WorkflowExecutionStatus, WorkflowUpdateFai
 from temporalio.service import RPCError
 
 from clients import session_inputs
-from clients.base import StoreReader, Timeouts, WorkflowControls
+from clients.base import STALE_RECHECK_S, STALE_REFUSAL_S, StoreReader, Timeouts, WorkflowControls
 from clients.errors import RejectedError, workflow_rejection
 from clients.inputs import request_ref
 from clients.runs import RunHandle
@@ -41,9 +41,6 @@ from contracts.web_ui import static_details, static_summary
 from conversation import Context
 
 RECORDS = TypeAdapter(list[RequestRecord])
-BUSY_SETTLE_S = 2.0
-"""How long `ask` retries a `busy` refusal caused by a request whose run has already ended."""
-BUSY_RECHECK_S = 0.02
 __all__ = ["DEFAULT_AGENT_ID", "RECORDS", "AskOptions", "SessionHandle", "ask_with_start"]
 
 
@@ -92,7 +89,7 @@ class SessionHandle(WorkflowControls):
                 expected_last_request: the request you believe was asked last (`stale` if another
                     one was asked since; with no request yet, any id is stale).
 
-        A `busy` refusal is retried for up to `BUSY_SETTLE_S` while the request that made the
+        A `busy` refusal is retried for up to `STALE_REFUSAL_S` while the request that made the
         session busy has in fact ended: a run ends a moment before its session records that, so
         an ask sent as soon as the run's result (or a query) says it ended can still find the
         session busy.
@@ -103,7 +100,7 @@ class SessionHandle(WorkflowControls):
             TypeError: a built ask with options it carries.
         """
         ask = ask_payload(query, options)
-        deadline = asyncio.get_running_loop().time() + BUSY_SETTLE_S
+        deadline = asyncio.get_running_loop().time() + STALE_REFUSAL_S
         while True:
             try:
                 return await self._ask_once(ask, options)
@@ -114,7 +111,7 @@ class SessionHandle(WorkflowControls):
                     or not await self._busy_with_an_ended_run()
                 ):
                     raise
-            await asyncio.sleep(BUSY_RECHECK_S)
+            await asyncio.sleep(STALE_RECHECK_S)
 
     async def _busy_with_an_ended_run(self) -> bool:
         """Whether the session's queries show no active request, or one whose run has ended."""

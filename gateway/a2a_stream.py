@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,6 +73,7 @@ STOPPING_STATES = frozenset(
 )
 """States a stream ends at: the terminal ones and `input-required` (the next message continues)."""
 WAIT_FOR_START_S = 0.2
+RESULT_ATTEMPTS = 3
 
 
 def status_event(ref: TaskRef, status: TaskStatus, **metadata: Any) -> TaskStatusUpdateEvent:
@@ -198,26 +199,30 @@ async def follow_run(ctx: GatewayContext, run_id: str) -> AsyncIterator[HubItem 
     The result is fetched while the hub delivers (a long poll, no history), so it is there when
     the run's terminal trace event is.
     """
-    ending = asyncio.ensure_future(ctx.runs.get(run_id).result())
+    run = ctx.runs.get(run_id)
+    ending = asyncio.ensure_future(run.result())
     try:
         async for item in ctx.hub.follow(run_id):
             yield item
             if isinstance(item.event, TraceItem) and item.event.event.kind in TERMINAL_KINDS:
                 break
-        yield await _ended(ending)
+        yield await _ended(ending, run.result)
     finally:
         ending.cancel()
         with contextlib.suppress(BaseException):
             await ending
 
 
-async def _ended(ending: asyncio.Future[RunResult]) -> RunEnd:
-    try:
-        return RunEnd(result=await ending)
-    except RejectedError as rejection:
-        return RunEnd(rejection=rejection)
-    except RPCError:
-        return RunEnd()
+async def _ended(ending: asyncio.Future[RunResult], again: Callable[[], Awaitable[RunResult]]) -> RunEnd:
+    """The run's end; the early long poll may have failed (a viewer that read slowly): read it again."""
+    for attempt in range(RESULT_ATTEMPTS):
+        try:
+            return RunEnd(result=await (ending if attempt == 0 else again()))
+        except RejectedError as rejection:
+            return RunEnd(rejection=rejection)
+        except RPCError:
+            await asyncio.sleep(0.2 * attempt)
+    return RunEnd()
 
 
 def _final_of(ref: TaskRef, end: RunEnd) -> list[Event]:
