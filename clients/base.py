@@ -10,13 +10,12 @@ every answer is decoded into its contract model, and a coded refusal becomes a
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncIterator, Callable, Mapping
 from datetime import timedelta
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, JsonValue
-from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.client import Client, WorkflowHandle, WorkflowQueryFailedError, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 from clients import inputs
@@ -184,9 +183,11 @@ class WorkflowControls:
         while ack.reason == UNKNOWN_CALL and asyncio.get_running_loop().time() < deadline:
             # A call the run has just asked about can reach the workflow task that applies it,
             # where the Update is checked first: retried while the run's state lists the call.
-            with contextlib.suppress(RPCError):
+            try:
                 if not any(p.call_id == wanted for p in await self.pending_approvals()):
                     break
+            except (RPCError, WorkflowQueryFailedError):  # e.g. a run's id asked as a session's
+                break
             await asyncio.sleep(STALE_RECHECK_S)
             ack = await self._acked("approve", build)
         return ack

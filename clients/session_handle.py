@@ -11,7 +11,12 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Unpack
 
 from pydantic import JsonValue, TypeAdapter
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowUpdateFailedError
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowQueryFailedError,
+    WorkflowUpdateFailedError,
+)
 from temporalio.service import RPCError
 
 from clients import session_inputs
@@ -121,7 +126,7 @@ class SessionHandle(WorkflowControls):
                 return True
             record = await self.request(active)
             described = await self._client.get_workflow_handle(record.run_workflow_id).describe()
-        except (RejectedError, RPCError):
+        except (RejectedError, RPCError, WorkflowQueryFailedError):
             return False
         return described.status != WorkflowExecutionStatus.RUNNING
 
