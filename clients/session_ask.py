@@ -1,4 +1,4 @@
-"""An ask's payloads: the `ask` Update's input from `SessionHandle.ask`'s options, and update-with-start.
+"""An ask's payloads and update-with-start, and whether a `busy` refusal is stale (then `ask` retries).
 
 `SessionHandle.ask` (in `clients.session_handle`) documents each option.
 """
@@ -10,11 +10,19 @@ from datetime import timedelta
 from typing import Any, TypedDict
 
 from pydantic import JsonValue
-from temporalio.client import Client, WithStartWorkflowOperation
+from temporalio.client import (
+    Client,
+    WithStartWorkflowOperation,
+    WorkflowExecutionStatus,
+    WorkflowQueryFailedError,
+)
 from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.service import RPCError
 
 from clients import inputs
+from clients.errors import RejectedError
 from clients.output import OutputLike, output_override
+from clients.stream import SessionReader
 from contracts import TASK_QUEUE, AgentConfig
 from contracts.session import SESSION_WORKFLOW_TYPE, AskAccepted, AskInput, OnBusy, SessionInput
 from conversation import ContextPolicy
@@ -105,3 +113,18 @@ async def ask_with_start(
         "ask", ask_input, start_workflow_operation=start, result_type=AskAccepted, rpc_timeout=wait
     )
     return accepted
+
+
+async def busy_with_an_ended_run(client: Client, session: SessionReader) -> bool:
+    """Whether the session's queries show no active request, or one whose run has ended."""
+    try:
+        active = (await session.status()).active_request_id
+        if active is None:
+            return True
+        record = next((r for r in await session.requests() if r.request_id == active), None)
+        if record is None:
+            return False
+        described = await client.get_workflow_handle(record.run_workflow_id).describe()
+    except (RejectedError, RPCError, WorkflowQueryFailedError):
+        return False
+    return described.status != WorkflowExecutionStatus.RUNNING

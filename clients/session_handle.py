@@ -11,20 +11,21 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Unpack
 
 from pydantic import JsonValue, TypeAdapter
-from temporalio.client import (
-    Client,
-    WorkflowExecutionStatus,
-    WorkflowQueryFailedError,
-    WorkflowUpdateFailedError,
-)
-from temporalio.service import RPCError
+from temporalio.client import Client, WorkflowUpdateFailedError
 
 from clients import session_inputs
 from clients.base import STALE_RECHECK_S, STALE_REFUSAL_S, StoreReader, Timeouts, WorkflowControls
 from clients.errors import RejectedError, workflow_rejection
 from clients.inputs import request_ref
 from clients.runs import RunHandle
-from clients.session_ask import DEFAULT_AGENT_ID, AskOptions, ask_payload, ask_with_start, start_payload
+from clients.session_ask import (
+    DEFAULT_AGENT_ID,
+    AskOptions,
+    ask_payload,
+    ask_with_start,
+    busy_with_an_ended_run,
+    start_payload,
+)
 from clients.stream import SessionEvent, session_events
 from contracts import Ack, ModelSettings, Trace
 from contracts.approval import PendingApproval
@@ -113,22 +114,10 @@ class SessionHandle(WorkflowControls):
                 if (
                     rejection.code != BUSY
                     or asyncio.get_running_loop().time() > deadline
-                    or not await self._busy_with_an_ended_run()
+                    or not await busy_with_an_ended_run(self._client, self)
                 ):
                     raise
             await asyncio.sleep(STALE_RECHECK_S)
-
-    async def _busy_with_an_ended_run(self) -> bool:
-        """Whether the session's queries show no active request, or one whose run has ended."""
-        try:
-            active = (await self.status()).active_request_id
-            if active is None:
-                return True
-            record = await self.request(active)
-            described = await self._client.get_workflow_handle(record.run_workflow_id).describe()
-        except (RejectedError, RPCError, WorkflowQueryFailedError):
-            return False
-        return described.status != WorkflowExecutionStatus.RUNNING
 
     async def _ask_once(self, ask: AskInput, options: AskOptions) -> AskAccepted:
         config = options.get("config")
