@@ -3,7 +3,7 @@
 This is what any Temporal client (any language) needs to drive the product: the task
 queue, the workflow types, and for each signal, Update and query its name, the model
 of its argument and of its answer. `scripts/export_schemas.py` publishes it as
-`schemas/api.json` next to the JSON Schema of every model; `tests/test_schemas.py`
+`schemas/api.json` next to the JSON Schema of every model; `tests/project/test_schemas.py`
 checks it against the workflows' registered handlers and the committed files.
 """
 
@@ -57,7 +57,7 @@ HandlerKind = Literal["signal", "update", "signal_and_update", "query"]
 
 # Defined here, on the client side, not in `contracts.stream`: pydantic registers a `RootModel[...]`
 # of the product's classes in its own module for good, and the sandbox imports `contracts` afresh
-# for every workflow run, so there it kept each run's classes alive (tests/test_replay.py).
+# for every workflow run, so there it kept each run's classes alive (tests/replay/test_replay.py).
 class StreamEventSchema(RootModel[StreamEvent]):
     """One item of a run's stream (`events` topic): a `DeltaEvent` or a `TraceItem` (for the schema)."""
 

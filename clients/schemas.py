@@ -6,7 +6,7 @@ kind and the schema files of its argument and answer), one `<Model>.json` per pa
 model (the shape the workflows accept, in pydantic's validation mode: fields with a
 default may be left out), and `error_codes.json` (every code of `contracts.errors`
 and the snapshot token's codes, with what each means). `scripts/export_schemas.py`
-writes them; `tests/test_schemas.py` fails when a committed file is stale.
+writes them; `tests/project/test_schemas.py` fails when a committed file is stale.
 """
 
 from __future__ import annotations

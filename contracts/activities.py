@@ -4,7 +4,7 @@ Each `ActivitySpec` (`contracts.activity_spec`) names an activity, its input and
 types, its default options (timeouts, retry policy, cancellation type) and its Web UI
 summary. Workflows call every activity through `workflows.activity_calls.call_activity`,
 and the worker registers exactly the activities of `ACTIVITIES`
-(`tests/test_activity_table.py` checks both directions).
+(`tests/worker/test_activity_table.py` checks both directions).
 
 Options resolve in one order, each layer winning over the one before it
 (`workflows.activity_options.options_for`):

@@ -2,7 +2,7 @@
 
 One casing (snake_case), one meaning per code, used by workflows, activities, the
 client and the CLI alike. docs/errors.md lists every code of `DESCRIPTIONS` and of
-`SNAPSHOT_DESCRIPTIONS` (`tests/test_docs_errors.py` checks that it is current), so a
+`SNAPSHOT_DESCRIPTIONS` (`tests/project/test_docs_errors.py` checks that it is current), so a
 new code is documented where it is defined.
 """
 

@@ -5,7 +5,7 @@ collector its reference to an `exclude_if` callable, so a lambda there (whose gl
 module's) would keep the module, its classes and their schemas alive for good. Outside the sandbox
 that is once per process; in Temporal's sandbox, which imports the product's modules afresh for
 every workflow run, it kept each run's copy (about 10,000 objects) until the process ended
-(`tests/test_replay.py` checks that sandboxed runs' modules are freed).
+(`tests/replay/test_replay.py` checks that sandboxed runs' modules are freed).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """How the worker runs workflow code: outside Temporal's sandbox by default, or inside it.
 
 The product's workflow code lives in `WORKFLOW_PACKAGES`; what keeps it deterministic is
-checked by `tests/test_workflow_rules.py` and the replay tests.
+checked by `tests/project/test_workflow_rules.py` and the replay tests.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from temporalio.worker import UnsandboxedWorkflowRunner, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 WORKFLOW_PACKAGES = ("workflows", "contracts", "conversation")
-"""The packages workflow code runs: deterministic by rule (`tests/test_workflow_rules.py`)."""
+"""The packages workflow code runs: deterministic by rule (`tests/project/test_workflow_rules.py`)."""
 
 SHARED_WITH_THE_SANDBOX = ("contracts.decoding",)
 """The product modules the sandbox passes through instead of importing them again per run.
@@ -26,7 +26,7 @@ SANDBOX_RESTRICTIONS = SandboxRestrictions.default.with_passthrough_modules(*SHA
 
 The defaults pass through the standard library, temporalio, protobuf, grpc, pydantic,
 pydantic_core, annotated_types and a few more libraries Temporal names. Workflow code imports
-no other library (`tests/test_workflow_rules.py`).
+no other library (`tests/project/test_workflow_rules.py`).
 """
 
 
@@ -35,7 +35,7 @@ def workflow_runner(*, sandboxed: bool = False) -> WorkflowRunner:
 
     Users do not write workflow code here: the product's workflows are the only ones,
     and what keeps them deterministic is checked on every test run, not at run time:
-    `tests/test_workflow_rules.py` (no I/O, clocks, randomness, threads, environment or
+    `tests/project/test_workflow_rules.py` (no I/O, clocks, randomness, threads, environment or
     mutable module state in `WORKFLOW_PACKAGES`), the replay tests (recorded histories
     replay, in the sandbox and out of it), and a worker that caches no workflows in every
     other test (each task replays the run from its start).

@@ -3,7 +3,7 @@
 A scenario is an `async def name(lab: Lab) -> list[str]` registered with
 `@scenario(<feature>, ...)`: it drives real workflows with plain JSON and returns the ids
 of those to record (a session's runs included). The features are the names
-`tests.test_replay.features_of` gives (`activity:<type>`, `update:<name>`, ...). The
+`tests.replay.test_replay.features_of` gives (`activity:<type>`, `update:<name>`, ...). The
 scenarios register in import order (`scripts.replay_scenarios`).
 """
 
@@ -18,7 +18,7 @@ Scenario = Callable[[Lab], Awaitable[list[str]]]
 """Drives real workflows and returns the ids of those to record (a session's runs included)."""
 SCENARIOS: dict[str, Scenario] = {}
 REQUIRED: dict[str, set[str]] = {}
-"""What each scenario's histories must show (as `tests.test_replay.features_of` names it)."""
+"""What each scenario's histories must show (as `tests.replay.test_replay.features_of` names it)."""
 
 
 def scenario(*required: str) -> Callable[[Scenario], Scenario]:

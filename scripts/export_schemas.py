@@ -4,7 +4,7 @@
     .venv/bin/python scripts/export_schemas.py --check   # exit 1 and name the stale files
 
 The schemas are generated from the pydantic models (`clients/schemas.py`);
-`tests/test_schemas.py` fails when a committed schema is stale. docs/client.md says
+`tests/project/test_schemas.py` fails when a committed schema is stale. docs/client.md says
 how another service uses them.
 """
 

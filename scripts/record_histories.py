@@ -4,7 +4,7 @@
 
 Starts a dev server and a worker (no workflow cache, the product's data converter), runs
 every scenario of `SCENARIOS`, checks that its histories show what the scenario is for
-(`REQUIRED`, read by `tests.test_replay.features_of`), and writes them (every run of a
+(`REQUIRED`, read by `tests.replay.test_replay.features_of`), and writes them (every run of a
 session, children included) to the folder as `<workflow id>@<run id suffix>.json` (a `/` in
 an id, as in an agent's run, written `~`). Claim-checked payloads are copied under
 `payloads/`, so the folder is self-contained. Record a new folder for a new workflow version
@@ -63,7 +63,7 @@ async def _histories_of(client: Any, workflow_id: str) -> list[tuple[str, Any]]:
 async def record(folder: Path, only: set[str]) -> None:
     """Record the scenarios (all, or those in `only`) into `folder`."""
     from payloads.blob_store import LocalDiskBlobStore
-    from tests.test_replay import PAYLOADS_FOLDER, claim_digest, features_of, payloads_in
+    from tests.replay.test_replay import PAYLOADS_FOLDER, claim_digest, features_of, payloads_in
 
     if any(folder.glob("*.json")):
         raise SystemExit(f"{folder} already holds histories: record a new version's folder (docs/replay.md)")

@@ -8,7 +8,7 @@
 # the built wheel in its cache, so later installs (a new .venv, a fresh clone) take seconds.
 #
 # With the dev tools (not with --no-dev), it also installs Debian's `chromium` when
-# /usr/bin/chromium is missing: the browser tests (tests/test_web_ui.py, tests/test_chat_page.py)
+# /usr/bin/chromium is missing: the browser tests (tests/browser/test_web_ui.py, tests/browser/test_chat_page.py)
 # drive it through Playwright, never downloading a browser (apt-get, with sudo when not root).
 # --no-browser skips that.
 #
@@ -39,18 +39,18 @@ install_browser() {
   local sudo=()
   if [ "$(id -u)" -ne 0 ]; then
     if ! command -v sudo >/dev/null 2>&1; then
-      echo "setup: tests/test_web_ui.py needs Debian's chromium (/usr/bin/chromium), and this user" \
+      echo "setup: tests/browser/test_web_ui.py needs Debian's chromium (/usr/bin/chromium), and this user" \
         "is not root and has no sudo: run 'apt-get install -y chromium' as root, or pass --no-browser." >&2
       exit 1
     fi
     sudo=(sudo)
   fi
   if ! command -v apt-get >/dev/null 2>&1; then
-    echo "setup: tests/test_web_ui.py needs Debian's chromium (/usr/bin/chromium), and there is" \
+    echo "setup: tests/browser/test_web_ui.py needs Debian's chromium (/usr/bin/chromium), and there is" \
       "no apt-get here: install Chromium so that /usr/bin/chromium exists, or pass --no-browser." >&2
     exit 1
   fi
-  echo "Installing Debian's chromium for the Web UI test (tests/test_web_ui.py; skip with --no-browser)." >&2
+  echo "Installing Debian's chromium for the Web UI test (tests/browser/test_web_ui.py; skip with --no-browser)." >&2
   if ! ${sudo[@]+"${sudo[@]}"} apt-get update -qq ||
     ! ${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive \
       apt-get install -y -qq --no-install-recommends chromium >/dev/null; then

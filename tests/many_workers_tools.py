@@ -1,4 +1,4 @@
-"""A tool for tests/test_many_workers.py: holds a call on its first worker until that worker is killed.
+"""A tool for tests/worker/test_many_workers.py: holds a call on its first worker until that worker is killed.
 
 `worker.py --tools tests.many_workers_tools` registers it next to the other test tools.
 """

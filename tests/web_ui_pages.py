@@ -1,6 +1,6 @@
 """The Web UI tests' set-up: a dev server with the UI, a worker, the UI's pages read in headless chromium.
 
-The browser is Debian's chromium driven by Playwright (`tests/browser.py`). The tests read each
+The browser is Debian's chromium driven by Playwright (`tests/browser_helpers.py`). The tests read each
 page's DOM every quarter second until it shows what they wait for: the UI keeps a long-poll
 request open on a running workflow's page, so "the page has loaded" never quite happens.
 """
@@ -29,7 +29,7 @@ from hosting.dev_server import ensure_dev_server
 from payloads.blob_store import BlobStore
 from payloads.settings import load_settings
 from tests.agent_tools import registry_for_tests
-from tests.browser import chromium
+from tests.browser_helpers import chromium
 from worker import build_worker
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-// The official AG-UI client (@ag-ui/client) against the gateway; run by tests/test_gateway_agui_js.py.
+// The official AG-UI client (@ag-ui/client) against the gateway; run by tests/agui/test_gateway_agui_js.py.
 //   node agui_client.mjs <scenario>   with GATEWAY_URL, GATEWAY_TOKEN, THREAD_ID in the environment
 // Prints one JSON object with what the scenario saw; the Python test asserts on it.
 import { HttpAgent, runHttpRequest, transformHttpEventStream } from "@ag-ui/client";

@@ -17,7 +17,7 @@ handlers that take whatever arrives and decode it here:
 
 The library methods used (`_on_publish`, `_on_poll`, `_collect_batch`, `_validate_poll`,
 `_on_offset`) and its handler names are private; `LIBRARY_HOOKS` lists them and
-`tests/test_stream_library_hooks.py` fails when a `temporalio` upgrade changes them.
+`tests/stream/test_stream_library_hooks.py` fails when a `temporalio` upgrade changes them.
 """
 
 from __future__ import annotations

@@ -1,0 +1,281 @@
+"""Which folder may import which, and no import cycles: the folders show the architecture.
+
+Every `.py` file under the product's folders is parsed with `ast`; every import counts,
+at module level or inside a function (a lazy import is still a dependency), except
+those under `if TYPE_CHECKING:`, which never run. The layering, lowest first:
+
+- `contracts` and `conversation`: the wire types and the conversation model;
+- `workflows`: deterministic workflow code, on those two only. Inside it, each workflow has a
+  room (`ROOMS`: `workflows.run` for `ReActRun`, `workflows.session` for `AgentSession`); a room
+  never imports another (a run and its session talk through Temporal only), and the shared
+  modules at `workflows`' top import no room;
+- `payloads`: the payload path (stores, claim check, codec, converter, settings);
+- `activities` (on payloads) and `clients` (on payloads): the worker's I/O and the typed client;
+- `hosting`: connecting, the dev server, the worker process, the workflow runner;
+- `worker.py`, `client.py` and `cli/` on top, and `testing.py` (the public testing module),
+  which nothing else in the product imports. Tests, benchmarks and scripts import anything,
+  and nothing in the product imports them.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+_BOTTOM = frozenset({"contracts", "conversation"})
+_PAYLOAD_PATH = _BOTTOM | {"payloads"}
+_BELOW_HOSTING = _PAYLOAD_PATH | {"workflows", "activities", "clients"}
+_PRODUCT = _BELOW_HOSTING | {"hosting", "worker", "client", "cli"}
+
+MAY_IMPORT: dict[str, frozenset[str]] = {
+    "contracts": _BOTTOM,
+    "conversation": _BOTTOM,
+    "workflows": _BOTTOM | {"workflows"},
+    "payloads": _PAYLOAD_PATH,
+    "activities": _PAYLOAD_PATH | {"activities"},
+    "clients": _PAYLOAD_PATH | {"clients"},
+    "hosting": _BELOW_HOSTING | {"hosting"},
+    "worker": _PRODUCT,
+    "client": _PRODUCT,
+    "cli": _PRODUCT,
+    "testing": _PRODUCT | {"testing"},
+    "gateway": _PAYLOAD_PATH | {"clients", "hosting", "activities", "gateway"},
+}
+"""For each product folder (or top-level module), the first-party folders it may import."""
+
+ROOMS = ("workflows.run", "workflows.session")
+"""The workflows' rooms: each imports the shared `workflows.*` modules and itself, never another room."""
+
+NOT_PRODUCT = ("tests", "bench", "scripts")
+"""What may import anything, and what no product folder may import."""
+
+CYCLE_CHECKED = (*MAY_IMPORT, "bench")
+"""Where no import cycle between modules may exist."""
+
+
+@dataclass(frozen=True)
+class Import:
+    """One import statement's target, as a module of this repository."""
+
+    importer: str
+    module: str
+    line: int
+
+
+def module_name(path: Path) -> str:
+    """`activities/llm.py` -> `activities.llm`; `payloads/__init__.py` -> `payloads`."""
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _first_party(name: str) -> str | None:
+    """The repository module `name` is, or its nearest repository parent; None if not first-party."""
+    parts = name.split(".")
+    while parts:
+        candidate = ROOT.joinpath(*parts)
+        if candidate.with_suffix(".py").is_file() or (candidate / "__init__.py").is_file():
+            return ".".join(parts)
+        parts.pop()
+    return None
+
+
+def _is_type_checking_guard(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _runtime_nodes(tree: ast.AST) -> Iterator[ast.AST]:
+    """Every node, skipping the bodies of `if TYPE_CHECKING:` (their `else:` does run)."""
+    for child in ast.iter_child_nodes(tree):
+        yield child
+        if isinstance(child, ast.If) and _is_type_checking_guard(child):
+            for orelse in child.orelse:
+                yield orelse
+                yield from _runtime_nodes(orelse)
+        else:
+            yield from _runtime_nodes(child)
+
+
+def _targets(node: ast.Import | ast.ImportFrom, importer: str, is_package: bool) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    base = node.module or ""
+    if node.level:
+        package = importer.split(".") if is_package else importer.split(".")[:-1]
+        package = package[: len(package) - node.level + 1]
+        base = ".".join([*package, base] if base else package)
+    # `from pkg import sub` imports the submodule `pkg.sub` when there is one.
+    return [f"{base}.{alias.name}" for alias in node.names] + [base]
+
+
+def imports_of(path: Path, source: str | None = None) -> list[Import]:
+    """The first-party modules `path` imports when it runs (at any depth, not under TYPE_CHECKING)."""
+    importer = module_name(path)
+    tree = ast.parse(source if source is not None else path.read_text(), filename=str(path))
+    found: dict[str, Import] = {}
+    for node in _runtime_nodes(tree):
+        if not isinstance(node, ast.Import | ast.ImportFrom):
+            continue
+        names = _targets(node, importer, path.name == "__init__.py")
+        resolved = [m for m in (_first_party(n) for n in names) if m]
+        if isinstance(node, ast.ImportFrom) and len(resolved) > 1:
+            resolved.pop()  # the `from` package itself counts only if no name is a submodule
+        for module in resolved:
+            if module != importer:
+                found.setdefault(module, Import(importer, module, node.lineno))
+    return list(found.values())
+
+
+def _files(folders: tuple[str, ...]) -> list[Path]:
+    found: list[Path] = []
+    for folder in folders:
+        if (ROOT / f"{folder}.py").is_file():
+            found.append(ROOT / f"{folder}.py")
+        found.extend(sorted((ROOT / folder).rglob("*.py")))
+    return found
+
+
+def layer_violations(imports: list[Import]) -> list[str]:
+    """Each import of a folder that its importer's folder may not import, as `importer -> module`."""
+    found: list[str] = []
+    for imp in imports:
+        folder, target = imp.importer.split(".")[0], imp.module.split(".")[0]
+        allowed = MAY_IMPORT.get(folder)
+        if allowed is not None and target in {*MAY_IMPORT, *NOT_PRODUCT} and target not in allowed:
+            found.append(f"{imp.importer}:{imp.line} imports {imp.module} ({folder} may not import {target})")
+    return found
+
+
+def _room_of(module: str) -> str | None:
+    return next((room for room in ROOMS if module == room or module.startswith(f"{room}.")), None)
+
+
+def room_violations(imports: list[Import]) -> list[str]:
+    """Each import of a workflow room from another room or from a shared `workflows.*` module."""
+    found: list[str] = []
+    for imp in imports:
+        if imp.importer.split(".")[0] != "workflows":
+            continue
+        home, target = _room_of(imp.importer), _room_of(imp.module)
+        if target is None or target == home:
+            continue
+        where = f"room {home}" if home is not None else "a shared workflows module"
+        found.append(f"{imp.importer}:{imp.line} imports {imp.module} ({where} may not import {target})")
+    return found
+
+
+def import_cycles(imports: list[Import]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan), each sorted."""
+    graph: dict[str, set[str]] = {}
+    for imp in imports:
+        graph.setdefault(imp.importer, set()).add(imp.module)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for successor in sorted(graph.get(node, ())):
+            if successor not in index:
+                visit(successor)
+                low[node] = min(low[node], low[successor])
+            elif successor in on_stack:
+                low[node] = min(low[node], index[successor])
+        if low[node] == index[node]:
+            group: list[str] = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(groups)
+
+
+def _all_imports(folders: tuple[str, ...]) -> list[Import]:
+    return [imp for path in _files(folders) for imp in imports_of(path)]
+
+
+def test_every_product_folder_has_a_layer() -> None:
+    first_party = {p.name for p in ROOT.iterdir() if (p / "__init__.py").is_file()}
+    first_party |= {p.stem for p in ROOT.glob("*.py")}
+    assert first_party - set(MAY_IMPORT) <= set(NOT_PRODUCT)
+
+
+@pytest.mark.parametrize("folder", list(MAY_IMPORT))
+def test_no_folder_imports_a_higher_one(folder: str) -> None:
+    assert _files((folder,)), folder
+    assert layer_violations(_all_imports((folder,))) == []
+
+
+def test_the_workflow_rooms_are_named() -> None:
+    folders = {f"workflows.{p.name}" for p in (ROOT / "workflows").iterdir() if (p / "__init__.py").is_file()}
+    assert folders == set(ROOMS)
+
+
+def test_no_room_imports_another_and_shared_workflow_code_imports_none() -> None:
+    assert room_violations(_all_imports(("workflows",))) == []
+
+
+def test_a_cross_room_import_and_a_shared_module_importing_a_room_are_found() -> None:
+    workflows = ROOT / "workflows"
+    imports = imports_of(workflows / "run" / "loop.py", "from workflows.session.thread import X\n")
+    lazy = "def f():\n    from workflows.run import ledger\n"
+    imports += imports_of(workflows / "session" / "loop.py", lazy)
+    shared = "import workflows.run.record\nfrom workflows import failures\n"
+    imports += imports_of(workflows / "op_slot.py", shared)
+    imports += imports_of(workflows / "run" / "tool_step.py", "from workflows.op_slot import OpSlot\n")
+    assert room_violations(imports) == [
+        "workflows.run.loop:1 imports workflows.session.thread "
+        "(room workflows.run may not import workflows.session)",
+        "workflows.session.loop:2 imports workflows.run.ledger "
+        "(room workflows.session may not import workflows.run)",
+        "workflows.op_slot:1 imports workflows.run.record "
+        "(a shared workflows module may not import workflows.run)",
+    ]
+
+
+def test_no_import_cycles() -> None:
+    assert import_cycles(_all_imports(CYCLE_CHECKED)) == []
+
+
+def test_a_lazy_upward_import_and_a_lazy_cycle_are_found() -> None:
+    codec = ROOT / "payloads" / "codec.py"
+    react_run = ROOT / "workflows" / "run" / "react_run.py"
+    lazy = "def f():\n    from activities import llm\n    from workflows.run import react_run\n"
+    imports = imports_of(codec, lazy)
+    imports += imports_of(
+        react_run, "from payloads.codec import f\nimport clients.runs\nimport tests.helpers\n"
+    )
+    imports += imports_of(ROOT / "payloads" / "converter.py", "if TYPE_CHECKING:\n    import hosting\n")
+    assert layer_violations(imports) == [
+        "payloads.codec:2 imports activities.llm (payloads may not import activities)",
+        "payloads.codec:3 imports workflows.run.react_run (payloads may not import workflows)",
+        "workflows.run.react_run:1 imports payloads.codec (workflows may not import payloads)",
+        "workflows.run.react_run:2 imports clients.runs (workflows may not import clients)",
+        "workflows.run.react_run:3 imports tests.helpers (workflows may not import tests)",
+    ]
+    assert import_cycles(imports) == [["payloads.codec", "workflows.run.react_run"]]
+
+
+def test_relative_imports_resolve_to_their_package() -> None:
+    imports = imports_of(ROOT / "activities" / "probe.py", "from . import llm\nfrom .tools import X\n")
+    assert [imp.module for imp in imports] == ["activities.llm", "activities.tools"]
