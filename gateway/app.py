@@ -33,7 +33,7 @@ from gateway.auth import Principal, authenticate
 from gateway.context import GatewayContext
 from gateway.errors import GatewayError, error_body, error_response
 from gateway.http_input import principal_of, read_json
-from gateway.mcp_server import McpEndpoint
+from gateway.mcp import McpEndpoint
 from gateway.settings import GatewaySettings
 from gateway.threads_api import routes as threads_routes
 
