@@ -370,17 +370,26 @@ class RequestCore:
                     if is_terminal(item):
                         break
 
-    async def settled(self, thread: Thread, request_id: str, result: RunResult | None = None) -> RequestState:
-        """The request's state once its session has recorded its run's end (or after `SETTLE_S`, as it is).
+    async def recorded(self, thread: Thread, request_id: str) -> RequestRecord:
+        """The request's record once its session has recorded its run's end (or after `SETTLE_S`, as it is).
 
         The run ends first and its session records that a moment later: waiting here makes every
         read after (`state`, the thread's history, `tasks/get`) agree with the end.
         """
+        record = await self.record(thread, request_id)
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(SETTLE_S):
-                while (await self.record(thread, request_id)).status == "running":  # noqa: ASYNC110 - a query
+                while record.status == "running":
                     await asyncio.sleep(SETTLE_POLL_S)
-        return await self.state(thread, request_id, result)
+                    record = await self.record(thread, request_id)
+        return record
+
+    async def settled(self, thread: Thread, request_id: str, result: RunResult | None = None) -> RequestState:
+        """The state of a request whose run has ended (`result`), once its session has recorded the end."""
+        record = await self.recorded(thread, request_id)
+        if record.status == "running":
+            return await self.state(thread, request_id, result)
+        return await self._ended(record, result)
 
     async def wait(
         self,
