@@ -346,6 +346,17 @@ class RequestCore:
         new = Thread(thread.principal, owned[0], owned[1], forked.session_id, thread.config)
         return Forked(new, forked.forked_from.seq)
 
+    async def reset(self, thread: Thread, *, reason: str | None = None) -> Ack:
+        """Start the conversation afresh (`applied`, or `deferred` while a request runs).
+
+        Raises:
+            GatewayError: `not_found` (checked first), or the session's refusal.
+        """
+        await self.status(thread)
+        with temporal_reads():
+            ack = await self.session(thread).reset_thread(reason=reason)
+        return _accepted(ack, "the reset was refused")
+
     # ---- waiting -------------------------------------------------------------------------------
 
     async def until_started(self, thread: Thread, request_id: str) -> None:
