@@ -95,7 +95,7 @@ async def stream_run(
             for emitted in renderer.feed(await item.enriched()):
                 yield _message(spec, emitted)
             if renderer.awaiting is not None:
-                ending = await _interrupted(ctx, session, spec, renderer)
+                ending = await _interrupted(core, session, spec, renderer)
                 if ending:
                     for emitted in ending:
                         yield _message(spec, emitted)
@@ -104,10 +104,11 @@ async def stream_run(
                 for emitted in await _ended(session, spec, renderer):
                     yield _message(spec, emitted)
                 return
-    except RPCError as error:
+    except (RPCError, GatewayError) as error:
         # The client may reconnect with the last event id: nothing it has is sent again.
-        message = "the request's run cannot be found" if error.status == RPCStatusCode.NOT_FOUND else LOST
-        code = NOT_FOUND if error.status == RPCStatusCode.NOT_FOUND else None
+        gone = isinstance(error, RPCError) and error.status == RPCStatusCode.NOT_FOUND
+        message = "the request's run cannot be found" if gone else LOST
+        code = NOT_FOUND if gone else None
         yield _message(spec, renderer.force(RunErrorEvent(message=message, code=code)))
 
 
@@ -116,11 +117,10 @@ def _message(spec: StreamSpec, emitted: Emitted) -> dict[str, str]:
 
 
 async def _interrupted(
-    ctx: GatewayContext, session: SessionHandle, spec: StreamSpec, renderer: RequestRenderer
+    core: RequestCore, session: SessionHandle, spec: StreamSpec, renderer: RequestRenderer
 ) -> list[Emitted]:
     """The run's end as an interrupt, if the call that asked for approval still waits (else nothing)."""
-    run = ctx.runs.get(spec.run_workflow_id)
-    pending = await shared((spec.run_workflow_id, "pending_approvals"), run.pending_approvals)
+    pending = await core.pending(spec.run_workflow_id)
     if not any(p.call_id == renderer.awaiting for p in pending):
         return []
     snapshot = await _snapshot(session, spec, renderer)

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic import JsonValue
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
 from clients.errors import RejectedError
 from clients.session_handle import SessionHandle
@@ -136,13 +136,18 @@ class RequestCore:
         return found
 
     async def pending(self, run_workflow_id: str) -> list[PendingApproval]:
-        """The calls of a run awaiting a decision, oldest first (none before its start or after its end)."""
+        """The calls of a run awaiting a decision, oldest first (none before its start or after its end).
+
+        Raises:
+            GatewayError: 503 `unavailable` (Temporal did not answer: "none" would be a guess).
+        """
+        run = self._ctx.runs.get(run_workflow_id)
         try:
-            return await shared(
-                (run_workflow_id, "pending_approvals"), self._ctx.runs.get(run_workflow_id).pending_approvals
-            )
-        except RPCError:
-            return []
+            return await shared((run_workflow_id, "pending_approvals"), run.pending_approvals)
+        except RPCError as error:
+            if error.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.INVALID_ARGUMENT):
+                return []
+            raise GatewayError.unavailable() from None
 
     async def state(self, thread: Thread, request_id: str, result: RunResult | None = None) -> RequestState:
         """Where the request stands (`result`: its run's, when the caller has it already).
