@@ -172,7 +172,8 @@ DESCRIPTIONS: Final[dict[str, str]] = {
     UNAUTHORIZED: "The gateway has tokens configured and the request has no valid bearer token (401).",
     UNSUPPORTED_CONTENT: "An A2A message part the agents cannot take (a file). Nothing started.",
     REQUEST_ID_REUSED: (
-        "A request id (an AG-UI `runId`) that names an earlier request with another message. Nothing was asked."
+        "A request id (an AG-UI `runId`) that names an earlier request with another message. "
+        "Nothing was asked."
     ),
     UNAVAILABLE: "The gateway could not reach Temporal in time (503); try again.",
 }

@@ -31,6 +31,7 @@ from contracts.stream import DeltaEvent, TraceItem
 from gateway.a2a.tasks import TaskRef, agent_message, result_artifacts, result_status, task_of, to_struct
 from gateway.context import GatewayContext
 from gateway.core import RequestCore, RunEnd, follow_run
+from gateway.errors import GatewayError
 from gateway.hub import HubItem
 
 __all__ = ["STOPPING_STATES", "task_events"]
@@ -121,8 +122,11 @@ async def task_events(
         if kind in TERMINAL_KINDS:
             continue  # the run's result follows at once
         if kind == "approval_requested":
-            now = task_of(ref, await core.state(ref.thread, ref.request_id), history=False)
-            if now.status.state == TaskState.TASK_STATE_INPUT_REQUIRED:
+            try:
+                now = task_of(ref, await core.state(ref.thread, ref.request_id), history=False)
+            except GatewayError:
+                now = None  # unread: the task goes on streaming
+            if now is not None and now.status.state == TaskState.TASK_STATE_INPUT_REQUIRED:
                 yield status_event(ref, now.status)
                 return
         if kind in STATUS_KINDS or kind == "approval_requested":

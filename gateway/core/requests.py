@@ -149,6 +149,13 @@ class RequestCore:
                 return []
             raise GatewayError.unavailable() from None
 
+    async def _awaiting(self, run_workflow_id: str) -> bool:
+        """Whether a run that has just asked for approval lists a call awaiting it (unread: not yet)."""
+        try:
+            return bool(await self.pending(run_workflow_id))
+        except GatewayError:
+            return False  # the wait goes on; the next event (or the caller's timeout) looks again
+
     async def state(self, thread: Thread, request_id: str, result: RunResult | None = None) -> RequestState:
         """Where the request stands (`result`: its run's, when the caller has it already).
 
@@ -439,7 +446,7 @@ class RequestCore:
                     if isinstance(event, DeltaEvent):
                         if event.text and report is not None:
                             await report(event.text)
-                    elif event.event.kind == "approval_requested" and await self.pending(run_id):
+                    elif event.event.kind == "approval_requested" and await self._awaiting(run_id):
                         break
         return await self.state(thread, request_id)
 

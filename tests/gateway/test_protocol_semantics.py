@@ -97,8 +97,8 @@ class AguiDriver(Driver):
             http.stream("POST", f"/agui/{self.agent}", json=body) as response,
         ):
             if response.status_code != 200:
-                body = await response.aread()
-                return Outcome("refused", code=json.loads(body)["error"]["code"], detail=body.decode())
+                raw = await response.aread()
+                return Outcome("refused", code=json.loads(raw)["error"]["code"], detail=raw.decode())
             return await read_sse(response, stop_after=2 if until_ack else None)
 
     async def ask(self, thread: str, text: str, *, on_busy: str = "reject", wait: bool = True) -> Outcome:
