@@ -34,9 +34,9 @@ from starlette.routing import BaseRoute, Route
 from contracts import AgentConfig
 from contracts.errors import UNKNOWN_AGENT
 from gateway.a2a.handler import DurableRequestHandler
-from gateway.auth import Principal
 from gateway.context import GatewayContext
 from gateway.errors import GatewayError, error_body
+from gateway.http_input import principal_of
 from gateway.jsonrpc import METHOD_NOT_FOUND, jsonrpc_error_body
 
 __all__ = ["agent_card", "routes"]
@@ -106,15 +106,8 @@ class _PrincipalContextBuilder(DefaultServerCallContextBuilder):
 
     def build(self, request: Request) -> ServerCallContext:
         context = super().build(request)
-        context.state["principal"] = _principal(request)
+        context.state["principal"] = principal_of(request)
         return context
-
-
-def _principal(request: Request) -> Principal:
-    principal: Principal | None = getattr(request.state, "principal", None)
-    if principal is None:
-        raise GatewayError.unauthorized()
-    return principal
 
 
 def _agent_routes(ctx: GatewayContext, agent: str) -> list[BaseRoute]:
