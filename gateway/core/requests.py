@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -50,6 +51,7 @@ from gateway.single_flight import shared
 
 __all__ = ["ENDED", "Forked", "RequestCore", "RequestState", "RequestStatus"]
 
+log = logging.getLogger(__name__)
 RequestStatus = Literal["queued", "running", "awaiting_approval", "completed", "failed", "cancelled"]
 ENDED = frozenset({"completed", "failed", "cancelled"})
 SETTLE_S = 5.0
@@ -227,14 +229,32 @@ class RequestCore:
                 expected_last_request=expected_last_request,
             )
         if request_id is not None and accepted.request_id == request_id:
-            record = await self.record(thread, request_id)
-            if record.query_preview != text[:QUERY_PREVIEW_CHARS]:
-                raise GatewayError.refused(
-                    REQUEST_ID_REUSED,
-                    f"request id {request_id!r} names an earlier request with another message: "
-                    "give a new id (nothing was asked)",
-                )
+            await self._same_message(thread, request_id, text)
         return accepted
+
+    async def _same_message(self, thread: Thread, request_id: str, text: str) -> None:
+        """Refuse an ask whose request id names an earlier request with another message.
+
+        The session answers a known request id with that request (a retried ask re-attaches);
+        its record's query preview says whether the message is the same. The check is read
+        after the ask: a new request's record always matches, so only a reused id is refused.
+        When the record cannot be read (Temporal does not answer), the ask stands as the
+        session answered it: refusing would tell the caller that nothing was asked.
+
+        Raises:
+            GatewayError: `request_id_reused` (nothing was asked).
+        """
+        try:
+            record = await self.record(thread, request_id)
+        except GatewayError:
+            log.warning("could not read request %s of %s to check its message", request_id, thread.session_id)
+            return
+        if record.query_preview != text[:QUERY_PREVIEW_CHARS]:
+            raise GatewayError.refused(
+                REQUEST_ID_REUSED,
+                f"request id {request_id!r} names an earlier request with another message: "
+                "give a new id (nothing was asked)",
+            )
 
     async def _steer_interrupting(self, thread: Thread, text: str, source: str | None) -> AskAccepted | None:
         """Steer the running request with `mode="interrupt"`; None when nothing runs."""
@@ -435,7 +455,7 @@ class RequestCore:
             if state.status not in ("running", "queued") or wait_s == 0:
                 return state
             run_id, queued = state.run_workflow_id, state.status == "queued"
-        with contextlib.suppress(TimeoutError):
+        with contextlib.suppress(TimeoutError, RPCError):  # the hub lost the run: read where it stands
             async with asyncio.timeout(wait_s):
                 if queued:
                     await self.until_started(thread, request_id)

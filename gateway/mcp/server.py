@@ -31,6 +31,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp_types import CallToolResult, TextContent
 from pydantic import JsonValue
 from starlette.routing import Route
+from temporalio.service import RPCError
 
 from conversation import MessageEntry
 from gateway.auth import Principal, authenticate
@@ -114,6 +115,8 @@ class McpEndpoint:
             return _result(await call(principal))
         except GatewayError as error:
             return _refused(error)
+        except RPCError:  # Temporal did not answer where the core does not map it itself
+            return _refused(GatewayError.unavailable())
 
     def _handle(self, principal: Principal, handle: str) -> Handle:
         return parse_handle(self._ctx, principal, handle)

@@ -279,7 +279,8 @@ class McpDriver(Driver):
             result = await client.call_tool(tool, arguments)
         content: dict[str, Any] = result.structured_content or {}
         if result.is_error:
-            return Outcome("refused", code=str(content["error"]["code"]))
+            said = " ".join(getattr(part, "text", "") for part in result.content)
+            return Outcome("refused", code=str(content.get("error", {}).get("code")), detail=said)
         handle = str(content.get("handle") or "")
         status = str(content["status"])
         return Outcome(MCP_STATES.get(status, status), handle.rsplit(":", 1)[1] if handle else None)
