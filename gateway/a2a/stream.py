@@ -28,9 +28,9 @@ from a2a.types.a2a_pb2 import Task, TaskArtifactUpdateEvent, TaskState, TaskStat
 
 from clients.stream import TERMINAL_KINDS
 from contracts.stream import DeltaEvent, TraceItem
-from gateway.a2a.tasks import TaskRef, agent_message, result_artifacts, result_status, task_of, to_struct
+from gateway.a2a.tasks import TaskRef, agent_message, task_of, to_struct
 from gateway.context import GatewayContext
-from gateway.core import RequestCore, RunEnd, follow_run
+from gateway.core import RequestCore, RunEnd, ended_state, follow_run
 from gateway.errors import GatewayError
 from gateway.hub import HubItem
 
@@ -191,11 +191,11 @@ def _final_of(ref: TaskRef, end: RunEnd) -> list[Event]:
     if end.result is None:
         message = agent_message(ref, f"{ref.task_id}/end", [new_text_part("the run could not be read")])
         return [status_event(ref, TaskStatus(state=TaskState.TASK_STATE_FAILED, message=message))]
-    result = end.result
+    state = ended_state(ref.request_id, "", end.result)
+    task = task_of(ref, state, history=False)
     events: list[Event] = [
         TaskArtifactUpdateEvent(task_id=ref.task_id, context_id=ref.context_id, artifact=a, last_chunk=True)
-        for a in result_artifacts(result)
+        for a in task.artifacts
     ]
-    usage = result.outcome.usage.model_dump(mode="json")
-    events.append(status_event(ref, result_status(ref, result), usage=usage))
+    events.append(status_event(ref, task.status, usage=state.usage.model_dump(mode="json")))
     return events

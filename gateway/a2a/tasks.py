@@ -22,7 +22,6 @@ from google.protobuf.json_format import ParseDict
 
 from contracts.approval import PendingApproval
 from contracts.errors import NOT_FOUND
-from contracts.run import RunResult
 from gateway.auth import Principal
 from gateway.context import GatewayContext
 from gateway.core import RequestState, Thread, is_request_id, open_thread
@@ -36,8 +35,6 @@ __all__ = [
     "agent_message",
     "approval_data",
     "parse_task_id",
-    "result_artifacts",
-    "result_status",
     "started_task",
     "task_of",
     "to_struct",
@@ -189,24 +186,3 @@ def _answer_artifact(answer: str) -> Artifact:
 
 def _output_artifact(output: Any) -> Artifact:
     return Artifact(artifact_id=OUTPUT_ARTIFACT, name=OUTPUT_ARTIFACT, parts=[new_data_part(output)])
-
-
-def result_artifacts(result: RunResult) -> list[Artifact]:
-    """The answer (text) and structured output (data) of a run's result."""
-    artifacts: list[Artifact] = []
-    if result.answer is not None and result.outcome.status == "completed":
-        artifacts.append(_answer_artifact(result.answer))
-    if result.output is not None:
-        artifacts.append(_output_artifact(result.output))
-    return artifacts
-
-
-def result_status(ref: TaskRef, result: RunResult) -> TaskStatus:
-    """The final status of a run's result (a failure's message says its code)."""
-    outcome = result.outcome
-    state = STATES.get(outcome.status, TaskState.TASK_STATE_FAILED)
-    if outcome.error is None:
-        return TaskStatus(state=state)
-    text = f"{outcome.error.type}: {outcome.error.message}"
-    message = agent_message(ref, f"{ref.task_id}/end", [new_text_part(text)], code=outcome.error.type)
-    return TaskStatus(state=state, message=message)

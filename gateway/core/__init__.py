@@ -18,7 +18,7 @@ from gateway.core.inputs import (
     parse_on_busy,
     request_id_for,
 )
-from gateway.core.requests import ENDED, Forked, RequestCore, RequestState, RequestStatus
+from gateway.core.requests import ENDED, Forked, RequestCore, RequestState, RequestStatus, ended_state
 from gateway.core.threads import Thread, open_thread, temporal_reads
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "RunEnd",
     "Thread",
     "check_request_id",
+    "ended_state",
     "follow_run",
     "is_request_id",
     "is_terminal",

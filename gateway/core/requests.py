@@ -49,7 +49,7 @@ from gateway.errors import GatewayError, not_found
 from gateway.owners import parse_session_id, session_id
 from gateway.single_flight import shared
 
-__all__ = ["ENDED", "Forked", "RequestCore", "RequestState", "RequestStatus"]
+__all__ = ["ENDED", "Forked", "RequestCore", "RequestState", "RequestStatus", "ended_state"]
 
 log = logging.getLogger(__name__)
 RequestStatus = Literal["queued", "running", "awaiting_approval", "completed", "failed", "cancelled"]
@@ -469,6 +469,23 @@ class RequestCore:
                     elif event.event.kind == "approval_requested" and await self._awaiting(run_id):
                         break
         return await self.state(thread, request_id)
+
+
+def ended_state(request_id: str, run_workflow_id: str, result: RunResult) -> RequestState:
+    """The state of a request whose run ended with `result` (the run says so before its session does)."""
+    outcome = result.outcome
+    status: RequestStatus = outcome.status if outcome.status in ("completed", "cancelled") else "failed"
+    error = outcome.error
+    return RequestState(
+        request_id=request_id,
+        run_workflow_id=run_workflow_id,
+        status=status,
+        usage=outcome.usage,
+        answer=result.answer if status == "completed" else None,
+        output=result.output if status == "completed" else None,
+        error_code=error.type if error is not None else None,
+        error_message=error.message if error is not None else None,
+    )
 
 
 def _state(record: RequestRecord, status: RequestStatus, **fields: object) -> RequestState:
