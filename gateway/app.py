@@ -26,16 +26,16 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from contracts.errors import NOT_FOUND
-from gateway.a2a import jsonrpc_error_body
 from gateway.a2a import routes as a2a_routes
 from gateway.agui import routes as agui_routes
 from gateway.auth import Principal, authenticate
+from gateway.chat import routes as chat_routes
 from gateway.context import GatewayContext
 from gateway.errors import GatewayError, error_body, error_response
 from gateway.http_input import principal_of, read_json
-from gateway.mcp_server import McpEndpoint
+from gateway.jsonrpc import jsonrpc_error_body
+from gateway.mcp import McpEndpoint
 from gateway.settings import GatewaySettings
-from gateway.threads_api import routes as threads_routes
 
 __all__ = ["build_app", "is_public", "principal_of", "read_json"]
 
@@ -165,7 +165,7 @@ def build_app(ctx: GatewayContext) -> Starlette:
         *agui_routes(ctx),
         *a2a_routes(ctx),
         mcp.route,
-        *threads_routes(ctx),
+        *chat_routes(ctx),
     ]
 
     @asynccontextmanager
