@@ -47,6 +47,7 @@ from gateway.mcp_tools import (
     parse_handle,
     session_of,
 )
+from gateway.owners import fork_session_id
 from gateway.settings import DEFAULT_AGENT
 
 __all__ = ["McpEndpoint"]
@@ -226,7 +227,9 @@ class McpEndpoint:
             session: str, context: Context, agent: str = DEFAULT_AGENT, seq: int | None = None
         ) -> CallToolResult:
             async def call(principal: Principal) -> dict[str, Any]:
-                forked = await ctx.sessions.get(session_of(ctx, principal, agent, session)).fork(seq=seq)
+                forked = await ctx.sessions.get(session_of(ctx, principal, agent, session)).fork(
+                    seq=seq, session_id=await fork_session_id(ctx.client, principal, agent, session)
+                )
                 return {"session": handle_of_session(principal, agent, forked.session_id), "agent": agent}
 
             return await self._call(context, call)

@@ -35,7 +35,7 @@ from gateway.auth import Principal
 from gateway.context import GatewayContext, agent_config
 from gateway.errors import GatewayError, not_found
 from gateway.http_input import principal_of, read_json
-from gateway.owners import PREFIX, check_thread_id, parse_session_id, session_id
+from gateway.owners import PREFIX, fork_session_id, parse_session_id, session_id
 
 __all__ = ["STATIC", "routes"]
 
@@ -142,7 +142,9 @@ class _ThreadsApi:
         new_thread = body.get("thread_id")
         if new_thread is not None and not isinstance(new_thread, str):
             raise GatewayError.invalid_input("`thread_id` must be a string")
-        new_id = session_id(principal, agent, check_thread_id(new_thread)) if new_thread else None
+        new_id = await fork_session_id(
+            self._ctx.client, principal, agent, request.path_params["thread"], new_thread or None
+        )
         await _read(handle.status())  # a missing thread is 404, never a fork's own refusal
         forked = await _read(handle.fork(seq=seq, session_id=new_id))
         owned = parse_session_id(principal, forked.session_id)
