@@ -89,7 +89,7 @@ def guarded_h11(limits: ConnectionLimits) -> type[H11Protocol]:
         def connection_made(self, transport: asyncio.Transport) -> None:  # pyright: ignore[reportIncompatibleMethodOverride]
             super().connection_made(transport)
             if len(self.connections) > limits.max_connections and not idle.close_oldest():
-                _log.warning("refused a connection: %d open, every one busy", len(self.connections) - 1)
+                _log.warning("refused a connection: %d open, every one busy", limits.max_connections)
                 transport.write(_REFUSAL)
                 transport.close()
                 return
@@ -101,9 +101,9 @@ def guarded_h11(limits: ConnectionLimits) -> type[H11Protocol]:
                 self._stop_waiting()
 
         def on_response_complete(self) -> None:
-            super().on_response_complete()
             if not self.transport.is_closing():
-                self._await_headers()
+                self._await_headers()  # first: a pipelined request's headers, already here, stop the wait
+            super().on_response_complete()
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._stop_waiting()

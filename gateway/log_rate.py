@@ -2,13 +2,14 @@
 
 A storm (a client flood, the process out of file descriptors) repeats one line thousands of times a
 second; written out, it fills the disk in minutes and hides everything else. `RepeatedLines` lets
-the first record of each (logger, level, message template) through, drops the repeats for
+the first record of each line (logger, level and message, arguments filled in) through, drops the repeats for
 `window_s`, and adds to the next one let through how many it dropped. `rate_limit_logs` puts it on
 every handler of the root logger and of uvicorn's loggers.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from collections import OrderedDict
@@ -39,7 +40,9 @@ class RepeatedLines(logging.Filter):
         super().__init__()
         self._window_s = window_s
         self._clock = clock
-        self._seen: OrderedDict[tuple[str, int, str], _Seen] = OrderedDict()
+        # Keyed by a digest of the whole message: lines that differ (each request's access line) all
+        # pass, and a long line costs the filter 16 bytes.
+        self._seen: OrderedDict[tuple[str, int, bytes], _Seen] = OrderedDict()
 
     def filter(self, record: logging.LogRecord) -> bool:
         """Whether `record` is written (its message then counts the repeats dropped before it)."""
@@ -51,7 +54,12 @@ class RepeatedLines(logging.Filter):
         return passes
 
     def _passes(self, record: logging.LogRecord) -> bool:
-        key = (record.name, record.levelno, str(record.msg))
+        try:
+            message = record.getMessage()
+        except Exception:  # arguments that do not fit the message: the handler reports that, not this filter
+            message = str(record.msg)
+        digest = hashlib.blake2b(message.encode("utf-8", "replace"), digest_size=16).digest()
+        key = (record.name, record.levelno, digest)
         now = self._clock()
         seen = self._seen.get(key)
         if seen is not None and now - seen.written_at < self._window_s:

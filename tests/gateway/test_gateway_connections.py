@@ -5,6 +5,8 @@ host gives it; the flood is 400 idle sockets (more than the files the soft limit
 sockets sending their headers a byte at a time, all on loopback. While they are open `/healthz`
 answers at once, each one is closed within the header timeout, and the log stays small. A request
 body sent too slowly gets 408, and a kept-alive connection idle after its response is closed.
+In process, on a limit of 3: a newcomer closes the oldest idle connection, and is refused with 503
+when every connection is busy with a request.
 """
 
 from __future__ import annotations
@@ -14,16 +16,23 @@ import contextlib
 import logging
 import os
 import resource
+import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
 import pytest
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
 
+from gateway.connections import ConnectionLimits, guarded_h11
 from gateway.log_rate import RepeatedLines
 from testing import AgentTestEnvironment
 from tests.helpers import ROOT
@@ -175,6 +184,77 @@ async def test_slow_bodies_get_408_and_idle_kept_alive_connections_are_closed(
         writer.close()
 
 
+@asynccontextmanager
+async def _guarded_server(app: Starlette, limits: ConnectionLimits) -> AsyncIterator[uvicorn.Server]:
+    """`app` on uvicorn with `guarded_h11(limits)` on a free loopback port (`_port(server)`)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    sock.setblocking(False)
+    config = uvicorn.Config(app, log_level="warning", lifespan="off", http=guarded_h11(limits))
+    server = uvicorn.Server(config)
+    server.config.port = sock.getsockname()[1]
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        await _until(lambda: server.started)
+        yield server
+    finally:
+        server.should_exit = True
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait_for(task, 10)
+        sock.close()
+
+
+async def _until(condition: Callable[[], bool]) -> None:
+    """Wait until `condition()` (the server's state is polled: it has no event to wait on)."""
+    async with asyncio.timeout(10):
+        while True:
+            if condition():
+                return
+            await asyncio.sleep(0.01)
+
+
+async def _open_connections(server: uvicorn.Server, count: int) -> None:
+    """Wait until the server holds `count` connections."""
+    await _until(lambda: len(server.server_state.connections) == count)
+
+
+async def test_at_the_limit_idle_connections_make_room_and_busy_ones_refuse_newcomers() -> None:
+    release = asyncio.Event()
+
+    async def slow(request: Request) -> Response:
+        await release.wait()
+        return PlainTextResponse("done")
+
+    async def health(request: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    app = Starlette(routes=[Route("/slow", slow), Route("/healthz", health)])
+    async with _guarded_server(app, ConnectionLimits(header_timeout_s=30, max_connections=3)) as server:
+        port = server.config.port
+        idle = [await asyncio.open_connection("127.0.0.1", port) for _ in range(3)]
+        await _open_connections(server, 3)
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=5) as http:
+            assert (await http.get("/healthz")).text == "ok"  # room made: the oldest idle one closed
+        assert await asyncio.wait_for(idle[0][0].read(), 5) == b""
+        for _, writer in idle:
+            writer.close()
+        await _open_connections(server, 0)
+
+        busy = [await asyncio.open_connection("127.0.0.1", port) for _ in range(3)]
+        for _, writer in busy:
+            writer.write(b"GET /slow HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
+        await _until(lambda: len(server.server_state.tasks) == 3)
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        refused = await asyncio.wait_for(reader.read(), 5)
+        assert refused.startswith(b"HTTP/1.1 503 ") and b'"unavailable"' in refused, refused
+        writer.close()
+        release.set()
+        for reader, writer in busy:
+            assert (await asyncio.wait_for(reader.readuntil(b"done"), 5)).startswith(b"HTTP/1.1 200 ")
+            writer.close()
+
+
 def test_repeated_log_lines_pass_once_a_window_with_a_count() -> None:
     now = [0.0]
     lines = RepeatedLines(window_s=10.0, clock=lambda: now[0])
@@ -190,3 +270,5 @@ def test_repeated_log_lines_pass_once_a_window_with_a_count() -> None:
     assert lines.filter(later)
     assert later.getMessage().endswith("[9999 more like this in the last 11 s]")
     assert lines.filter(later)  # the same record at a second handler: the same answer
+    for port in range(100):  # lines that differ are all written (each request's access line)
+        assert lines.filter(logging.LogRecord("uvicorn.access", logging.INFO, "", 1, "%s GET", (port,), None))
