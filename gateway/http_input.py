@@ -69,11 +69,10 @@ async def read_json(request: Request) -> object:
     """The request's JSON body.
 
     Raises:
-        GatewayError: 400 `invalid_input` for a body that is not JSON or nests deeper than
-            `MAX_JSON_DEPTH` (the guard refused that already; 413 comes from the guard too).
+        GatewayError: 400 `invalid_input` for a body that is not JSON (the app's guard refused a
+            body nested deeper than `MAX_JSON_DEPTH`, and one over the size limit, already).
     """
     body = await request.body()
-    check_json_depth(body)
     try:
         return json.loads(body)
     except (ValueError, UnicodeDecodeError):
