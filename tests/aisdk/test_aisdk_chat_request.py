@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gateway.aisdk.chat_request import ApprovalAnswer, ChatRequest, parse_chat_request
 from gateway.errors import GatewayError
@@ -140,3 +142,42 @@ def test_junk_is_refused_by_name(body: object, code: str, words: str) -> None:
         parse_chat_request(body)
     assert refused.value.code == code
     assert words in refused.value.message
+
+
+_JSON: st.SearchStrategy[object] = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+def _object(required: dict[str, st.SearchStrategy[object]], **optional: st.SearchStrategy[object]) -> Any:
+    """Objects with the `required` keys and any of the `optional` ones."""
+    return st.fixed_dictionaries(required, optional=optional)
+
+
+_APPROVAL = _object({}, id=_JSON, approved=_JSON, reason=_JSON) | _JSON
+_STATE: st.SearchStrategy[object] = st.sampled_from(["approval-responded", "approval-requested", None])
+_PART_TYPE: st.SearchStrategy[object] = st.sampled_from(
+    ["text", "file", "step-start", "dynamic-tool", "tool-x", 3]
+)
+_PART = _object({"type": _PART_TYPE}, text=_JSON, state=_STATE, approval=_APPROVAL)
+_ID: st.SearchStrategy[object] = st.sampled_from(["m-1", "", "bad id", 7]) | st.text(max_size=5)
+_ROLE: st.SearchStrategy[object] = st.sampled_from(["user", "assistant", "system", None])
+_MESSAGE = _object({}, id=_ID, role=_ROLE, parts=st.lists(_PART | _JSON, max_size=4) | _JSON)
+_THREAD: st.SearchStrategy[object] = st.sampled_from(["thread-1", "bad id!", "", "t-run-1"]) | _JSON
+_TRIGGER: st.SearchStrategy[object] = st.sampled_from(["submit-message", "regenerate-message", None]) | _JSON
+_BODY = _object({}, id=_THREAD, messages=st.lists(_MESSAGE | _JSON, max_size=3) | _JSON, trigger=_TRIGGER)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_BODY | _JSON)
+def test_any_json_is_a_chat_request_or_a_named_refusal(body: object) -> None:
+    try:
+        request = parse_chat_request(body)
+    except GatewayError as refused:
+        assert refused.code in {"invalid_input", "unsupported_content", "payload_too_large"}
+        assert refused.message
+        return
+    assert (request.ask is None) != (not request.approvals)
+    assert request.ask is None or request.ask.strip()

@@ -5,6 +5,11 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import JsonValue
+
+from contracts.run import TraceKind
 from gateway.aisdk.chunks import DONE, UI_MESSAGE_STREAM_HEADERS, Chunk, RequestChunks, error_chunks, sse
 from tests.aisdk_helpers import CALL_ID, RunEvent, RunScript, answer_run, approval_run, failed_run
 
@@ -144,3 +149,59 @@ def test_sse_framing_headers_and_refusals() -> None:
     refused = error_chunks("busy", "the thread is busy")
     assert json.loads(sse(refused[0])[6:]) == {"type": "error", "errorText": "busy: the thread is busy"}
     assert refused[1]["finishReason"] == "error"
+
+
+def _sdk_rules_hold(chunks: list[Chunk]) -> None:
+    """What the SDK's `processUIMessageStream` requires of a stream (it throws otherwise), and one end."""
+    assert chunks[0]["type"] == "start"
+    open_parts: set[object] = set()
+    tools: set[object] = set()
+    for index, chunk in enumerate(chunks):
+        kind = chunk["type"]
+        assert isinstance(kind, str)
+        if kind in ("text-start", "reasoning-start"):
+            assert chunk["id"] not in open_parts
+            open_parts.add(chunk["id"])
+        elif kind in ("text-delta", "reasoning-delta"):
+            assert chunk["id"] in open_parts
+        elif kind in ("text-end", "reasoning-end"):
+            open_parts.remove(chunk["id"])
+        elif kind == "tool-input-available":
+            tools.add(chunk["toolCallId"])
+        elif kind.startswith(("tool-output", "tool-approval")):
+            assert chunk.get("toolCallId", chunk.get("approvalId")) in tools
+        elif kind == "finish":
+            assert index == len(chunks) - 1 and not open_parts
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    answers=st.lists(st.text(min_size=1, max_size=40), min_size=1, max_size=3),
+    pieces=st.integers(1, 6),
+    streamed=st.none() | st.integers(0, 40),
+    approve=st.booleans(),
+    end=st.sampled_from(["request_completed", "request_failed", "request_cancelled"]),
+)
+def test_any_run_renders_a_stream_the_sdk_accepts_with_every_answer_whole(
+    answers: list[str], pieces: int, streamed: int | None, approve: bool, end: TraceKind
+) -> None:
+    script = RunScript("req-p")
+    events: list[RunEvent] = [(script.trace("request_started"), ())]
+    for call, answer in enumerate(answers, start=1):
+        last = call == len(answers)
+        tool = None if last else ("calculator", '{"expression": "1+1"}')
+        events += script.llm_call(call, answer, pieces=pieces, streamed=streamed, tool=tool)
+        if tool is not None:
+            events.append((script.trace("approval_requested", call_id=CALL_ID), ()))
+            decided: dict[str, JsonValue] = {"approved": approve, "reason": None if approve else "no"}
+            events.append((script.trace("approval_decided", call_id=CALL_ID, data=decided), ()))
+            events += script.tool_result("calculator", "2", ok=approve)
+    events.append((script.trace(end, data={"error": {"type": "timeout", "message": "slow"}}), ()))
+    chunks = _render("req-p", events)
+    _sdk_rules_hold(chunks)
+    texts: dict[object, str] = {}
+    for chunk in chunks:
+        if chunk["type"] == "text-delta":
+            texts[chunk["id"]] = texts.get(chunk["id"], "") + str(chunk["delta"])
+    assert list(texts.values()) == answers
+    assert chunks[-1]["type"] == "finish"
