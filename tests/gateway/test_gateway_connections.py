@@ -4,7 +4,8 @@ The gateway is the real process, started with a low open-file limit (soft 256, h
 host gives it; the flood is 400 idle sockets (more than the files the soft limit allows) and 60
 sockets sending their headers a byte at a time, all on loopback. While they are open `/healthz`
 answers at once, each one is closed within the header timeout, and the log stays small. A request
-body sent too slowly gets 408, and a kept-alive connection idle after its response is closed.
+body sent too slowly gets 408, a kept-alive connection idle after its response is closed, and 50
+junk requests leave one "Invalid HTTP request" line in the log.
 In process, on a limit of 3: a newcomer closes the oldest idle connection, and is refused with 503
 when every connection is busy with a request.
 """
@@ -49,6 +50,7 @@ CLOSE_WAIT_S = HEADER_TIMEOUT_S + 8.0
 HEALTH_WAIT_S = 3.0
 READY_WAIT_S = 60.0
 MAX_LOG_BYTES = 64 * 1024
+REPEATED_JUNK = 50
 
 
 def _low_file_limit() -> None:
@@ -157,12 +159,19 @@ async def test_a_flood_of_idle_and_slow_connections_leaves_health_answering(
     assert "at most 384 connections; 512 open files" in text  # the soft limit raised, the budget under it
 
 
-async def test_slow_bodies_get_408_and_idle_kept_alive_connections_are_closed(
+async def test_slow_bodies_get_408_idle_kept_alive_connections_are_closed_and_repeats_logged_once(
     agents: AgentTestEnvironment, tmp_path: Path
 ) -> None:
     address = agents.client.service_client.config.target_host
     port = free_port()
-    async with gateway_process(address, port, tmp_path / "gateway.log"):
+    log = tmp_path / "gateway.log"
+    async with gateway_process(address, port, log):
+        for _ in range(REPEATED_JUNK):  # uvicorn logs each: "Invalid HTTP request received."
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"NOT HTTP AT ALL\r\n\r\n")
+            assert (await asyncio.wait_for(reader.read(), CLOSE_WAIT_S)).startswith(b"HTTP/1.1 400 ")
+            writer.close()
+
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         writer.write(
             b"POST /agui/default HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
@@ -182,6 +191,7 @@ async def test_slow_bodies_get_408_and_idle_kept_alive_connections_are_closed(
         assert (await reader.readuntil(b'{"status":"ok"}')).startswith(b"HTTP/1.1 200 ")
         assert await asyncio.wait_for(_closed_by_peer(reader), CLOSE_WAIT_S) <= KEEPALIVE_S + 3.0
         writer.close()
+    assert log.read_text().count("Invalid HTTP request received.") == 1  # then dropped for 10 s
 
 
 @asynccontextmanager
