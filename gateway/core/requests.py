@@ -46,7 +46,7 @@ from gateway.core.follow import RunEnd, follow_run, is_terminal
 from gateway.core.inputs import Decision
 from gateway.core.threads import Thread, temporal_reads
 from gateway.errors import GatewayError, not_found
-from gateway.owners import parse_session_id, session_id
+from gateway.owners import fork_session_id, parse_session_id
 from gateway.single_flight import shared
 
 __all__ = ["ENDED", "Forked", "RequestCore", "RequestState", "RequestStatus", "ended_state"]
@@ -368,13 +368,14 @@ class RequestCore:
                 refusal), `invalid_input` (a bad or taken `new_thread_id`, or a default fork id
                 that is not a thread id: pass one), `seq_out_of_range`.
         """
-        new_id = session_id(thread.principal, thread.agent, new_thread_id) if new_thread_id else None
         await self.status(thread)
+        new_id = await fork_session_id(
+            self._ctx.client, thread.principal, thread.agent, thread.thread_id, new_thread_id or None
+        )
         with temporal_reads():
             forked = await self.session(thread).fork(seq=seq, session_id=new_id)
         owned = parse_session_id(thread.principal, forked.session_id)
-        if owned is None:
-            raise GatewayError.invalid_input("the fork's thread id would be too long: pass a thread id")
+        assert owned is not None, "the gateway names every fork with a thread id"
         new = Thread(thread.principal, owned[0], owned[1], forked.session_id, thread.config)
         return Forked(new, forked.forked_from.seq)
 
