@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import os
 import statistics
 import subprocess
 import sys
@@ -39,7 +41,7 @@ import tempfile
 import time
 import uuid
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,11 +61,17 @@ from bench._process_stack import REPO, Stack, machine
 from bench.gateway import cpu_s
 from bench.live import answer_turn
 from bench.turn_floors import BARE_TURN, SESSION_FLOOR
+from clients.errors import RejectedError
 from clients.runs import Runs
+from clients.session_handle import SessionHandle
 from clients.sessions import Sessions
 from contracts import AgentConfig, ScriptTurn
+from contracts.errors import BUSY
+from contracts.session import AskAccepted
 from contracts.stream import DeltaEvent
 from hosting.connection import connect
+from live.channel import LIVE_URL_ENV
+from live.dev_redis import free_port, start_redis
 
 SHORT = 400
 LONG = 8_000
@@ -127,6 +135,20 @@ class Row:
     queries: QueryCounter
     figures: dict[str, float] = field(default_factory=dict[str, float])
     latencies: list[float] = field(default_factory=list[float])
+    live_url: str | None = None
+    """The live channel this row's worker writes to and its client reads (None: none)."""
+
+    @contextlib.contextmanager
+    def client_env(self) -> Iterator[None]:
+        """The client's environment for this row: `REACT_LIVE_URL` set only for a live row."""
+        if self.live_url is None:
+            yield
+            return
+        os.environ[LIVE_URL_ENV] = self.live_url
+        try:
+            yield
+        finally:
+            os.environ.pop(LIVE_URL_ENV, None)
 
 
 def floor_rows(plain: Client, queue: str, pid: int, queries: QueryCounter) -> list[Row]:
@@ -183,7 +205,7 @@ def our_row(
     async def ours(conversation: Conversation) -> Turn:
         began = time.perf_counter()
         session = sessions.get(conversation.workflow_id)
-        accepted = await session.ask("Tell me a story.", config=agent)
+        accepted = await ask(session, agent)
         run = runs.get(accepted.run_workflow_id)
         first: float | None = None
         if stream:
@@ -196,6 +218,21 @@ def our_row(
         return Turn(first, time.perf_counter() - began, [accepted.run_workflow_id])
 
     return Row(label, pid, open_ours, ours, queries)
+
+
+async def ask(session: SessionHandle, agent: AgentConfig) -> AskAccepted:
+    """Ask; a `busy` refusal is asked again (the session has not applied the last run's end yet).
+
+    `SessionHandle.ask` retries such a refusal for 2 s; under the concurrent phase's load the
+    session can take longer to apply the run's end.
+    """
+    while True:
+        try:
+            return await session.ask("Tell me a story.", config=agent)
+        except RejectedError as refusal:
+            if refusal.code != BUSY:
+                raise
+            await asyncio.sleep(0.05)
 
 
 async def history(client: Client, workflow_id: str) -> list[HistoryEvent]:
@@ -219,6 +256,11 @@ def billed(events: list[HistoryEvent]) -> Counter[str]:
 
 async def sequential(row: Row, client: Client, address_pid: int, turns: int) -> None:
     """`turns` turns of one conversation (after a warm-up turn); the figures per turn."""
+    with row.client_env():
+        await _sequential(row, client, address_pid, turns)
+
+
+async def _sequential(row: Row, client: Client, address_pid: int, turns: int) -> None:
     conversation = await row.open()
     await row.turn(conversation)  # warm-up, and the session exists before counting
     before = len(await history(client, conversation.workflow_id))
@@ -248,9 +290,10 @@ async def sequential(row: Row, client: Client, address_pid: int, turns: int) -> 
 
 async def concurrent(row: Row, count: int) -> None:
     """`count` conversations (each after one turn) take a turn at once: their times to the answer."""
-    conversations = await asyncio.gather(*(row.open() for _ in range(count)))
-    await asyncio.gather(*(row.turn(c) for c in conversations))
-    turns = await asyncio.gather(*(row.turn(c) for c in conversations))
+    with row.client_env():
+        conversations = await asyncio.gather(*(row.open() for _ in range(count)))
+        await asyncio.gather(*(row.turn(c) for c in conversations))
+        turns = await asyncio.gather(*(row.turn(c) for c in conversations))
     row.latencies = [t.answer for t in turns]
 
 
@@ -259,7 +302,16 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
 
 
-def report(rows: list[Row], turns: int, long_turns: int, count: int) -> None:
+def report(
+    rows: list[Row], turns: int, long_turns: int, count: int, *, sequential_table: bool = True
+) -> None:
+    if sequential_table:
+        per_turn(rows, turns, long_turns)
+    if count:
+        at_once(rows, count)
+
+
+def per_turn(rows: list[Row], turns: int, long_turns: int) -> None:
     floor = next(r for r in rows if r.label == "session floor").figures
     print(
         f"\nPer turn ({turns} sequential turns each; the 2,000-token row {long_turns}), x the session floor"
@@ -300,6 +352,9 @@ def report(rows: list[Row], turns: int, long_turns: int, count: int) -> None:
     print("  " + f"{'turn':>30} " + " ".join(f"{k[2:]:>10}" for k in kinds))
     for row in rows:
         print("  " + f"{row.label:>30} " + " ".join(f"{row.figures.get(k, 0.0):>10.1f}" for k in kinds))
+
+
+def at_once(rows: list[Row], count: int) -> None:
     if count:
         base = statistics.median(next(r for r in rows if r.label == "session floor").latencies)
         print(f"\n{count} turns at once (each conversation its own workflow), time to the answer")
@@ -330,15 +385,43 @@ async def start_floors(stack: Stack) -> subprocess.Popen[bytes]:
     raise BenchError(f"the floors' worker did not start; see {log_path}")
 
 
+async def start_live_worker(stack: Stack, url: str) -> tuple[subprocess.Popen[bytes], str]:
+    """A second `worker.py` writing its runs' live items to the channel at `url`, on its own queue."""
+    queue = f"{stack.queue}-live"
+    log_path = stack.work / "live-worker.log"
+    command = [sys.executable, "worker.py", "--address", stack.address, "--task-queue", queue]
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(  # noqa: ASYNC220 (returns at once)
+            die_with_parent(command),
+            cwd=REPO,
+            env={**stack.env, LIVE_URL_ENV: url},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    for _ in range(900):
+        if b"worker polling task queue" in log_path.read_bytes():
+            return process, queue
+        if process.poll() is not None:
+            break
+        await asyncio.sleep(0.1)
+    raise BenchError(f"the live worker did not start; see {log_path}")
+
+
 async def main(turns: int, long_turns: int, count: int) -> int:
     print(f"# bench.turn_cost: {machine()}")
     with tempfile.TemporaryDirectory(prefix="bench-turn-") as work:
         stack = Stack(Path(work))
         floors: subprocess.Popen[bytes] | None = None
+        live: subprocess.Popen[bytes] | None = None
+        redis: subprocess.Popen[bytes] | None = None
         try:
             await stack.start_server()
             await stack.start_worker()
             floors = await start_floors(stack)
+            port = free_port()
+            redis = start_redis(port)
+            url = f"redis://127.0.0.1:{port}/0"
+            live, live_queue = await start_live_worker(stack, url)
             assert stack.server is not None and stack.worker is not None
             ours_queries, floor_queries = QueryCounter(), QueryCounter()
             client = await connect(stack.address)
@@ -352,20 +435,33 @@ async def main(turns: int, long_turns: int, count: int) -> int:
                 our_row("ours, unstreamed", client, stack.queue, pid, ours_queries, SHORT, False),
                 our_row("ours, streamed 400 chars", client, stack.queue, pid, ours_queries, SHORT, True),
             ]
+            live_row = our_row(
+                "ours, streamed 400, live channel", client, live_queue, live.pid, ours_queries, SHORT, True
+            )
+            live_row.live_url = url
+            rows.append(live_row)
             long = our_row("ours, streamed 2,000 tokens", client, stack.queue, pid, ours_queries, LONG, True)
+            long_live = our_row(
+                "ours, 2,000 tokens, live channel", client, live_queue, live.pid, ours_queries, LONG, True
+            )
+            long_live.live_url = url
             await asyncio.sleep(5)  # the worker loads litellm in the background after it polls
             for row in rows:
                 await sequential(row, client, stack.server.pid, turns)
             if long_turns:
                 await sequential(long, client, stack.server.pid, long_turns)
+                await sequential(long_live, client, stack.server.pid, long_turns)
+            measured = [*rows, *([long, long_live] if long_turns else [])]
+            report(measured, turns, long_turns, 0)
             if count:
                 for row in rows:
                     await concurrent(row, count)
-            report([*rows, *([long] if long_turns else [])], turns, long_turns, count)
+                report(measured, turns, long_turns, count, sequential_table=False)
         finally:
-            if floors is not None:
-                floors.terminate()
-                floors.wait(10)
+            for process in (floors, live, redis):
+                if process is not None:
+                    process.terminate()
+                    process.wait(10)
             stack.stop()
     return 0
 
