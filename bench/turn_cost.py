@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import statistics
 import subprocess
@@ -46,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import (
@@ -58,7 +60,8 @@ from temporalio.client import (
 
 from bench._dev_server import BenchError, die_with_parent
 from bench._process_stack import REPO, Stack, machine
-from bench.gateway import cpu_s
+from bench.gateway import cpu_s, start_gateway
+from bench.gateway_agents import ANSWER as GATEWAY_ANSWER
 from bench.live import answer_turn
 from bench.turn_floors import BARE_TURN, SESSION_FLOOR
 from clients.errors import RejectedError
@@ -137,6 +140,8 @@ class Row:
     latencies: list[float] = field(default_factory=list[float])
     live_url: str | None = None
     """The live channel this row's worker writes to and its client reads (None: none)."""
+    gateway_pid: int | None = None
+    """The gateway process this row's turns go through (None: the typed client)."""
 
     @contextlib.contextmanager
     def client_env(self) -> Iterator[None]:
@@ -235,6 +240,54 @@ async def ask(session: SessionHandle, agent: AgentConfig) -> AskAccepted:
             await asyncio.sleep(0.05)
 
 
+def gateway_row(
+    label: str, url: str, http: httpx.AsyncClient, reader: Client, worker_pid: int, gateway_pid: int
+) -> Row:
+    """Our session ask through the gateway: an AG-UI POST per turn, read to RUN_FINISHED.
+
+    The gateway's own queries (its hub's reads) are billed too but are not counted (another process).
+    """
+
+    async def open_thread() -> Conversation:
+        return Conversation(f"gw/local/default/turn-{uuid.uuid4().hex[:10]}")
+
+    async def through_gateway(conversation: Conversation) -> Turn:
+        thread = conversation.workflow_id.rsplit("/", 1)[1]
+        message = {"id": uuid.uuid4().hex, "role": "user", "content": "Tell me a story."}
+        body = {"threadId": thread, "runId": uuid.uuid4().hex, "messages": [message]}
+        began = time.perf_counter()
+        while True:  # a `busy` refusal (the session has not applied the last run's end) is asked again
+            first, text, finished, busy = None, "", False, False
+            async with http.stream("POST", f"{url}/agui/default", json=body) as response:
+                if response.status_code >= 400:
+                    refusal = (await response.aread()).decode()
+                    if "busy" not in refusal:
+                        raise BenchError(f"{label}: the gateway refused: {refusal}")
+                    busy = True
+                async for line in response.aiter_lines():
+                    if not line.startswith("data:"):
+                        continue
+                    event = json.loads(line[5:])
+                    if event["type"] == "TEXT_MESSAGE_CONTENT":
+                        first = first or time.perf_counter() - began
+                        text += event["delta"]
+                    finished = finished or event["type"] == "RUN_FINISHED"
+                    busy = busy or (event["type"] == "RUN_ERROR" and "busy" in json.dumps(event))
+            if not busy:
+                break
+            body["runId"] = uuid.uuid4().hex
+            await asyncio.sleep(0.05)
+        answered = time.perf_counter() - began
+        if text != GATEWAY_ANSWER or not finished:
+            raise BenchError(f"{label}: the answer differs or did not finish ({conversation.workflow_id})")
+        records = await Sessions(reader).get(conversation.workflow_id).requests()
+        return Turn(first, answered, [records[-1].run_workflow_id])
+
+    row = Row(label, worker_pid, open_thread, through_gateway, QueryCounter())
+    row.gateway_pid = gateway_pid
+    return row
+
+
 async def history(client: Client, workflow_id: str) -> list[HistoryEvent]:
     """Every event of a workflow's history (its latest run)."""
     handle: WorkflowHandle[Any, Any] = client.get_workflow_handle(workflow_id)
@@ -266,9 +319,11 @@ async def _sequential(row: Row, client: Client, address_pid: int, turns: int) ->
     before = len(await history(client, conversation.workflow_id))
     queries = row.queries.count
     worker, server = cpu_s(row.worker_pid), cpu_s(address_pid)
+    gateway = cpu_s(row.gateway_pid) if row.gateway_pid else 0.0
     measured = [await row.turn(conversation) for _ in range(turns)]
     await asyncio.sleep(SETTLE_S)
     worker, server = cpu_s(row.worker_pid) - worker, cpu_s(address_pid) - server
+    gateway = cpu_s(row.gateway_pid) - gateway if row.gateway_pid else 0.0
     queries = row.queries.count - queries
     events = (await history(client, conversation.workflow_id))[before:]
     for turn in measured:
@@ -285,6 +340,7 @@ async def _sequential(row: Row, client: Client, address_pid: int, turns: int) ->
         "answer_ms": statistics.median(t.answer for t in measured) * 1e3,
         **{f"n_{kind}": count / turns for kind, count in actions.items()},
         "n_queries": queries / turns,
+        **({"gateway_ms": gateway / turns * 1e3} if row.gateway_pid else {}),
     }
 
 
@@ -347,6 +403,9 @@ def per_turn(rows: list[Row], turns: int, long_turns: int) -> None:
             f"{f['answer_ms']:.0f} ms",
         )
         print("  " + " ".join(f"{c:>{w}}" for c, w in zip(cells, widths, strict=True)))
+    for row in rows:
+        if "gateway_ms" in row.figures:
+            print(f"  {row.label}: the gateway's CPU {row.figures['gateway_ms']:.1f} ms per turn")
     print("\nBilled actions per turn, by kind")
     kinds = sorted({k for row in rows for k in row.figures if k.startswith("n_")})
     print("  " + f"{'turn':>30} " + " ".join(f"{k[2:]:>10}" for k in kinds))
@@ -414,6 +473,8 @@ async def main(turns: int, long_turns: int, count: int) -> int:
         floors: subprocess.Popen[bytes] | None = None
         live: subprocess.Popen[bytes] | None = None
         redis: subprocess.Popen[bytes] | None = None
+        gateways: list[subprocess.Popen[bytes]] = []
+        http: httpx.AsyncClient | None = None
         try:
             await stack.start_server()
             await stack.start_worker()
@@ -422,6 +483,19 @@ async def main(turns: int, long_turns: int, count: int) -> int:
             redis = start_redis(port)
             url = f"redis://127.0.0.1:{port}/0"
             live, live_queue = await start_live_worker(stack, url)
+            gateway, gateway_url = await start_gateway(stack)
+            gateways.append(gateway)
+            queue, folder = stack.queue, stack.work
+            # The second gateway follows runs on the channel, in front of the live worker.
+            stack.env[LIVE_URL_ENV], stack.queue, stack.work = url, live_queue, folder / "live"
+            stack.work.mkdir()
+            try:
+                gateway_live, gateway_live_url = await start_gateway(stack)
+            finally:
+                stack.queue, stack.work = queue, folder
+                stack.env.pop(LIVE_URL_ENV)
+            gateways.append(gateway_live)
+            http = httpx.AsyncClient(timeout=300, limits=httpx.Limits(max_connections=None))
             assert stack.server is not None and stack.worker is not None
             ours_queries, floor_queries = QueryCounter(), QueryCounter()
             client = await connect(stack.address)
@@ -440,6 +514,20 @@ async def main(turns: int, long_turns: int, count: int) -> int:
             )
             live_row.live_url = url
             rows.append(live_row)
+            reader = await connect(stack.address)
+            rows.append(
+                gateway_row("ours via gateway, streamed 400", gateway_url, http, reader, pid, gateway.pid)
+            )
+            rows.append(
+                gateway_row(
+                    "ours via gateway, live channel",
+                    gateway_live_url,
+                    http,
+                    reader,
+                    live.pid,
+                    gateway_live.pid,
+                )
+            )
             long = our_row("ours, streamed 2,000 tokens", client, stack.queue, pid, ours_queries, LONG, True)
             long_live = our_row(
                 "ours, 2,000 tokens, live channel", client, live_queue, live.pid, ours_queries, LONG, True
@@ -458,7 +546,9 @@ async def main(turns: int, long_turns: int, count: int) -> int:
                     await concurrent(row, count)
                 report(measured, turns, long_turns, count, sequential_table=False)
         finally:
-            for process in (floors, live, redis):
+            if http is not None:
+                await http.aclose()
+            for process in (*gateways, floors, live, redis):
                 if process is not None:
                     process.terminate()
                     process.wait(10)
