@@ -2,8 +2,8 @@
 
 `LiveSinkInterceptor` installs `workflows.live_sink.LIVE_EXTERN` for the worker's workflows.
 The workflow calls it from its activation's thread; the item is handed to the worker's event
-loop (`call_soon_threadsafe`) and written by one task, a run's pending items in one round trip
-(`LiveChannel.publish`), runs in the order their items came. Writing never blocks or fails a
+loop (`call_soon_threadsafe`) and written by one task: every run's pending items in one round
+trip (`LiveChannel.publish`), each run's in the order they came. Writing never blocks or fails a
 workflow task: a channel that cannot be reached drops the items (logged, at most once a
 minute) and followers read the durable truth instead (`clients.stream`). At most
 `MAX_PENDING_ITEMS` wait; past that the newest are dropped (and counted).
@@ -76,11 +76,10 @@ class LiveSinkInterceptor(Interceptor):
             self._wake.clear()
             while self._pending:
                 batch, self._pending, self._count = self._pending, {}, 0
-                for workflow_id, items in batch.items():
-                    try:
-                        await self.channel.publish(workflow_id, items)
-                    except Exception as error:  # the channel is down: followers read the durable truth
-                        self.dropped += len(items)
-                        if time.monotonic() - self._warned_at > 60:
-                            self._warned_at = time.monotonic()
-                            _log.warning("live channel: %d items dropped (%s)", len(items), error)
+                try:
+                    await self.channel.publish(batch)
+                except Exception as error:  # the channel is down: followers read the durable truth
+                    self.dropped += sum(map(len, batch.values()))
+                    if time.monotonic() - self._warned_at > 60:
+                        self._warned_at = time.monotonic()
+                        _log.warning("live channel: %d items dropped (%s)", self.dropped, error)

@@ -15,6 +15,7 @@ durable while the entry lives (`live.redis_channel`: 24 hours after its last wri
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Protocol
 
 LIVE_URL_ENV = "REACT_LIVE_URL"
@@ -30,8 +31,8 @@ class LiveChannelError(ValueError):
 class LiveChannel(Protocol):
     """Publishes runs' live items and reads them back from a durable offset."""
 
-    async def publish(self, workflow_id: str, items: list[bytes]) -> None:
-        """Append `items` (each a `StreamEvent`'s JSON), in order, to the run's entry."""
+    async def publish(self, items: Mapping[str, list[bytes]]) -> None:
+        """Append each run's items ({workflow id: [a `StreamEvent`'s JSON, ...]}), in order, to its entry."""
         ...
 
     async def read(self, workflow_id: str, after: str, wait_s: float) -> list[tuple[str, bytes]]:

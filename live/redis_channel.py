@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, cast
 
 from redis.asyncio import Redis
@@ -25,15 +26,16 @@ class RedisLiveChannel:
         """Connect lazily to the server `url` names."""
         self._redis: Redis = Redis.from_url(url)  # pyright: ignore[reportUnknownMemberType]
 
-    async def publish(self, workflow_id: str, items: list[bytes]) -> None:
-        """Append `items` in one round trip, trim to `LIVE_MAX_ITEMS`, refresh the TTL."""
-        if not items:
+    async def publish(self, items: Mapping[str, list[bytes]]) -> None:
+        """Append every run's items in one round trip, trim each to `LIVE_MAX_ITEMS`, refresh its TTL."""
+        if not any(items.values()):
             return
-        key = key_of(workflow_id)
         async with self._redis.pipeline(transaction=False) as pipe:
-            for item in items:
-                pipe.xadd(key, {FIELD: item}, maxlen=LIVE_MAX_ITEMS, approximate=True)
-            pipe.expire(key, LIVE_TTL_S)
+            for workflow_id, run_items in items.items():
+                key = key_of(workflow_id)
+                for item in run_items:
+                    pipe.xadd(key, {FIELD: item}, maxlen=LIVE_MAX_ITEMS, approximate=True)
+                pipe.expire(key, LIVE_TTL_S)
             await pipe.execute()
 
     async def read(self, workflow_id: str, after: str, wait_s: float) -> list[tuple[str, bytes]]:
