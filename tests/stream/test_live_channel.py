@@ -246,3 +246,20 @@ def open_plugin(url: str) -> DurableReactPlugin:
         return DurableReactPlugin()
     finally:
         os.environ.pop(LIVE_URL_ENV, None)
+
+
+async def test_twenty_conversations_at_once_lose_nothing_on_the_channel(
+    live_agents: AgentTestEnvironment, follow_live: str
+) -> None:
+    sessions = Sessions(live_agents.client, task_queue=live_agents.task_queue)
+    runs = Runs(live_agents.client, task_queue=live_agents.task_queue)
+
+    async def conversation() -> tuple[str, list[str]]:
+        accepted = await sessions.get(f"live-{uuid.uuid4().hex[:8]}").ask("Tell me.", config=streamed())
+        text, kinds, _ = await follow(runs, accepted.run_workflow_id)
+        return text, kinds
+
+    outcomes = await asyncio.gather(*(conversation() for _ in range(20)))
+    assert all(text == ANSWER and kinds[-1] == "request_completed" for text, kinds in outcomes)
+    # Each trace event once: one start and one end in each conversation.
+    assert all(k.count("request_started") == 1 and k.count("request_completed") == 1 for _, k in outcomes)
