@@ -71,11 +71,17 @@ def sse(chunk: Chunk) -> bytes:
     return b"data: " + json.dumps(chunk, ensure_ascii=False, separators=(",", ":")).encode() + b"\n\n"
 
 
-def error_chunks(code: str, message: str) -> list[Chunk]:
-    """A refusal or failure as the stream's end: `error` (`<code>: <message>`), then `finish` (`error`)."""
+def error_chunks(code: str, message: str, *, refused: bool = False) -> list[Chunk]:
+    """A failure as the stream's end: `error` (`<code>: <message>`), then `finish` (`error`).
+
+    `refused`: nothing was asked (the session refused it): `messageMetadata.refused` says so.
+    """
+    metadata: dict[str, JsonValue] = {"error": {"code": code}}
+    if refused:
+        metadata["refused"] = True
     return [
         {"type": "error", "errorText": f"{code}: {message}"},
-        {"type": "finish", "finishReason": "error", "messageMetadata": {"error": {"code": code}}},
+        {"type": "finish", "finishReason": "error", "messageMetadata": metadata},
     ]
 
 
@@ -110,9 +116,15 @@ class RequestChunks:
     _tools: dict[str, str] = field(default_factory=dict[str, str], init=False)
     """Call id -> tool name, for the tool calls rendered."""
 
-    def start(self) -> list[Chunk]:
-        """The stream's first chunk: the assistant message's start (its id is the request id)."""
-        return [{"type": "start", "messageId": self.request_id}]
+    def start(self, metadata: dict[str, JsonValue] | None = None) -> list[Chunk]:
+        """The stream's first chunk: the assistant message's start (its id is the request id).
+
+        `metadata`: the message's metadata from the start (the gateway says what it did with the ask).
+        """
+        start: Chunk = {"type": "start", "messageId": self.request_id}
+        if metadata is not None:
+            start["messageMetadata"] = metadata
+        return [start]
 
     def pause(self) -> list[Chunk]:
         """The stream's end while the request waits for approvals (`awaiting`): `finish` (`tool-calls`).
