@@ -9,7 +9,8 @@ The SDK sends `{"id": <chat id>, "messages": [UIMessage...], "trigger": "submit-
   `id` is the request's id (a retried POST of the same message is the same request);
 - or an **assistant** message whose tool parts are in state `approval-responded` (what
   `addToolApprovalResponse` leaves in the message the SDK sends next): each is a decision on the
-  call `approval.id` names (`approved`, `reason`), for the request that message answers (its `id`).
+  call `approval.id` names (`approved`, `reason`), for the request that message answers (its `id`
+  is `<request id>:answer`, as the stream's `start` gave it).
 
 The rest of `messages` is the client's copy of the conversation and is ignored: the session's
 thread is the truth. Anything else is refused by name (400 `invalid_input`): a body that is not
@@ -32,6 +33,7 @@ from contracts.errors import PAYLOAD_TOO_LARGE, UNSUPPORTED_CONTENT
 from contracts.limits import MAX_QUERY_CHARS
 from contracts.session import OnBusy
 from contracts.signals import SteerMode
+from gateway.aisdk.chunks import request_id_of_answer
 from gateway.core import check_request_id, parse_mode, parse_on_busy
 from gateway.errors import GatewayError
 from gateway.owners import check_thread_id
@@ -57,8 +59,9 @@ class ApprovalAnswer:
 class ChatRequest:
     """What a chat request asks: a new message (`ask`), or decisions on waiting calls (`approvals`).
 
-    `message_id` is the id of the request: the user message's id for an ask, the assistant
-    message's (the request's own, as the stream's `start` gave it) for decisions.
+    `message_id` is the id of the request: the user message's id for an ask, the one the
+    assistant message's id names (`<request id>:answer`, as the stream's `start` gave it) for
+    decisions.
     """
 
     thread_id: str
@@ -113,7 +116,7 @@ def parse_chat_request(body: object) -> ChatRequest:
     if role == "assistant":
         approvals = _approvals(parts)  # pyright: ignore[reportUnknownArgumentType]
         if approvals:
-            return ChatRequest(thread_id, message_id, approvals=approvals)
+            return ChatRequest(thread_id, request_id_of_answer(message_id), approvals=approvals)
         raise GatewayError.invalid_input("the last message is the assistant's, without approval responses")
     raise GatewayError.invalid_input("the last message must be the user's (or carry approval responses)")
 

@@ -90,7 +90,7 @@ async def test_the_sdk_folds_a_streamed_answer_into_one_assistant_message(
     asked = _user("Hello?")
     seen = await _client(gateway, "default", ALICE, chatId=_chat(), messages=[asked])
     message = _final(seen)
-    assert message["id"] == asked["id"]  # the request's id: the asking message's
+    assert message["id"] == f"{asked['id']}:answer"  # the request's id is the asking message's
     assert message["role"] == "assistant"
     assert _texts(message) == ["Hello from the gateway, streamed in small pieces."]
     assert [p["type"] for p in message["parts"]] == ["step-start", "text"]
@@ -105,13 +105,13 @@ async def test_an_approval_request_is_resumed_and_the_sdk_approval_continues_it(
     chat, asked = _chat(), _user("17 * 23?")
     waiting = _final(await _client(gateway, "approver", ALICE, chatId=chat, messages=[asked]))
     tool = _tool(waiting)
-    assert waiting["id"] == asked["id"]
+    assert waiting["id"] == f"{asked['id']}:answer"
     assert tool["state"] == "approval-requested" and tool["approval"] == {"id": CALL_ID}
     assert tool["toolName"] == "calculator" and tool["input"] == {"expression": "17 * 23"}
 
     # The SDK's resume route replays the waiting request from its start: the same message.
     resumed = _final(await _client(gateway, "approver", ALICE, chatId=chat, resume=True))
-    assert resumed["id"] == asked["id"] and _tool(resumed)["state"] == "approval-requested"
+    assert resumed["id"] == waiting["id"] and _tool(resumed)["state"] == "approval-requested"
 
     # Another principal sees no such thread, and cannot decide for it.
     bobs = await _client(gateway, "approver", BOB, chatId=chat, resume=True)
@@ -126,7 +126,7 @@ async def test_an_approval_request_is_resumed_and_the_sdk_approval_continues_it(
         gateway, "approver", ALICE, chatId=chat, messages=[asked, answered], continueMessage=answered
     )
     final = _final(seen)
-    assert final["id"] == asked["id"]
+    assert final["id"] == waiting["id"]
     done = _tool(final)
     assert done["state"] == "output-available" and done["approval"] == {"id": CALL_ID, "approved": True}
     assert json.loads(done["output"]) == {"ok": True, "result": 391}

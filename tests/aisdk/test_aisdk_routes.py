@@ -57,7 +57,7 @@ async def test_a_retried_post_of_the_same_message_re_attaches_to_its_request(gat
     status, first, _ = await _post(gateway, _body(chat, message_id=message_id))
     assert status == 200 and first[-1] == {"type": "finish", "finishReason": "stop"}
     status, again, _ = await _post(gateway, _body(chat, message_id=message_id))
-    assert status == 200 and again[0]["messageId"] == message_id
+    assert status == 200 and again[0]["messageId"] == f"{message_id}:answer"
     assert _text(again) == _text(first) == "Hello from the gateway, streamed in small pieces."
     assert again[-1] == {"type": "finish", "finishReason": "stop"}
     status, reused, _ = await _post(gateway, _body(chat, "Another question", message_id=message_id))

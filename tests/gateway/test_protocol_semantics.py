@@ -386,7 +386,7 @@ async def _aisdk_outcome(response: httpx.Response, *, until_start: bool) -> Outc
         chunk = json.loads(line[5:])
         metadata: dict[str, Any] = chunk.get("messageMetadata") or {}
         if chunk["type"] == "start":
-            request_id = chunk["messageId"]
+            request_id = chunk["messageId"].removesuffix(":answer")
             if until_start:
                 disposition = str(metadata.get("disposition"))
                 status = {"queued": "queued", "steered": "accepted"}.get(disposition, "running")
