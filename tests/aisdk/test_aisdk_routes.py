@@ -16,7 +16,8 @@ import pytest
 
 from gateway.auth import Principal
 from gateway.owners import session_id
-from tests.gateway_helpers import ALICE, GatewayServer, module_gateway
+from testing import AgentTestEnvironment, answer, call_tools, scripted_agent, tool_call
+from tests.gateway_helpers import ALICE, TEST_TOKENS, GatewayServer, module_gateway, running_gateway
 
 gateway = module_gateway()
 
@@ -136,3 +137,45 @@ async def test_the_resume_route_refuses_a_bad_thread_id_and_an_unknown_thread(ga
     assert (unknown.status_code, unknown.json()["error"]["code"]) == (404, "not_found")
     assert (agent.status_code, agent.json()["error"]["code"]) == (404, "unknown_agent")
     assert (anonymous.status_code, anonymous.json()["error"]["code"]) == (401, "unauthorized")
+
+
+TWO_CALLS = scripted_agent(
+    call_tools(
+        tool_call("calculator", {"expression": "1 + 1"}, call_id="call-a"),
+        tool_call("calculator", {"expression": "2 + 2"}, call_id="call-b"),
+    ),
+    answer("2 and 4."),
+    tools=["calculator"],
+    approval_required=["calculator"],
+    stream=True,
+)
+
+
+def _decision(request_id: str, call_id: str) -> dict[str, Any]:
+    part = {"type": "dynamic-tool", "toolCallId": call_id, "toolName": "calculator", "input": {}}
+    decided = {**part, "state": "approval-responded", "approval": {"id": call_id, "approved": True}}
+    return {"id": f"{request_id}:answer", "role": "assistant", "parts": [decided]}
+
+
+async def test_two_calls_awaiting_approval_are_decided_one_stream_at_a_time(
+    agents: AgentTestEnvironment,
+) -> None:
+    async with running_gateway(agents, {"two": TWO_CALLS}, tokens=TEST_TOKENS) as gw:
+        chat = f"two-{uuid.uuid4().hex[:8]}"
+        status, first, _ = await _post(gw, _body(chat, "Both?"), agent="two")
+        request_id = first[0]["messageMetadata"]["request_id"]
+        asked = [c["approvalId"] for c in first if c["type"] == "tool-approval-request"]
+        assert status == 200 and first[-1]["finishReason"] == "tool-calls" and asked
+        seen = list(asked)
+        while len(seen) < 2:
+            status, more, _ = await _post(
+                gw, {"id": chat, "messages": [_decision(request_id, seen[-1])]}, agent="two"
+            )
+            assert status == 200 and more[-1]["finishReason"] == "tool-calls", more
+            seen += [c["approvalId"] for c in more if c["type"] == "tool-approval-request"]
+        assert sorted(seen) == ["call-a", "call-b"]
+        status, last, _ = await _post(
+            gw, {"id": chat, "messages": [_decision(request_id, seen[-1])]}, agent="two"
+        )
+        assert last[-1] == {"type": "finish", "finishReason": "stop"}, last
+        assert _text(last) == "2 and 4."
