@@ -152,7 +152,12 @@ TWO_CALLS = scripted_agent(
 
 
 def _decision(request_id: str, call_id: str) -> dict[str, Any]:
-    part = {"type": "dynamic-tool", "toolCallId": call_id, "toolName": "calculator", "input": {}}
+    part: dict[str, Any] = {
+        "type": "dynamic-tool",
+        "toolCallId": call_id,
+        "toolName": "calculator",
+        "input": {},
+    }
     decided = {**part, "state": "approval-responded", "approval": {"id": call_id, "approved": True}}
     return {"id": f"{request_id}:answer", "role": "assistant", "parts": [decided]}
 
