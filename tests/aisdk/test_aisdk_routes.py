@@ -184,3 +184,28 @@ async def test_two_calls_awaiting_approval_are_decided_one_stream_at_a_time(
         )
         assert last[-1] == {"type": "finish", "finishReason": "stop"}, last
         assert _text(last) == "2 and 4."
+
+
+LONG = "A long answer, streamed slowly. " * 12
+"""An answer that streams for about 4 s (7 characters every 0.1 s)."""
+
+
+async def test_a_client_cut_mid_answer_resumes_the_whole_answer_from_its_start(
+    agents: AgentTestEnvironment,
+) -> None:
+    slow = scripted_agent(
+        answer(LONG).model_copy(update={"chunk_chars": 7, "chunk_delay_s": 0.1}), stream=True
+    )
+    async with running_gateway(agents, {"long": slow}, tokens=TEST_TOKENS) as gw, gw.http(ALICE) as http:
+        chat = f"cut-{uuid.uuid4().hex[:8]}"
+        async with http.stream("POST", "/ai-sdk/long", json=_body(chat, "Tell me")) as response:
+            lines = response.aiter_lines()
+            async for line in lines:
+                if line.startswith("data:") and json.loads(line[5:])["type"] == "text-delta":
+                    break  # the client goes away mid-answer
+        async with http.stream("GET", f"/ai-sdk/long/{chat}/stream") as resumed:
+            assert resumed.status_code == 200
+            chunks = await _chunks(resumed)
+        assert chunks[0]["messageMetadata"]["disposition"] == "resumed"
+        assert _text(chunks) == LONG and chunks[-1] == {"type": "finish", "finishReason": "stop"}
+        assert (await http.get(f"/ai-sdk/long/{chat}/stream")).status_code == 204
