@@ -20,8 +20,9 @@ has no cancel: `stop()` ends the client's read, and the request goes on (as on A
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pydantic import JsonValue
 from sse_starlette import EventSourceResponse
@@ -31,6 +32,7 @@ from starlette.routing import BaseRoute, Route
 from temporalio.service import RPCError
 
 from contracts.errors import INVALID_INPUT, NOT_FOUND, PAYLOAD_TOO_LARGE, UNAVAILABLE
+from contracts.stream import TraceItem
 from gateway.aisdk.chat_request import ChatRequest, parse_chat_request
 from gateway.aisdk.chunks import DONE, UI_MESSAGE_STREAM_HEADERS, Chunk, RequestChunks, error_chunks, sse
 from gateway.context import GatewayContext, agent_config
@@ -65,6 +67,8 @@ class _Plan:
     request_id: str
     run_workflow_id: str = ""
     origin: int = -1
+    after_requests: set[str] = field(default_factory=set[str])
+    """Calls whose approval requests the stream starts after (`origin` is found in the run's replay)."""
     metadata: dict[str, JsonValue] | None = None
     refusal: GatewayError | None = None
     wait_until_started: bool = False
@@ -150,15 +154,15 @@ async def _decide(core: RequestCore, thread: Thread, asked: ChatRequest) -> _Pla
                 raise
             plan.refusal = refused
             return plan
-    asked_at = await core.approvals_asked_at(record.run_workflow_id, {a.call_id for a in asked.approvals})
-    plan.origin = -1 if asked_at is None else asked_at
+    plan.after_requests = {a.call_id for a in asked.approvals}
     plan.metadata = {"disposition": "decided", "request_id": record.request_id}
     return plan
 
 
 async def _stream(ctx: GatewayContext, core: RequestCore, plan: _Plan) -> AsyncIterator[bytes]:
     """The chunks of `plan` as SSE, then `[DONE]`."""
-    encoder = RequestChunks(plan.request_id, origin=plan.origin)
+    # After decisions, nothing renders until the replay passes their approval requests (the origin).
+    encoder = RequestChunks(plan.request_id, origin=sys.maxsize if plan.after_requests else plan.origin)
     if plan.refusal is not None:
         refused = error_chunks(plan.refusal.code, plan.refusal.message, refused=True)
         for chunk in [*encoder.start(), *refused]:
@@ -190,7 +194,12 @@ async def _run_chunks(
                 yield chunk
             return
         enriched = await item.enriched()
-        chunks = encoder.feed(enriched.event, enriched.entries)
+        event = enriched.event
+        if plan.after_requests and isinstance(event, TraceItem) and event.event.kind == "approval_requested":
+            plan.after_requests.discard(event.event.call_id or "")
+            if not plan.after_requests:
+                encoder.origin = event.event.seq
+        chunks = encoder.feed(event, enriched.entries)
         if encoder.ended:  # every read after the stream (the thread, the resume route) agrees with its end
             await core.recorded(plan.thread, plan.request_id)
         for chunk in chunks:
