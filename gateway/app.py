@@ -1,4 +1,4 @@
-"""The gateway's ASGI app: guards (CORS, tokens, body limit), health, AG-UI, and the other routes.
+"""The gateway's ASGI app: guards (CORS, tokens, body limit), health, AG-UI, the AI SDK, and the other routes.
 
 Every request but `/healthz`, `/readyz`, the chat page's files and A2A agent cards must carry a
 valid bearer token when tokens are configured (`gateway.auth`); the principal is in
@@ -32,6 +32,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from contracts.errors import INVALID_INPUT, NOT_FOUND
 from gateway.a2a import routes as a2a_routes
 from gateway.agui import routes as agui_routes
+from gateway.aisdk import routes as aisdk_routes
 from gateway.auth import Principal, authenticate
 from gateway.chat import routes as chat_routes
 from gateway.context import GatewayContext
@@ -186,6 +187,7 @@ def build_app(ctx: GatewayContext) -> Starlette:
         Route("/healthz", _healthz, methods=["GET"]),
         _readyz(ctx),
         *agui_routes(ctx),
+        *aisdk_routes(ctx),
         *a2a_routes(ctx),
         mcp.route,
         *chat_routes(ctx),

@@ -77,7 +77,7 @@ async def _ask(
     spec = StreamSpec(thread=thread, run_id=run_input.run_id, request_id=request_id, preamble_kind="ask")
     head: tuple[str, int] | None = None
     if props.on_busy == "steer":  # where the running request stands before the steer reaches it
-        head = await _active_head(ctx, core, thread)
+        head = await core.active_head(thread)
     try:
         accepted = await core.ask(
             thread,
@@ -103,27 +103,11 @@ async def _ask(
         if head is not None and head[0] == accepted.run_workflow_id:
             spec.origin = head[1]
         else:
-            spec.origin = await _trace_head(ctx, accepted.run_workflow_id)
+            spec.origin = await core.trace_head(accepted.run_workflow_id)
         spec.after = Position(spec.origin, 0, DONE_CHARS)
     spec.preamble = [custom("ask", ack)]
     spec.wait_until_started = accepted.disposition == "enqueued"
     return spec
-
-
-async def _active_head(ctx: GatewayContext, core: RequestCore, thread: Thread) -> tuple[str, int] | None:
-    """(the running request's run, the seq of its newest trace event), if a request runs."""
-    try:
-        status = await core.status(thread)
-    except GatewayError:
-        return None
-    run_id = status.active_run_workflow_id
-    return (run_id, await _trace_head(ctx, run_id)) if run_id is not None else None
-
-
-async def _trace_head(ctx: GatewayContext, run_workflow_id: str) -> int:
-    """The seq of the run's newest trace event (-1 before its first)."""
-    trace = await ctx.runs.get(run_workflow_id).trace()
-    return max((event.seq for event in trace.events), default=-1)
 
 
 async def _resume(
@@ -155,15 +139,10 @@ async def _resume(
             return spec
         acks.append(ack.model_dump(mode="json", exclude_none=True))
     spec.preamble = [custom("approvals", acks)]
-    spec.after = await _after_approvals(ctx, spec.run_workflow_id, {d.call_id for d in chosen})
+    # Right after the newest of the decided calls' approval requests (the run's start if none is found).
+    asked_at = await core.approvals_asked_at(spec.run_workflow_id, {d.call_id for d in chosen})
+    spec.after = START if asked_at is None else Position(asked_at, 0, DONE_CHARS)
     return spec
-
-
-async def _after_approvals(ctx: GatewayContext, run_workflow_id: str, decided: set[str | None]) -> Position:
-    """Right after the newest of the decided calls' approval requests (the run's start if none is found)."""
-    trace = await ctx.runs.get(run_workflow_id).trace()
-    seqs = [e.seq for e in trace.events if e.kind == "approval_requested" and e.call_id in decided]
-    return Position(max(seqs), 0, DONE_CHARS) if seqs else START
 
 
 async def _reattach(ctx: GatewayContext, core: RequestCore, thread: Thread, last: str | None) -> StreamSpec:

@@ -1,1 +1,5 @@
-"""The Vercel AI SDK's UI message stream protocol (npm `ai` 7, `useChat`): its chunks and its chat request."""
+"""The Vercel AI SDK's UI message stream (npm `ai` 7, `useChat`): its chunks, chat request and routes."""
+
+from gateway.aisdk.routes import routes
+
+__all__ = ["routes"]

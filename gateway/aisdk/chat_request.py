@@ -9,12 +9,18 @@ The SDK sends `{"id": <chat id>, "messages": [UIMessage...], "trigger": "submit-
   `id` is the request's id (a retried POST of the same message is the same request);
 - or an **assistant** message whose tool parts are in state `approval-responded` (what
   `addToolApprovalResponse` leaves in the message the SDK sends next): each is a decision on the
-  call `approval.id` names (`approved`, `reason`), for the request that message answers (its `id`).
+  call `approval.id` names (`approved`, `reason`), for the request that message answers (its `id`
+  is `<request id>:answer`, as the stream's `start` gave it).
 
 The rest of `messages` is the client's copy of the conversation and is ignored: the session's
 thread is the truth. Anything else is refused by name (400 `invalid_input`): a body that is not
 an object, no messages, a bad id, `trigger: "regenerate-message"` (fork the thread instead), a
 last message with nothing to ask and no decision, a blank or over-long ask.
+
+The transport's extra body (`DefaultChatTransport({body: ...})`, or `sendMessage(msg, {body})`)
+may carry the busy policy, as AG-UI's `forwardedProps` does: `on_busy` (`reject`, `enqueue`,
+`steer`, `interrupt`, `rollback`), `mode` (a steer's: `queue` or `interrupt`) and
+`expected_last_request`; a value outside its choices is 400 `invalid_input`.
 """
 
 from __future__ import annotations
@@ -25,6 +31,10 @@ from typing import Any
 
 from contracts.errors import PAYLOAD_TOO_LARGE, UNSUPPORTED_CONTENT
 from contracts.limits import MAX_QUERY_CHARS
+from contracts.session import OnBusy
+from contracts.signals import SteerMode
+from gateway.aisdk.chunks import request_id_of_answer
+from gateway.core import check_request_id, parse_mode, parse_on_busy
 from gateway.errors import GatewayError
 from gateway.owners import check_thread_id
 
@@ -49,14 +59,18 @@ class ApprovalAnswer:
 class ChatRequest:
     """What a chat request asks: a new message (`ask`), or decisions on waiting calls (`approvals`).
 
-    `message_id` is the id of the request: the user message's id for an ask, the assistant
-    message's (the request's own, as the stream's `start` gave it) for decisions.
+    `message_id` is the id of the request: the user message's id for an ask, the one the
+    assistant message's id names (`<request id>:answer`, as the stream's `start` gave it) for
+    decisions.
     """
 
     thread_id: str
     message_id: str
     ask: str | None = None
     approvals: tuple[ApprovalAnswer, ...] = ()
+    on_busy: OnBusy = "reject"
+    mode: SteerMode = "queue"
+    expected_last_request: str | None = None
 
 
 def parse_chat_request(body: object) -> ChatRequest:
@@ -90,13 +104,19 @@ def parse_chat_request(body: object) -> ChatRequest:
     parts = message.get("parts")
     if not isinstance(parts, list):
         raise GatewayError.invalid_input("the last message's `parts` must be an array")
+    on_busy, mode = parse_on_busy(request.get("on_busy")), parse_mode(request.get("mode"))
+    expected = request.get("expected_last_request")
+    expected = None if expected is None else check_request_id(expected, "expected_last_request")
     role = message.get("role")
     if role == "user":
-        return ChatRequest(thread_id, message_id, ask=_ask(parts))  # pyright: ignore[reportUnknownArgumentType]
+        ask = _ask(parts)  # pyright: ignore[reportUnknownArgumentType]
+        return ChatRequest(
+            thread_id, message_id, ask, on_busy=on_busy, mode=mode, expected_last_request=expected
+        )
     if role == "assistant":
         approvals = _approvals(parts)  # pyright: ignore[reportUnknownArgumentType]
         if approvals:
-            return ChatRequest(thread_id, message_id, approvals=approvals)
+            return ChatRequest(thread_id, request_id_of_answer(message_id), approvals=approvals)
         raise GatewayError.invalid_input("the last message is the assistant's, without approval responses")
     raise GatewayError.invalid_input("the last message must be the user's (or carry approval responses)")
 

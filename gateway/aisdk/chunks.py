@@ -6,7 +6,7 @@ headers of `UI_MESSAGE_STREAM_HEADERS` (`x-vercel-ai-ui-message-stream: v1` amon
 assistant `UIMessage`. `RequestChunks` folds a request's run events (the run's stream: `DeltaEvent`
 batches and `TraceItem`s, with the thread messages each trace event brought) into those chunks:
 
-- the stream opens: `start` (`messageId` = the request id);
+- the stream opens: `start` (`messageId` = `<request id>:answer`);
 - `llm_started`: `start-step`; text deltas of LLM call c: `text-start` (id `<request>-c<c>`, with
   `-a<n>` for retry n), `text-delta`; thinking deltas: `reasoning-start` / `reasoning-delta`;
 - `llm_completed` / `llm_interrupted`: the rest of the text from the thread (the deltas missed),
@@ -44,6 +44,7 @@ __all__ = [
     "UI_MESSAGE_STREAM_HEADERS",
     "Chunk",
     "RequestChunks",
+    "answer_message_id",
     "error_chunks",
     "sse",
 ]
@@ -63,7 +64,24 @@ UI_MESSAGE_STREAM_HEADERS: Final = {
 DONE: Final = b"data: [DONE]\n\n"
 """The stream's last event."""
 
+ANSWER_SUFFIX: Final = ":answer"
+"""What the answer's message id adds to the request id (`:` is never in a request id)."""
+
 TERMINAL_KINDS: Final = frozenset({"request_completed", "request_failed", "request_cancelled"})
+
+
+def answer_message_id(request_id: str) -> str:
+    """The id of the assistant message that answers request `request_id` (`<request id>:answer`).
+
+    Not the request id itself: that is the asking user message's id, and a chat's messages need
+    distinct ids (`useChat` front ends key their rendering by it).
+    """
+    return request_id + ANSWER_SUFFIX
+
+
+def request_id_of_answer(message_id: str) -> str:
+    """The request id an assistant message's id names (an id without the suffix is taken as it is)."""
+    return message_id.removesuffix(ANSWER_SUFFIX)
 
 
 def sse(chunk: Chunk) -> bytes:
@@ -71,11 +89,17 @@ def sse(chunk: Chunk) -> bytes:
     return b"data: " + json.dumps(chunk, ensure_ascii=False, separators=(",", ":")).encode() + b"\n\n"
 
 
-def error_chunks(code: str, message: str) -> list[Chunk]:
-    """A refusal or failure as the stream's end: `error` (`<code>: <message>`), then `finish` (`error`)."""
+def error_chunks(code: str, message: str, *, refused: bool = False) -> list[Chunk]:
+    """A failure as the stream's end: `error` (`<code>: <message>`), then `finish` (`error`).
+
+    `refused`: nothing was asked (the session refused it): `messageMetadata.refused` says so.
+    """
+    metadata: dict[str, JsonValue] = {"error": {"code": code}}
+    if refused:
+        metadata["refused"] = True
     return [
         {"type": "error", "errorText": f"{code}: {message}"},
-        {"type": "finish", "finishReason": "error", "messageMetadata": {"error": {"code": code}}},
+        {"type": "finish", "finishReason": "error", "messageMetadata": metadata},
     ]
 
 
@@ -110,9 +134,15 @@ class RequestChunks:
     _tools: dict[str, str] = field(default_factory=dict[str, str], init=False)
     """Call id -> tool name, for the tool calls rendered."""
 
-    def start(self) -> list[Chunk]:
-        """The stream's first chunk: the assistant message's start (its id is the request id)."""
-        return [{"type": "start", "messageId": self.request_id}]
+    def start(self, metadata: dict[str, JsonValue] | None = None) -> list[Chunk]:
+        """The stream's first chunk: the assistant message's start (its id: `answer_message_id`).
+
+        `metadata`: the message's metadata from the start (the gateway says what it did with the ask).
+        """
+        start: Chunk = {"type": "start", "messageId": answer_message_id(self.request_id)}
+        if metadata is not None:
+            start["messageMetadata"] = metadata
+        return [start]
 
     def pause(self) -> list[Chunk]:
         """The stream's end while the request waits for approvals (`awaiting`): `finish` (`tool-calls`).

@@ -158,6 +158,41 @@ class RequestCore:
         except GatewayError:
             return False  # the wait goes on; the next event (or the caller's timeout) looks again
 
+    async def trace_head(self, run_workflow_id: str) -> int:
+        """The seq of the run's newest trace event (-1 before its first): where a continuing stream starts.
+
+        Raises:
+            GatewayError: 404 `not_found`, 503 `unavailable`.
+        """
+        with temporal_reads("run"):
+            trace = await self._ctx.runs.get(run_workflow_id).trace()
+        return max((event.seq for event in trace.events), default=-1)
+
+    async def active_head(self, thread: Thread) -> tuple[str, int] | None:
+        """(the running request's run, its `trace_head`), if a request runs and Temporal answers.
+
+        Read before a steering ask: a stream of the steered request continues from there.
+        """
+        try:
+            status = await self.status(thread)
+            run_id = status.active_run_workflow_id
+            return (run_id, await self.trace_head(run_id)) if run_id is not None else None
+        except GatewayError:
+            return None
+
+    async def approvals_asked_at(self, run_workflow_id: str, call_ids: set[str | None]) -> int | None:
+        """The seq of the newest `approval_requested` event of `call_ids` in the run (None: none found).
+
+        A stream that continues a request after decisions starts right after it.
+
+        Raises:
+            GatewayError: 404 `not_found`, 503 `unavailable`.
+        """
+        with temporal_reads("run"):
+            trace = await self._ctx.runs.get(run_workflow_id).trace()
+        seqs = [e.seq for e in trace.events if e.kind == "approval_requested" and e.call_id in call_ids]
+        return max(seqs) if seqs else None
+
     async def state(self, thread: Thread, request_id: str, result: RunResult | None = None) -> RequestState:
         """Where the request stands (`result`: its run's, when the caller has it already).
 

@@ -50,6 +50,15 @@ def test_the_last_user_message_is_the_ask() -> None:
     assert parse_chat_request({"id": "t", "messages": [_user("no trigger")]}).ask == "no trigger"
 
 
+def test_the_busy_policy_comes_from_the_transports_extra_body() -> None:
+    request = parse_chat_request(_body(_user("Be brief"), on_busy="steer", mode="interrupt"))
+    assert (request.on_busy, request.mode, request.expected_last_request) == ("steer", "interrupt", None)
+    stale = parse_chat_request(_body(_user("Next"), on_busy="enqueue", expected_last_request="r-1"))
+    assert (stale.on_busy, stale.mode, stale.expected_last_request) == ("enqueue", "queue", "r-1")
+    plain = parse_chat_request(_body(_user("Hi")))
+    assert (plain.on_busy, plain.mode) == ("reject", "queue")
+
+
 def test_approval_responses_in_the_assistant_message_are_decisions() -> None:
     assistant = {
         "id": "req-9",
@@ -68,6 +77,8 @@ def test_approval_responses_in_the_assistant_message_are_decisions() -> None:
         "req-9",
         approvals=(ApprovalAnswer("call-a", True), ApprovalAnswer("call-b", False, "too costly")),
     )
+    answer = parse_chat_request(_body(_user("compute"), {**assistant, "id": "req-9:answer"}))
+    assert answer.message_id == "req-9", "the answer's message id names its request"
 
 
 @pytest.mark.parametrize(

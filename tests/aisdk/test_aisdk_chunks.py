@@ -25,7 +25,7 @@ def _render(request_id: str, events: Sequence[RunEvent], origin: int = -1) -> li
 def test_an_answer_streams_as_start_step_text_and_finish() -> None:
     chunks = _render("req-1", answer_run("req-1", "Hello there, world."))
     assert chunks == [
-        {"type": "start", "messageId": "req-1"},
+        {"type": "start", "messageId": "req-1:answer"},
         {"type": "start-step"},
         {"type": "text-start", "id": "req-1-c1"},
         {"type": "text-delta", "id": "req-1-c1", "delta": "Hello t"},

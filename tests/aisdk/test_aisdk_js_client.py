@@ -1,119 +1,36 @@
-"""The official AI SDK client (npm `ai` 7) reads what `gateway.aisdk.chunks` writes.
+"""The official AI SDK client (npm `ai` 7) against the real gateway's `/ai-sdk/{agent}` routes.
 
-A small Starlette app on uvicorn (127.0.0.1) serves scripted run events through the encoder, as the
-gateway's route will: `POST /chat` reads the SDK's chat request with `parse_chat_request` and
-answers with the chunks of a scripted request (an answer, a call waiting for approval and its
-continuation once approved, a failure), `GET /chat/{id}/stream` is the SDK's resume route (the
-running request from its start; 204 for any other chat). node runs tests/js/aisdk_client.mjs, which
-uses the SDK's own `DefaultChatTransport` and `readUIMessageStream` and prints the UI messages.
+node runs tests/js/aisdk_client.mjs, which uses the SDK's own `DefaultChatTransport` and
+`readUIMessageStream` (the parts `useChat` is made of) and prints the UI messages it folded, with
+the response's status and headers. The gateway is the real one (`tests.gateway_helpers`), on a
+real dev server and worker with the scripted test agents: an answer streams in pieces into one
+assistant message; a call waiting for approval shows as an approval request, the SDK's resume
+route replays it, and the SDK's approval response continues the same message to the answer; a
+busy thread's refusal reaches the SDK as an error; a wrong token, junk and another principal are
+refused by name.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import shutil
-import socket
 import subprocess
-from collections.abc import AsyncIterator, Sequence
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
-import uvicorn
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
 
-from gateway.aisdk.chat_request import parse_chat_request
-from gateway.aisdk.chunks import DONE, UI_MESSAGE_STREAM_HEADERS, Chunk, RequestChunks, sse
-from gateway.errors import GatewayError, error_body
-from tests.aisdk_helpers import CALL_ID, RunEvent, answer_run, approval_run, failed_run
+from gateway.auth import Principal
+from gateway.owners import session_id
+from tests.gateway_helpers import ALICE, BOB, GatewayServer, module_gateway
+
+gateway = module_gateway()
 
 JS = Path(__file__).resolve().parents[1] / "js"
-TOKEN = "aisdk-token-0123456789"
-RUNNING_CHAT = "chat-running"
-APPROVAL_REQUEST = "req-approval"
-
-
-def _chunks(request_id: str, events: Sequence[RunEvent], *, origin: int = -1) -> list[Chunk]:
-    encoder = RequestChunks(request_id, origin=origin)
-    out = encoder.start()
-    for event, entries in events:
-        out += encoder.feed(event, entries)
-        if encoder.awaiting:
-            return out + encoder.pause()
-    return out
-
-
-async def _stream(chunks: list[Chunk]) -> AsyncIterator[bytes]:
-    for chunk in chunks:
-        yield sse(chunk)
-        await asyncio.sleep(0.002)  # a stream in pieces, as a run's is
-    yield DONE
-
-
-def _sse_response(chunks: list[Chunk]) -> Response:
-    return StreamingResponse(_stream(chunks), headers=UI_MESSAGE_STREAM_HEADERS)
-
-
-async def _chat(request: Request) -> Response:
-    if request.headers.get("authorization") != f"Bearer {TOKEN}":
-        return JSONResponse(error_body(GatewayError.unauthorized()), status_code=401)
-    try:
-        chat = parse_chat_request(json.loads(await request.body()))
-    except GatewayError as err:
-        return JSONResponse(error_body(err), status_code=err.status)
-    before, after = approval_run(APPROVAL_REQUEST)
-    if chat.approvals:  # the continuation of the waiting request, after the approval
-        assert chat.message_id == APPROVAL_REQUEST and [a.call_id for a in chat.approvals] == [CALL_ID]
-        origin = before[-1][0]
-        assert origin.type == "trace"
-        return _sse_response(_chunks(chat.message_id, [*before, *after], origin=origin.event.seq))
-    scripts = {
-        "answer": answer_run(chat.message_id),
-        "approval": before,
-        "fail": failed_run(chat.message_id),
-    }
-    request_id = APPROVAL_REQUEST if chat.ask == "approval" else chat.message_id
-    return _sse_response(_chunks(request_id, scripts[chat.ask or "answer"]))
-
-
-async def _resume(request: Request) -> Response:
-    if request.path_params["chat"] != RUNNING_CHAT:
-        return Response(status_code=204)
-    return _sse_response(_chunks("req-running", answer_run("req-running")))
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="session")
-async def server() -> AsyncIterator[str]:
-    """The scripted UI message stream server's chat URL."""
-    app = Starlette(
-        routes=[
-            Route("/chat", _chat, methods=["POST"]),
-            Route("/chat/{chat}/stream", _resume, methods=["GET"]),
-        ]
-    )
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    sock.setblocking(False)
-    uv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    task = asyncio.create_task(uv.serve(sockets=[sock]))
-    try:
-        while not uv.started:
-            if task.done():
-                task.result()
-            await asyncio.sleep(0.01)
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}/chat"
-    finally:
-        uv.should_exit = True
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.wait_for(task, 10)
-        sock.close()
+CALL_ID = "call-calc"
+"""The call the `approver` test agent asks approval for."""
 
 
 @pytest.fixture(scope="module")
@@ -127,22 +44,28 @@ def js_clients() -> Path:
     return JS
 
 
-async def _client(folder: Path, **request: Any) -> dict[str, Any]:
+async def _client(gw: GatewayServer, agent: str, token: str, **request: Any) -> dict[str, Any]:
+    """What the SDK's client saw for one chat request (or resume) to `/ai-sdk/{agent}`."""
     process = await asyncio.create_subprocess_exec(
         "node",
         "aisdk_client.mjs",
-        cwd=folder,
+        cwd=JS,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
-    out, err = await asyncio.wait_for(process.communicate(json.dumps(request).encode()), 120)
+    body = {"url": f"{gw.url}/ai-sdk/{agent}", "token": token, **request}
+    out, err = await asyncio.wait_for(process.communicate(json.dumps(body).encode()), 120)
     assert process.returncode == 0, err.decode()
     return json.loads(out.decode().strip().splitlines()[-1])
 
 
-def _user(text: str, message_id: str) -> dict[str, Any]:
-    return {"id": message_id, "role": "user", "parts": [{"type": "text", "text": text}]}
+def _chat() -> str:
+    return f"sdk-{uuid.uuid4().hex[:10]}"
+
+
+def _user(text: str) -> dict[str, Any]:
+    return {"id": f"u{uuid.uuid4().hex[:15]}", "role": "user", "parts": [{"type": "text", "text": text}]}
 
 
 def _final(seen: dict[str, Any]) -> dict[str, Any]:
@@ -156,79 +79,84 @@ def _texts(message: dict[str, Any]) -> list[str]:
     return [part["text"] for part in message["parts"] if part["type"] == "text"]
 
 
-async def test_the_sdk_folds_an_answer_into_one_assistant_message(server: str, js_clients: Path) -> None:
-    seen = await _client(
-        js_clients, url=server, token=TOKEN, chatId="chat-1", messages=[_user("answer", "u-1")]
-    )
-    message = _final(seen)
-    assert message["id"] == "u-1"  # the request's id: the asking message's
-    assert message["role"] == "assistant"
-    assert [part["type"] for part in message["parts"]] == ["step-start", "text"]
-    assert message["parts"][1] == {"type": "text", "text": "Hello from the AI SDK stream.", "state": "done"}
-    assert seen["errors"] == []
-    assert len(seen["messages"]) > 3  # folded as it streamed, not in one piece
+def _tool(message: dict[str, Any]) -> dict[str, Any]:
+    [tool] = [part for part in message["parts"] if part["type"] == "dynamic-tool"]
+    return tool
 
 
-async def test_an_approval_request_and_the_continuation_after_the_sdk_approves(
-    server: str, js_clients: Path
+async def test_the_sdk_folds_a_streamed_answer_into_one_assistant_message(
+    gateway: GatewayServer, js_clients: Path
 ) -> None:
-    asked = [_user("approval", "u-2")]
-    waiting = _final(await _client(js_clients, url=server, token=TOKEN, chatId="chat-2", messages=asked))
-    assert waiting["id"] == APPROVAL_REQUEST
-    tool = next(part for part in waiting["parts"] if part["type"] == "dynamic-tool")
-    assert tool["state"] == "approval-requested"
-    assert tool["toolCallId"] == CALL_ID and tool["toolName"] == "calculator"
-    assert tool["input"] == {"expression": "17 * 23"}
-    assert tool["approval"] == {"id": CALL_ID}
-    assert _texts(waiting) == ["Let me compute that."]
-    # What the SDK's addToolApprovalResponse leaves in the message, sent back as the next request.
+    asked = _user("Hello?")
+    seen = await _client(gateway, "default", ALICE, chatId=_chat(), messages=[asked])
+    message = _final(seen)
+    assert message["id"] == f"{asked['id']}:answer"  # the request's id is the asking message's
+    assert message["role"] == "assistant"
+    assert _texts(message) == ["Hello from the gateway, streamed in small pieces."]
+    assert [p["type"] for p in message["parts"]] == ["step-start", "text"]
+    assert message["metadata"]["disposition"] == "started"
+    assert seen["errors"] == []
+    assert len(seen["messages"]) > 3, "folded as it streamed, not in one piece"
+
+
+async def test_an_approval_request_is_resumed_and_the_sdk_approval_continues_it(
+    gateway: GatewayServer, js_clients: Path
+) -> None:
+    chat, asked = _chat(), _user("17 * 23?")
+    waiting = _final(await _client(gateway, "approver", ALICE, chatId=chat, messages=[asked]))
+    tool = _tool(waiting)
+    assert waiting["id"] == f"{asked['id']}:answer"
+    assert tool["state"] == "approval-requested" and tool["approval"] == {"id": CALL_ID}
+    assert tool["toolName"] == "calculator" and tool["input"] == {"expression": "17 * 23"}
+
+    # The SDK's resume route replays the waiting request from its start: the same message.
+    resumed = _final(await _client(gateway, "approver", ALICE, chatId=chat, resume=True))
+    assert resumed["id"] == waiting["id"] and _tool(resumed)["state"] == "approval-requested"
+
+    # Another principal sees no such thread, and cannot decide for it.
+    bobs = await _client(gateway, "approver", BOB, chatId=chat, resume=True)
+    assert bobs["status"] == 404 and "not_found" in bobs["failed"]
     approved = {**tool, "state": "approval-responded", "approval": {"id": CALL_ID, "approved": True}}
     answered = {**waiting, "parts": [approved if p is tool else p for p in waiting["parts"]]}
+    bob_decides = await _client(gateway, "approver", BOB, chatId=chat, messages=[asked, answered])
+    assert bob_decides["status"] == 404 and "not_found" in bob_decides["failed"]
+
+    # What addToolApprovalResponse leaves in the message, sent back: the same message continues.
     seen = await _client(
-        js_clients,
-        url=server,
-        token=TOKEN,
-        chatId="chat-2",
-        messages=[*asked, answered],
-        continueMessage=answered,
+        gateway, "approver", ALICE, chatId=chat, messages=[asked, answered], continueMessage=answered
     )
     final = _final(seen)
-    assert final["id"] == APPROVAL_REQUEST  # the same message, continued
-    tools = [part for part in final["parts"] if part["type"] == "dynamic-tool"]
-    assert len(tools) == 1
-    assert tools[0]["state"] == "output-available" and tools[0]["output"] == "391"
-    assert tools[0]["approval"] == {"id": CALL_ID, "approved": True}
-    assert _texts(final) == ["Let me compute that.", "17 * 23 = 391."]
+    assert final["id"] == waiting["id"]
+    done = _tool(final)
+    assert done["state"] == "output-available" and done["approval"] == {"id": CALL_ID, "approved": True}
+    assert json.loads(done["output"]) == {"ok": True, "result": 391}
+    assert _texts(final)[-1] == "17 * 23 = 391." and seen["errors"] == []
+
+    nothing = await _client(gateway, "approver", ALICE, chatId=chat, resume=True)
+    assert (nothing["status"], nothing["resumed"]) == (204, None), "nothing runs: no stream"
 
 
-async def test_a_failed_request_reaches_the_sdk_as_an_error(server: str, js_clients: Path) -> None:
-    seen = await _client(
-        js_clients, url=server, token=TOKEN, chatId="chat-3", messages=[_user("fail", "u-3")]
-    )
-    message = _final(seen)
-    assert seen["errors"] == ["timeout: the LLM call timed out"]
-    assert _texts(message) == ["Half an"]
-    assert message["metadata"] == {"error": {"code": "timeout"}}
-
-
-async def test_junk_and_a_wrong_token_are_refused_by_name(server: str, js_clients: Path) -> None:
-    junk = await _client(
-        js_clients, url=server, token=TOKEN, chatId="bad id!", messages=[_user("answer", "u-4")]
-    )
-    assert junk["status"] == 400
-    assert "invalid_input" in junk["failed"] and "thread id" in junk["failed"]
-    wrong = await _client(
-        js_clients, url=server, token="nope", chatId="chat-4", messages=[_user("answer", "u-5")]
-    )
-    assert wrong["status"] == 401 and "unauthorized" in wrong["failed"]
-
-
-async def test_the_sdk_resume_route_replays_a_running_request_or_gets_204(
-    server: str, js_clients: Path
+async def test_a_busy_thread_refuses_the_next_message_as_an_sdk_error(
+    gateway: GatewayServer, js_clients: Path
 ) -> None:
-    resumed = await _client(js_clients, url=server, token=TOKEN, chatId=RUNNING_CHAT, resume=True)
-    message = _final(resumed)
-    assert message["id"] == "req-running"
-    assert _texts(message) == ["Hello from the AI SDK stream."]
-    nothing = await _client(js_clients, url=server, token=TOKEN, chatId="chat-idle", resume=True)
-    assert nothing == {"status": 204, "headers": nothing["headers"], "resumed": None}
+    chat = _chat()
+    waiting = _final(await _client(gateway, "approver", ALICE, chatId=chat, messages=[_user("17 * 23?")]))
+    assert _tool(waiting)["state"] == "approval-requested"
+    seen = await _client(gateway, "approver", ALICE, chatId=chat, messages=[_user("And 2 + 2?")])
+    refused = _final(seen)
+    assert len(seen["errors"]) == 1 and seen["errors"][0].startswith("busy: ")
+    assert refused["metadata"] == {"error": {"code": "busy"}, "refused": True}
+    session = gateway.ctx.sessions.get(session_id(Principal("alice"), "approver", chat))
+    records = await session.requests()
+    assert [r.query_preview for r in records] == ["17 * 23?"], "the refused message was never asked"
+
+
+async def test_a_wrong_token_junk_and_an_unknown_agent_are_refused_by_name(
+    gateway: GatewayServer, js_clients: Path
+) -> None:
+    wrong = await _client(gateway, "default", "nope", chatId=_chat(), messages=[_user("Hi")])
+    assert wrong["status"] == 401 and "unauthorized" in wrong["failed"]
+    junk = await _client(gateway, "default", ALICE, chatId="bad id!", messages=[_user("Hi")])
+    assert junk["status"] == 400 and "invalid_input" in junk["failed"] and "thread id" in junk["failed"]
+    nobody = await _client(gateway, "nobody", ALICE, chatId=_chat(), messages=[_user("Hi")])
+    assert nobody["status"] == 404 and "unknown_agent" in nobody["failed"]

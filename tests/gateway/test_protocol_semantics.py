@@ -1,11 +1,11 @@
 """The same semantics through every protocol: one scenario list, one driver per protocol, one outcome.
 
 Each scenario (ask, busy reject and enqueue, steer, interrupt, approve and deny, cancel, not
-found, another principal) runs through AG-UI, A2A and MCP against one real gateway, and checks
-the same outcome in the session's thread (read with the typed client). A driver maps the
-scenario's operations onto its protocol; a protocol without an operation says so
-(`Driver.cancels`, `Driver.steer_names_request`), and the scenarios that need it are not
-generated for it. A fourth protocol is one more `Driver` class in `DRIVERS`.
+found, another principal) runs through AG-UI, A2A, MCP and the AI SDK's UI message stream
+against one real gateway, and checks the same outcome in the session's thread (read with the
+typed client). A driver maps the scenario's operations onto its protocol; a protocol without an
+operation says so (`Driver.cancels`, `Driver.steer_names_request`), and the scenarios that need
+it are not generated for it. A new protocol is one more `Driver` class in `DRIVERS`.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import httpx
 import httpx2
 import pytest
 from mcp import Client
@@ -308,7 +309,97 @@ class McpDriver(Driver):
         return await self._call("status", {"handle": self._handle(thread, request_id), "wait_s": 60})
 
 
-DRIVERS: tuple[type[Driver], ...] = (AguiDriver, A2aDriver, McpDriver)
+# ---- the AI SDK ----------------------------------------------------------------------------------
+
+AISDK_ENDS = {"stop": "completed", "tool-calls": "awaiting_approval", "other": "cancelled", "error": "failed"}
+
+
+class AisdkDriver(Driver):
+    """The AI SDK's chat request: an ask is a user message; a steer, one with `on_busy: steer`.
+
+    A decision is the assistant message with its tool part `approval-responded`; waiting, the
+    SDK's resume route; no cancel.
+    """
+
+    name = "aisdk"
+    cancels = False
+    steer_names_request = False
+
+    async def _post(self, body: dict[str, Any], *, until_start: bool) -> Outcome:
+        async with (
+            self.gw.http(self.token) as http,
+            http.stream("POST", f"/ai-sdk/{self.agent}", json=body) as response,
+        ):
+            if response.status_code != 200:
+                raw = await response.aread()
+                return Outcome("refused", code=json.loads(raw)["error"]["code"], detail=raw.decode())
+            return await _aisdk_outcome(response, until_start=until_start)
+
+    async def ask(self, thread: str, text: str, *, on_busy: str = "reject", wait: bool = True) -> Outcome:
+        message = {
+            "id": f"u-{uuid.uuid4().hex[:10]}",
+            "role": "user",
+            "parts": [{"type": "text", "text": text}],
+        }
+        body = {"id": thread, "messages": [message], "trigger": "submit-message", "on_busy": on_busy}
+        return await self._post(body, until_start=not wait)
+
+    async def steer(self, thread: str, request_id: str, text: str) -> Outcome:
+        return await self.ask(thread, text, on_busy="steer", wait=False)
+
+    async def decide(self, thread: str, request_id: str, *, approved: bool) -> Outcome:
+        part = {
+            "type": "dynamic-tool",
+            "toolName": "calculator",
+            "toolCallId": CALL_ID,
+            "state": "approval-responded",
+            "input": {"expression": "17 * 23"},
+            "approval": {"id": CALL_ID, "approved": approved},
+        }
+        message = {"id": request_id, "role": "assistant", "parts": [part]}
+        return await self._post({"id": thread, "messages": [message]}, until_start=False)
+
+    async def wait(self, thread: str, request_id: str) -> Outcome:
+        """Resume the thread's stream until the running request is `request_id`, and read it to its end."""
+        for _ in range(20):
+            async with (
+                self.gw.http(self.token) as http,
+                http.stream("GET", f"/ai-sdk/{self.agent}/{thread}/stream") as response,
+            ):
+                if response.status_code != 200:
+                    raw = await response.aread()
+                    if response.status_code == 204:
+                        return Outcome("idle", request_id, detail="nothing runs")
+                    return Outcome("refused", code=json.loads(raw)["error"]["code"], detail=raw.decode())
+                outcome = await _aisdk_outcome(response, until_start=False)
+            if outcome.request_id == request_id:
+                return outcome
+        raise AssertionError(f"request {request_id} never ran")
+
+
+async def _aisdk_outcome(response: httpx.Response, *, until_start: bool) -> Outcome:
+    """What a UI message stream says: after `start`, the ask's disposition; at its end, the request's."""
+    request_id, status, code = None, "", None
+    async for line in response.aiter_lines():
+        if not line.startswith("data:") or line == "data: [DONE]":
+            continue
+        chunk = json.loads(line[5:])
+        metadata: dict[str, Any] = chunk.get("messageMetadata") or {}
+        if chunk["type"] == "start":
+            request_id = chunk["messageId"].removesuffix(":answer")
+            if until_start:
+                disposition = str(metadata.get("disposition"))
+                status = {"queued": "queued", "steered": "accepted"}.get(disposition, "running")
+                return Outcome(status, request_id)
+        elif chunk["type"] == "finish":
+            status = AISDK_ENDS[chunk["finishReason"]]
+            code = metadata.get("error", {}).get("code")
+            if metadata.get("refused"):
+                status = "refused"
+    return Outcome(status, request_id, code)
+
+
+DRIVERS: tuple[type[Driver], ...] = (AguiDriver, A2aDriver, McpDriver, AisdkDriver)
 
 
 # ---- the scenarios -------------------------------------------------------------------------------
@@ -480,5 +571,5 @@ async def test_the_same_scenario_has_the_same_outcome_in_every_protocol(
 
 
 def test_every_protocol_runs_every_scenario_it_offers() -> None:
-    """AG-UI alone has no cancel (a client stops watching; the run goes on): every other pair runs."""
-    assert len(CASES) == len(DRIVERS) * len(SCENARIOS) - 1
+    """AG-UI and the AI SDK have no cancel (a client stops reading; the run goes on): the rest run."""
+    assert len(CASES) == len(DRIVERS) * len(SCENARIOS) - 2

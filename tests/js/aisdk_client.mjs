@@ -1,5 +1,5 @@
 // The official Vercel AI SDK client (npm `ai` 7: DefaultChatTransport + readUIMessageStream) against
-// a server of the UI message stream protocol; run by tests/aisdk/test_aisdk_js_client.py.
+// the gateway's UI message stream routes (/ai-sdk/{agent}); run by tests/aisdk/test_aisdk_js_client.py.
 //   echo '{"url": ..., "token": ..., "chatId": ..., "messages": [...]}' | node aisdk_client.mjs
 //   echo '{"url": ..., "token": ..., "chatId": ..., "resume": true}' | node aisdk_client.mjs
 // POSTs the chat request with the bearer token as the SDK does (or GETs the SDK's resume route,

@@ -1,0 +1,227 @@
+"""The AI SDK's UI message stream (`useChat`): `POST /ai-sdk/{agent}`, `GET /ai-sdk/{agent}/{id}/stream`.
+
+The POST reads the SDK's chat request (`gateway.aisdk.chat_request`): the chat's `id` is the
+thread, the last user message the ask (its id the request's, so a retried POST re-attaches), or
+the decisions an assistant message carries on calls awaiting approval (its id, the request's).
+It answers with the request's run as UI message chunks (`gateway.aisdk.chunks`), followed
+through the hub from the run's start; a stream of decisions continues the request right after
+their approval requests, and a steering ask continues the running request from where it stood.
+The stream's `start` carries what the gateway did with the ask in `messageMetadata`
+(`disposition`: `started`, `queued`, `steered`, `interrupted`, `rolled_back`; `request_id`,
+`run_workflow_id`). A stream ends with `finish`: `stop` (answered), `tool-calls` (the request
+waits for approval), `other` (cancelled) or `error` (failed, or refused by the session: `busy`,
+`stale`, ... with `messageMetadata.refused`; nothing was asked).
+
+The GET is the SDK's resume route: the running request's stream from its start, or 204 when the
+thread runs nothing. Refusals before any stream (a bad body, an unknown agent or thread, another
+principal's thread, Temporal not answering) are the gateway's JSON errors, as on AG-UI. The SDK
+has no cancel: `stop()` ends the client's read, and the request goes on (as on AG-UI).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+from pydantic import JsonValue
+from sse_starlette import EventSourceResponse
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+from temporalio.service import RPCError
+
+from contracts.errors import INVALID_INPUT, NOT_FOUND, PAYLOAD_TOO_LARGE, UNAVAILABLE
+from contracts.stream import TraceItem
+from gateway.aisdk.chat_request import ChatRequest, parse_chat_request
+from gateway.aisdk.chunks import DONE, UI_MESSAGE_STREAM_HEADERS, Chunk, RequestChunks, error_chunks, sse
+from gateway.context import GatewayContext, agent_config
+from gateway.core import (
+    Decision,
+    RequestCore,
+    RequestState,
+    RunEnd,
+    Thread,
+    follow_run,
+    open_thread,
+    request_id_for,
+)
+from gateway.errors import GatewayError
+from gateway.http_input import principal_of, read_json
+
+__all__ = ["routes"]
+
+PING_S = 15
+HEADERS = {k: v for k, v in UI_MESSAGE_STREAM_HEADERS.items() if k not in ("content-type", "connection")}
+"""The SDK's stream headers (the response sets the content type and the connection itself)."""
+HTTP_REFUSALS = frozenset({INVALID_INPUT, PAYLOAD_TOO_LARGE, NOT_FOUND, UNAVAILABLE})
+"""Refusals answered as HTTP errors (the session's answers to an ask, `busy` and the like, are streamed)."""
+LOST = "the gateway lost the run's stream (Temporal did not answer in time); resume the stream"
+
+
+@dataclass
+class _Plan:
+    """What one response streams: request `request_id` (run `run_workflow_id`) after trace seq `origin`."""
+
+    thread: Thread
+    request_id: str
+    run_workflow_id: str = ""
+    origin: int = -1
+    after_requests: set[str] = field(default_factory=set[str])
+    """Calls whose approval requests the stream starts after (`origin` is found in the run's replay)."""
+    metadata: dict[str, JsonValue] | None = None
+    refusal: GatewayError | None = None
+    wait_until_started: bool = False
+
+
+def routes(ctx: GatewayContext) -> list[BaseRoute]:
+    """The AI SDK routes on `ctx`."""
+    core = RequestCore(ctx)
+
+    async def chat(request: Request) -> Response:
+        agent = request.path_params["agent"]
+        agent_config(ctx, agent)  # an unknown agent is named before the body is looked at
+        asked = parse_chat_request(await read_json(request))
+        thread = open_thread(ctx, principal_of(request), agent, asked.thread_id)
+        plan = await (_decide(core, thread, asked) if asked.approvals else _ask(core, thread, asked))
+        return _response(ctx, core, plan)
+
+    async def resume(request: Request) -> Response:
+        thread = open_thread(
+            ctx, principal_of(request), request.path_params["agent"], request.path_params["id"]
+        )
+        status = await core.status(thread)  # another principal's thread, or none: 404 `not_found`
+        if status.active_request_id is None or status.active_run_workflow_id is None:
+            return Response(status_code=204)
+        metadata: dict[str, JsonValue] = {"disposition": "resumed", "request_id": status.active_request_id}
+        plan = _Plan(thread, status.active_request_id, status.active_run_workflow_id, metadata=metadata)
+        return _response(ctx, core, plan)
+
+    return [
+        Route("/ai-sdk/{agent}", chat, methods=["POST"]),
+        Route("/ai-sdk/{agent}/{id}/stream", resume, methods=["GET"]),
+    ]
+
+
+def _response(ctx: GatewayContext, core: RequestCore, plan: _Plan) -> EventSourceResponse:
+    return EventSourceResponse(_stream(ctx, core, plan), sep="\n", ping=PING_S, headers=HEADERS)
+
+
+async def _ask(core: RequestCore, thread: Thread, asked: ChatRequest) -> _Plan:
+    """Ask the last user message under the chat request's busy policy."""
+    assert asked.ask is not None
+    request_id = request_id_for(asked.message_id)
+    head = await core.active_head(thread) if asked.on_busy == "steer" else None
+    try:
+        accepted = await core.ask(
+            thread,
+            asked.ask,
+            request_id=request_id,
+            on_busy=asked.on_busy,
+            mode=asked.mode,
+            expected_last_request=asked.expected_last_request,
+            source=f"ai-sdk:{thread.principal.name}",
+        )
+    except GatewayError as refused:
+        if refused.code in HTTP_REFUSALS:
+            raise
+        return _Plan(thread, request_id, refusal=refused)
+    enqueued = accepted.disposition == "enqueued"
+    metadata: dict[str, JsonValue] = {
+        **accepted.model_dump(mode="json", exclude_none=True),
+        "disposition": "queued" if enqueued else accepted.disposition,
+    }
+    plan = _Plan(thread, accepted.request_id, accepted.run_workflow_id, metadata=metadata)
+    plan.wait_until_started = enqueued
+    if accepted.disposition == "steered":  # the running request's stream, from where it stood
+        same = head is not None and head[0] == accepted.run_workflow_id
+        plan.origin = (
+            head[1] if head is not None and same else await core.trace_head(accepted.run_workflow_id)
+        )
+    return plan
+
+
+async def _decide(core: RequestCore, thread: Thread, asked: ChatRequest) -> _Plan:
+    """Apply the decisions to the request the assistant message is; continue it after their requests."""
+    record = await core.record(thread, request_id_for(asked.message_id))
+    plan = _Plan(thread, record.request_id, record.run_workflow_id)
+    for answer in asked.approvals:
+        decision = Decision(approved=answer.approved, reason=answer.reason, call_id=answer.call_id)
+        try:
+            await core.approve(thread, record.request_id, decision, approver=thread.principal.name)
+        except GatewayError as refused:
+            if refused.code in HTTP_REFUSALS:
+                raise
+            plan.refusal = refused
+            return plan
+    plan.after_requests = {a.call_id for a in asked.approvals}
+    plan.metadata = {"disposition": "decided", "request_id": record.request_id}
+    return plan
+
+
+async def _stream(ctx: GatewayContext, core: RequestCore, plan: _Plan) -> AsyncIterator[bytes]:
+    """The chunks of `plan` as SSE, then `[DONE]`."""
+    # After decisions, nothing renders until the replay passes their approval requests (the origin).
+    encoder = RequestChunks(plan.request_id, origin=sys.maxsize if plan.after_requests else plan.origin)
+    if plan.refusal is not None:
+        refused = error_chunks(plan.refusal.code, plan.refusal.message, refused=True)
+        for chunk in [*encoder.start(), *refused]:
+            yield sse(chunk)
+        yield DONE
+        return
+    for chunk in encoder.start(plan.metadata):
+        yield sse(chunk)
+    try:
+        async for chunk in _run_chunks(ctx, core, plan, encoder):
+            yield sse(chunk)
+    except (RPCError, GatewayError) as error:
+        code = error.code if isinstance(error, GatewayError) else UNAVAILABLE
+        message = error.message if isinstance(error, GatewayError) else LOST
+        for chunk in error_chunks(code, message):
+            yield sse(chunk)
+    yield DONE
+
+
+async def _run_chunks(
+    ctx: GatewayContext, core: RequestCore, plan: _Plan, encoder: RequestChunks
+) -> AsyncIterator[Chunk]:
+    """The request's run as chunks, until it ends or pauses for approval."""
+    if plan.wait_until_started:
+        await core.until_started(plan.thread, plan.request_id)
+    async for item in follow_run(ctx, plan.run_workflow_id):
+        if isinstance(item, RunEnd):  # the run ended without a terminal event this stream saw
+            for chunk in _ended(await core.settled(plan.thread, plan.request_id, item.result)):
+                yield chunk
+            return
+        enriched = await item.enriched()
+        event = enriched.event
+        if plan.after_requests and isinstance(event, TraceItem) and event.event.kind == "approval_requested":
+            plan.after_requests.discard(event.event.call_id or "")
+            if not plan.after_requests:
+                encoder.origin = event.event.seq
+        chunks = encoder.feed(event, enriched.entries)
+        if encoder.ended:  # every read after the stream (the thread, the resume route) agrees with its end
+            await core.recorded(plan.thread, plan.request_id)
+        for chunk in chunks:
+            yield chunk
+        if encoder.ended:
+            return
+        if encoder.awaiting and await _still_awaiting(core, plan.run_workflow_id, encoder.awaiting):
+            for chunk in encoder.pause():
+                yield chunk
+            return
+
+
+async def _still_awaiting(core: RequestCore, run_workflow_id: str, calls: list[str]) -> bool:
+    """Whether one of `calls` still waits for a decision (a replay may pass requests decided since)."""
+    return any(p.call_id in calls for p in await core.pending(run_workflow_id))
+
+
+def _ended(state: RequestState) -> list[Chunk]:
+    if not state.ended:  # the session has not recorded the end in time: say so, the client resumes
+        return error_chunks(UNAVAILABLE, LOST)
+    if state.status == "completed":
+        return [{"type": "finish", "finishReason": "stop"}]
+    if state.status == "cancelled":
+        return [{"type": "finish", "finishReason": "other", "messageMetadata": {"cancelled": True}}]
+    return error_chunks(state.error_code or "request_failed", state.error_message or "the request failed")
