@@ -56,8 +56,9 @@ RequestStatus = Literal["queued", "running", "awaiting_approval", "completed", "
 ENDED = frozenset({"completed", "failed", "cancelled"})
 SETTLE_S = 5.0
 """How long a read after a run's end waits for its session to record that end."""
-SETTLE_POLL_S = 0.01
-"""How often it asks (a query: no history)."""
+SETTLE_POLL_S = (0.01, 0.02, 0.05, 0.1, 0.25)
+"""How long it waits between asks, then 0.25 s on: each ask is a query, which adds no history but
+replays the session on a worker, so a session slow to record the end is not asked in a tight loop."""
 MAX_WAIT_S = 600.0
 Report = Callable[[str], Awaitable[None]]
 
@@ -397,6 +398,7 @@ class RequestCore:
         It follows the running request's run through the hub until it ends, then looks again.
         """
         followed: str | None = None
+        polls = 0
         while True:
             status = await self.status(thread)
             if status.active_request_id == request_id:
@@ -405,9 +407,10 @@ class RequestCore:
                 return
             run_id = status.active_run_workflow_id
             if run_id is None or run_id == followed:
-                await asyncio.sleep(SETTLE_POLL_S)  # that run has ended: the session starts the next one
+                await _pause(polls)  # that run has ended: the session is starting the next one
+                polls += 1
                 continue
-            followed = run_id
+            followed, polls = run_id, 0
             with contextlib.suppress(RPCError):
                 async for item in self._ctx.hub.follow(run_id):
                     if is_terminal(item):
@@ -422,8 +425,10 @@ class RequestCore:
         record = await self.record(thread, request_id)
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(SETTLE_S):
+                polls = 0
                 while record.status == "running":
-                    await asyncio.sleep(SETTLE_POLL_S)
+                    await _pause(polls)
+                    polls += 1
                     record = await self.record(thread, request_id)
         return record
 
@@ -469,6 +474,11 @@ class RequestCore:
                     elif event.event.kind == "approval_requested" and await self._awaiting(run_id):
                         break
         return await self.state(thread, request_id)
+
+
+async def _pause(polls: int) -> None:
+    """The wait before the next ask of a session that has not moved on yet (`SETTLE_POLL_S`)."""
+    await asyncio.sleep(SETTLE_POLL_S[min(polls, len(SETTLE_POLL_S) - 1)])
 
 
 def ended_state(request_id: str, run_workflow_id: str, result: RunResult) -> RequestState:
