@@ -15,9 +15,12 @@ maps to its own shape.
   request's run, the one workflow whose cancel names the request (a session's cancel stops
   whatever runs). Only a request that runs (or awaits approval) takes them: a queued one, or an
   ended one, is `not_running`.
-- Waiting: `until_started` follows the running request's run through the hub to its end and
-  looks again; `wait` follows the request's own run until it ends or awaits approval; `settled`
-  waits (briefly) for the session to record a run's end, so every read after agrees.
+- Waiting: `wait` follows the request's own run through the hub (one subscription for every
+  viewer) until it ends or awaits approval; `until_started` asks the session, backing off, while
+  a queued request waits (the hub follows runs, and a queued request has none yet: following
+  the run ahead of it instead kept a second feed polling that run, which cost more than it saved
+  on a busy worker); `settled` waits (briefly) for the session to record a run's end, so every
+  read after agrees.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from contracts.session import QUERY_PREVIEW_CHARS, AskAccepted, OnBusy, RequestR
 from contracts.signals import SteerMode
 from contracts.stream import DeltaEvent
 from gateway.context import GatewayContext
-from gateway.core.follow import RunEnd, follow_run, is_terminal
+from gateway.core.follow import RunEnd, follow_run
 from gateway.core.inputs import Decision
 from gateway.core.threads import Thread, temporal_reads
 from gateway.errors import GatewayError, not_found
@@ -56,8 +59,11 @@ RequestStatus = Literal["queued", "running", "awaiting_approval", "completed", "
 ENDED = frozenset({"completed", "failed", "cancelled"})
 SETTLE_S = 5.0
 """How long a read after a run's end waits for its session to record that end."""
-SETTLE_POLL_S = 0.01
-"""How often it asks (a query: no history)."""
+SETTLE_POLL_S = (0.01, 0.02, 0.05, 0.1, 0.25)
+"""How long it waits between asks, then 0.25 s on: each ask is a query, which adds no history but
+replays the session on a worker, so a session slow to record the end is not asked in a tight loop."""
+QUEUED_POLL_S = (0.05, 0.1, 0.25, 0.5)
+"""The waits between asks of a session whether a queued request has started."""
 MAX_WAIT_S = 600.0
 Report = Callable[[str], Awaitable[None]]
 
@@ -430,24 +436,18 @@ class RequestCore:
     async def until_started(self, thread: Thread, request_id: str) -> None:
         """Wait while a queued request waits for the ones before it (returns at once otherwise).
 
-        It follows the running request's run through the hub until it ends, then looks again.
+        The hub has no event for a queued request's start (it follows runs, and this one's run
+        does not exist yet), so the session is asked, backing off to `QUEUED_POLL_S[-1]`.
         """
-        followed: str | None = None
+        polls = 0
         while True:
             status = await self.status(thread)
             if status.active_request_id == request_id:
                 return
             if (await self.record(thread, request_id)).status != "running":
                 return
-            run_id = status.active_run_workflow_id
-            if run_id is None or run_id == followed:
-                await asyncio.sleep(SETTLE_POLL_S)  # that run has ended: the session starts the next one
-                continue
-            followed = run_id
-            with contextlib.suppress(RPCError):
-                async for item in self._ctx.hub.follow(run_id):
-                    if is_terminal(item):
-                        break
+            await asyncio.sleep(QUEUED_POLL_S[min(polls, len(QUEUED_POLL_S) - 1)])
+            polls += 1
 
     async def recorded(self, thread: Thread, request_id: str) -> RequestRecord:
         """The request's record once its session has recorded its run's end (or after `SETTLE_S`, as it is).
@@ -458,8 +458,10 @@ class RequestCore:
         record = await self.record(thread, request_id)
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(SETTLE_S):
+                polls = 0
                 while record.status == "running":
-                    await asyncio.sleep(SETTLE_POLL_S)
+                    await _pause(polls)
+                    polls += 1
                     record = await self.record(thread, request_id)
         return record
 
@@ -505,6 +507,11 @@ class RequestCore:
                     elif event.event.kind == "approval_requested" and await self._awaiting(run_id):
                         break
         return await self.state(thread, request_id)
+
+
+async def _pause(polls: int) -> None:
+    """The wait before the next ask of a session that has not moved on yet (`SETTLE_POLL_S`)."""
+    await asyncio.sleep(SETTLE_POLL_S[min(polls, len(SETTLE_POLL_S) - 1)])
 
 
 def ended_state(request_id: str, run_workflow_id: str, result: RunResult) -> RequestState:

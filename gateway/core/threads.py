@@ -9,6 +9,7 @@ is not a session, a request the session does not keep and another principal's th
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from gateway.owners import session_id
 
 __all__ = ["Thread", "open_thread", "temporal_reads"]
 
+log = logging.getLogger(__name__)
 _GONE = (RPCStatusCode.NOT_FOUND, RPCStatusCode.INVALID_ARGUMENT)
 
 
@@ -62,6 +64,7 @@ def temporal_reads(what: str = "thread") -> Iterator[None]:
     except RPCError as error:
         if error.status in _GONE:
             raise not_found(what) from None
+        log.warning("a read of a %s failed: %s %s", what, error.status.name, error.message)
         raise GatewayError.unavailable() from None
     except WorkflowQueryFailedError:
         raise not_found(what) from None  # a workflow that is not a session (a run's id looks like one)

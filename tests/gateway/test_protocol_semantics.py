@@ -476,6 +476,22 @@ async def steer(gw: GatewayServer, driver: type[Driver]) -> None:
     assert list(now.statuses.values()) == ["completed"], "the steer joined the running request"
 
 
+async def steer_a_queued_request(gw: GatewayServer, driver: type[Driver]) -> None:
+    """Steer goes to the session, for the request it names: one waiting for its turn is `not_running`."""
+    thread, alice = _thread(driver, "steerqueued"), driver(gw, ALICE, "held")
+    first = await alice.ask(thread, "First", wait=False)
+    queued = await alice.ask(thread, "Second", on_busy="enqueue", wait=False)
+    refused = await alice.steer(thread, str(queued.request_id), "Be brief")
+    assert (refused.status, refused.code) == ("refused", "not_running"), refused
+    assert (await alice.wait(thread, str(queued.request_id))).status == "completed"
+    now = await seen(gw, "held", thread)
+    assert now.users == ["First", "Second"], "the steer reached neither request"
+    assert now.statuses == {first.request_id: "completed", queued.request_id: "completed"}
+
+
+steer_a_queued_request.needs = "steer_names_request"  # pyright: ignore[reportFunctionMemberAccess]
+
+
 async def interrupt(gw: GatewayServer, driver: type[Driver]) -> None:
     thread, alice = _thread(driver, "interrupt"), driver(gw, ALICE, "held")
     first = await alice.ask(thread, "First", wait=False)
@@ -509,6 +525,7 @@ async def deny(gw: GatewayServer, driver: type[Driver]) -> None:
 
 
 async def cancel(gw: GatewayServer, driver: type[Driver]) -> None:
+    """Cancel goes to the request's run: it ends `cancelled`, and a second cancel is `not_running`."""
     thread, alice = _thread(driver, "cancel"), driver(gw, ALICE, "held")
     started = await alice.ask(thread, "First", wait=False)
     cancelled = await alice.cancel(thread, str(started.request_id))
@@ -543,11 +560,13 @@ async def another_principal(gw: GatewayServer, driver: type[Driver]) -> None:
     assert (await alice.decide(thread, request_id, approved=True)).status == "completed"
 
 
+cancel.needs = "cancels"  # pyright: ignore[reportFunctionMemberAccess]
 SCENARIOS = (
     ask,
     busy_reject,
     busy_enqueue,
     steer,
+    steer_a_queued_request,
     interrupt,
     approve,
     deny,
@@ -555,11 +574,19 @@ SCENARIOS = (
     not_found,
     another_principal,
 )
+
+
+def offers(driver: type[Driver], scenario: Any) -> bool:
+    """Whether `driver`'s protocol has what `scenario` needs (its `needs`: a `Driver` flag)."""
+    needs: str | None = getattr(scenario, "needs", None)
+    return needs is None or bool(getattr(driver, needs))
+
+
 CASES = [
     pytest.param(driver, scenario, id=f"{driver.name}-{scenario.__name__}")
     for driver in DRIVERS
     for scenario in SCENARIOS
-    if driver.cancels or scenario is not cancel
+    if offers(driver, scenario)
 ]
 
 
@@ -571,5 +598,9 @@ async def test_the_same_scenario_has_the_same_outcome_in_every_protocol(
 
 
 def test_every_protocol_runs_every_scenario_it_offers() -> None:
-    """AG-UI and the AI SDK have no cancel (a client stops reading; the run goes on): the rest run."""
-    assert len(CASES) == len(DRIVERS) * len(SCENARIOS) - 2
+    """AG-UI and the AI SDK have no cancel and no steer that names a request: every other pair runs."""
+    for name in ("agui", "aisdk"):
+        assert [str(case.id) for case in CASES if str(case.id).startswith(f"{name}-")] == [
+            f"{name}-{s.__name__}" for s in SCENARIOS if s not in (cancel, steer_a_queued_request)
+        ]
+    assert len(CASES) == len(DRIVERS) * len(SCENARIOS) - 4
