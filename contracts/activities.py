@@ -34,6 +34,7 @@ from contracts.approval import ArgumentsCheck, ArgumentsVerdict
 from contracts.compaction import SummarizeRequest, SummarizeResult
 from contracts.llm import CountTokensRequest, LLMRequest, LLMResponse, ToolSpec
 from contracts.output import OutputSpec, SchemaCheck
+from contracts.schedules import FiringAsk, FiringResult
 from contracts.session import ExportResult
 from contracts.snapshot import ExportSnapshotRequest, RestoreSnapshotRequest, SnapshotPayload
 from contracts.thread import Segment, SegmentRef
@@ -53,6 +54,7 @@ CHECK_TOOL_ARGUMENTS_ACTIVITY: Final = "check_tool_arguments"
 RESOLVE_AGENTS_ACTIVITY: Final = "resolve_agents"
 CHECK_OUTPUT_SCHEMA_ACTIVITY: Final = "check_output_schema"
 TRANSFORM_REQUEST_ACTIVITY: Final = "transform_request"
+ASK_FOR_SCHEDULE_ACTIVITY: Final = "ask_for_schedule"
 
 LLM_TIMEOUT_SLACK_S: Final = 30.0
 """An LLM activity's start-to-close timeout is the provider timeout (`llm_timeout_s`) plus this."""
@@ -197,6 +199,13 @@ TRANSFORM_REQUEST = ActivitySpec(
     ActivityOptions(start_to_close_timeout_s=10, maximum_attempts=1),
     lambda r: f"transform request {r.transformer} #{r.iteration}",
 )
+ASK_FOR_SCHEDULE = ActivitySpec(
+    ASK_FOR_SCHEDULE_ACTIVITY,
+    FiringAsk,
+    FiringResult,
+    ActivityOptions(start_to_close_timeout_s=30, maximum_attempts=10, maximum_interval_s=30),
+    lambda r: f"ask {r.session_id} for schedule {r.firing.schedule_id}"[:200],
+)
 
 ACTIVITIES: Final[Mapping[str, ActivitySpec[Any, Any]]] = MappingProxyType(
     {
@@ -215,6 +224,7 @@ ACTIVITIES: Final[Mapping[str, ActivitySpec[Any, Any]]] = MappingProxyType(
             RESOLVE_AGENTS,
             CHECK_OUTPUT_SCHEMA,
             TRANSFORM_REQUEST,
+            ASK_FOR_SCHEDULE,
         )
     }
 )

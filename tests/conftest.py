@@ -20,6 +20,7 @@ os.environ.setdefault("REACT_SNAPSHOT_SECRET", "test-only-secret-" + "7f3a9c1e5b
 # build (the CLI's too); a developer's deployment settings never leak into the tests.
 os.environ["REACT_PAYLOAD_STORE"] = "file:" + tempfile.mkdtemp(prefix="react-test-payloads-")
 os.environ.pop("REACT_PAYLOAD_THRESHOLD", None)
+os.environ["REACT_SCHEDULE_MIN_INTERVAL_S"] = "1"  # schedules in the tests fire every second or two
 os.environ.pop("REACT_ENCRYPTION_KEYS", None)
 os.environ.pop("REACT_CODEC_ENDPOINT", None)
 os.environ.pop("REACT_S3_ENDPOINT_URL", None)

@@ -135,6 +135,7 @@ class RequestBook:
             ),
             query_preview=run.query[:QUERY_PREVIEW_CHARS],
             started_at=now,
+            refs=run.query_refs,
         )
         self._records.append(record)
         del self._records[:-MAX_KEPT_REQUESTS]
