@@ -34,6 +34,7 @@ def firing_ask(request: FiringAsk) -> AskInput:
         request_id=bounded_id(request.firing_id, ""),
         on_busy=firing.on_busy,
         refs={SCHEDULE_REF: firing.schedule_id[:1_000], FIRING_REF: request.firing_id[:1_000]},
+        webhook_url=firing.webhook_url,
     )
 
 

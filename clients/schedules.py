@@ -41,6 +41,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from clients.base import ClientScope
 from clients.errors import RejectedError
+from clients.inputs import check_webhook_url
 from clients.schedule_spec import schedule_spec
 from contracts import AgentConfig
 from contracts.errors import INVALID_INPUT, NOT_FOUND
@@ -148,7 +149,8 @@ class Schedules(ClientScope):
                 with a session: refused `busy`, the firing is `skipped`), `buffer_one`
                 (enqueued), `cancel_other` (interrupts the running request); `allow_all` (the
                 default, and the only choice, without a session) runs a fresh session each.
-            webhook_url: where the webhooks of its requests go.
+            webhook_url: where the webhooks of its firings (`schedule.fired`) and their requests go
+                (checked against `REACT_WEBHOOK_ALLOW`).
 
         Raises:
             RejectedError: `invalid_input` naming the field (nothing is created), e.g. a cron
@@ -168,6 +170,7 @@ class Schedules(ClientScope):
             raise RejectedError(INVALID_INPUT, f"message: 1 to {MAX_QUERY_CHARS} characters, not blank")
         if note is not None and len(note) > MAX_NOTE_CHARS:
             raise RejectedError(INVALID_INPUT, f"note: at most {MAX_NOTE_CHARS} characters")
+        check_webhook_url(webhook_url)
         if session_id is not None:
             problem = workflow_id_problem(session_id, "session id")
             if problem is not None:

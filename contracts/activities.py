@@ -40,6 +40,7 @@ from contracts.snapshot import ExportSnapshotRequest, RestoreSnapshotRequest, Sn
 from contracts.thread import Segment, SegmentRef
 from contracts.tools import ResolveToolsRequest, ToolCallRequest, ToolOutcome
 from contracts.transform import RequestChanges, TransformInput
+from contracts.webhooks import WebhookDelivery, WebhookOutcome
 
 LLM_ACTIVITY: Final = "llm_call"
 TOOL_ACTIVITY: Final = "run_tool"
@@ -55,6 +56,7 @@ RESOLVE_AGENTS_ACTIVITY: Final = "resolve_agents"
 CHECK_OUTPUT_SCHEMA_ACTIVITY: Final = "check_output_schema"
 TRANSFORM_REQUEST_ACTIVITY: Final = "transform_request"
 ASK_FOR_SCHEDULE_ACTIVITY: Final = "ask_for_schedule"
+DELIVER_WEBHOOK_ACTIVITY: Final = "deliver_webhook"
 
 LLM_TIMEOUT_SLACK_S: Final = 30.0
 """An LLM activity's start-to-close timeout is the provider timeout (`llm_timeout_s`) plus this."""
@@ -206,6 +208,14 @@ ASK_FOR_SCHEDULE = ActivitySpec(
     ActivityOptions(start_to_close_timeout_s=30, maximum_attempts=10, maximum_interval_s=30),
     lambda r: f"ask {r.session_id} for schedule {r.firing.schedule_id}"[:200],
 )
+DELIVER_WEBHOOK = ActivitySpec(
+    DELIVER_WEBHOOK_ACTIVITY,
+    WebhookDelivery,
+    WebhookOutcome,
+    # Unlimited attempts: the activity gives up by itself after REACT_WEBHOOK_GIVE_UP_S.
+    ActivityOptions(start_to_close_timeout_s=30, maximum_attempts=0, maximum_interval_s=60),
+    lambda r: f"webhook {r.body.type} {r.webhook_id}"[:200],
+)
 
 ACTIVITIES: Final[Mapping[str, ActivitySpec[Any, Any]]] = MappingProxyType(
     {
@@ -225,6 +235,7 @@ ACTIVITIES: Final[Mapping[str, ActivitySpec[Any, Any]]] = MappingProxyType(
             CHECK_OUTPUT_SCHEMA,
             TRANSFORM_REQUEST,
             ASK_FOR_SCHEDULE,
+            DELIVER_WEBHOOK,
         )
     }
 )

@@ -15,6 +15,7 @@ from contracts.limits import MAX_CONTEXT_BYTES, MAX_OVERRIDES_BYTES, MAX_SNAPSHO
 from contracts.llm import Usage
 from contracts.run import Outcome, RunStatus
 from contracts.thread import SegmentRef
+from contracts.webhooks import WebhookUrl
 from contracts.workflow_ids import SessionId
 from conversation import DEFAULT_CONTEXT_REF, Context, ConversationState
 from conversation.policy import ContextPolicy
@@ -42,6 +43,7 @@ class RequestRecord(BaseModel):
     finished_at: datetime | None = None
     outcome: Outcome = Outcome()
     refs: dict[str, str] = {}
+    webhook_url: str | None = None
 
     @property
     def status(self) -> RunStatus:
@@ -151,6 +153,7 @@ class AskInput(BaseModel):
     the request the caller believes ran last: another one since is refused as `stale`.
     `refs` are where the ask came from (a schedule's firing: `schedule_id`, `firing_id`):
     the request's record keeps them, and so does the user message its run appends.
+    `webhook_url`: where a signed webhook goes when the request ends (`contracts.webhooks`).
     """
 
     query: QueryText
@@ -160,6 +163,7 @@ class AskInput(BaseModel):
     on_busy: OnBusy = "reject"
     expected_last_request: Id | None = None
     refs: Refs = {}
+    webhook_url: WebhookUrl | None = None
 
 
 class AskAccepted(BaseModel):

@@ -225,13 +225,15 @@ class DurableReactPlugin(SimplePlugin):
         from workflows.run.react_run import ReActRun
         from workflows.scheduled.scheduled_ask import ScheduledAsk
         from workflows.session.agent_session import AgentSession  # imported here: clients never need them
+        from workflows.webhook.deliver_webhook import DeliverWebhook
 
-        if ReActRun in workflows or AgentSession in workflows or ScheduledAsk in workflows:
+        product = (ReActRun, AgentSession, ScheduledAsk, DeliverWebhook)
+        if any(w in workflows for w in product):
             raise PluginConflictError(
-                "ReActRun/AgentSession/ScheduledAsk are registered already; "
+                "ReActRun/AgentSession/ScheduledAsk/DeliverWebhook are registered already; "
                 "let DurableReactPlugin register them (and every activity) instead"
             )
-        return [*workflows, ReActRun, AgentSession, ScheduledAsk]
+        return [*workflows, *product]
 
     def _registered_on(self, activities: Sequence[object]) -> bool:
         return self._activities is not None and any(a in activities for a in self._activities)
@@ -251,6 +253,7 @@ class DurableReactPlugin(SimplePlugin):
             from activities.summarize import summarize
             from activities.token_count import count_tokens
             from activities.tools import ToolActivities
+            from activities.webhooks import deliver_webhook
 
             tools = ToolActivities(self.registry)
             llm = LLMActivities(self.registry, MessageCache(self.blob_store))
@@ -272,6 +275,7 @@ class DurableReactPlugin(SimplePlugin):
                 check_output_schema,
                 transform.transform_request,
                 ask_for_schedule,
+                deliver_webhook,
             ]
         return self._activities
 

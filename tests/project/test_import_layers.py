@@ -49,7 +49,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
 }
 """For each product folder (or top-level module), the first-party folders it may import."""
 
-ROOMS = ("workflows.run", "workflows.session", "workflows.scheduled")
+ROOMS = ("workflows.run", "workflows.session", "workflows.scheduled", "workflows.webhook")
 """The workflows' rooms: each imports the shared `workflows.*` modules and itself, never another room."""
 
 NOT_PRODUCT = ("tests", "bench", "scripts")

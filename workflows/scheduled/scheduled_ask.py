@@ -24,9 +24,11 @@ from contracts.schedules import (
     FiringResult,
     firing_workflow_id_base,
 )
+from contracts.webhooks import WebhookBody, WebhookData
 from contracts.workflow_ids import bounded_id
 from workflows.activity_calls import call_activity
 from workflows.refusals import refusal
+from workflows.webhooks import start_delivery
 
 
 def firing_session_id(firing: FiringInput, firing_id: str) -> str:
@@ -57,4 +59,15 @@ class ScheduledAsk:
         workflow.upsert_memo(
             {"thread_id": result.session_id, "request_id": result.request_id, "status": result.status}
         )
+        if firing.webhook_url is not None:
+            data = WebhookData(
+                agent=firing.agent_id,
+                thread_id=result.session_id,
+                request_id=result.request_id,
+                status=result.status,
+                schedule_id=firing.schedule_id,
+                error=result.message if result.status != "asked" else None,
+            )
+            body = WebhookBody(type="schedule.fired", timestamp=workflow.now(), data=data)
+            await start_delivery(firing.webhook_url, "fired", body)
         return result
