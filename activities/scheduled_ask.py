@@ -27,11 +27,15 @@ from contracts.workflow_ids import bounded_id
 
 
 def firing_ask(request: FiringAsk) -> AskInput:
-    """The ask a firing sends: the schedule's message, its busy answer and where it came from."""
+    """The ask a firing sends: the schedule's message, its busy answer and where it came from.
+
+    Its request id is the firing's workflow id with `.` for `/`: the same on every attempt (a
+    retried attempt is answered with the original request) and one segment of a URL path.
+    """
     firing = request.firing
     return AskInput(
         query=firing.query,
-        request_id=bounded_id(request.firing_id, ""),
+        request_id=bounded_id(request.firing_id.replace("/", "."), ""),  # one URL path segment
         on_busy=firing.on_busy,
         refs={SCHEDULE_REF: firing.schedule_id[:1_000], FIRING_REF: request.firing_id[:1_000]},
         webhook_url=firing.webhook_url,

@@ -22,7 +22,7 @@ import re
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, timedelta
-from typing import Final, TypeVar
+from typing import Final, TypeVar, get_args
 
 from temporalio.client import (
     Schedule,
@@ -171,6 +171,8 @@ class Schedules(ClientScope):
         if note is not None and len(note) > MAX_NOTE_CHARS:
             raise RejectedError(INVALID_INPUT, f"note: at most {MAX_NOTE_CHARS} characters")
         check_webhook_url(webhook_url)
+        if overlap is not None and overlap not in get_args(Overlap):
+            raise RejectedError(INVALID_INPUT, f"overlap: one of {', '.join(get_args(Overlap))}")
         if session_id is not None:
             problem = workflow_id_problem(session_id, "session id")
             if problem is not None:

@@ -30,10 +30,12 @@ from gateway.a2a import jsonrpc_error_body
 from gateway.a2a import routes as a2a_routes
 from gateway.agui import routes as agui_routes
 from gateway.auth import Principal, authenticate
+from gateway.background import routes as background_routes
 from gateway.context import GatewayContext
 from gateway.errors import GatewayError, error_body, error_response
 from gateway.http_input import principal_of, read_json
 from gateway.mcp_server import McpEndpoint
+from gateway.schedules_api import routes as schedules_routes
 from gateway.settings import GatewaySettings
 from gateway.threads_api import routes as threads_routes
 
@@ -166,6 +168,8 @@ def build_app(ctx: GatewayContext) -> Starlette:
         *a2a_routes(ctx),
         mcp.route,
         *threads_routes(ctx),
+        *schedules_routes(ctx),
+        *background_routes(ctx),
     ]
 
     @asynccontextmanager
