@@ -41,6 +41,16 @@ class WebhookData(BaseModel):
     answer_truncated: bool = False
     schedule_id: str | None = None
     error: Annotated[str, StringConstraints(max_length=1_000)] | None = None
+    call_id: str | None = None
+    tool: str | None = None
+
+
+class WebhookTarget(BaseModel):
+    """Where a run's `approval.waiting` webhooks go, and what they name (a session sets it on its run)."""
+
+    url: WebhookUrl
+    agent: Annotated[str, StringConstraints(max_length=200)]
+    thread_id: Annotated[str, StringConstraints(max_length=1_000)]
 
 
 class WebhookBody(BaseModel):

@@ -17,7 +17,7 @@ from temporalio.service import RPCError
 
 from client import RejectedError, Schedules, Sessions
 from contracts.webhooks import MAX_WEBHOOK_ANSWER_CHARS, WebhookOutcome
-from testing import answer, scripted_agent
+from testing import answer, call_tools, scripted_agent, tool_call
 from tests.helpers import spawn_worker
 from tests.session_helpers import new_session_id
 from tests.webhook_receiver import Receiver
@@ -177,3 +177,31 @@ async def test_a_worker_killed_mid_delivery_delivers_after_restart_with_the_same
     assert delivered.webhook_id == caught.webhook_id and delivered.verified
     assert delivered.body == caught.body
     assert outcome.delivered and outcome.attempts >= 2
+
+
+async def test_a_call_waiting_for_approval_calls_back_then_the_end_does(
+    client: Client, task_queue: str, receiver: Receiver
+) -> None:
+    session = Sessions(client, task_queue=task_queue).get(new_session_id())
+    agent = scripted_agent(
+        call_tools(tool_call("calculator", {"expression": "2 + 2"}, call_id="c-1")),
+        answer("4"),
+        tools=["calculator"],
+        approval_required=["calculator"],
+    )
+    accepted = await session.ask("2 + 2?", config=agent, agent_id="calc", webhook_url=receiver.url)
+    [waiting] = await receiver.wait_for(1)
+    assert waiting.verified and waiting.body["type"] == "approval.waiting"
+    assert waiting.body["data"] == {
+        "agent": "calc",
+        "thread_id": session.workflow_id,
+        "request_id": accepted.request_id,
+        "status": "waiting_approval",
+        "answer_truncated": False,
+        "call_id": "c-1",
+        "tool": "calculator",
+    }
+    assert (await session.approve("c-1")).status == "accepted"
+    [_, ended] = await receiver.wait_for(2)
+    assert ended.body["type"] == "request.completed" and ended.body["data"]["answer"] == "4"
+    assert ended.webhook_id != waiting.webhook_id

@@ -19,7 +19,7 @@ from contracts.errors import UNKNOWN_REQUEST
 from contracts.schedules import SCHEDULE_REF
 from contracts.session import RequestRecord, RequestResult
 from contracts.web_ui import static_details, static_summary
-from contracts.webhooks import WebhookBody, WebhookData, answer_part
+from contracts.webhooks import WebhookBody, WebhookData, WebhookTarget, answer_part
 from workflows.failures import run_error
 from workflows.op_slot import OpSlot
 from workflows.session.asks import rollback_op
@@ -118,6 +118,7 @@ class SessionRequests:
                     "context_ref": self._thread.active_context_ref,
                     "agent_state": self._agent_state,
                     "session_usage": self._usage if run_input.config.usage_limits is not None else None,
+                    "webhook": self._webhook_target(record),
                 }
             )
             handle = await workflow.start_child_workflow(
@@ -162,6 +163,14 @@ class SessionRequests:
                 and workflow.patched(PATCH_WEBHOOKS)
             ):
                 await self._webhook(record, outcome, result)
+
+    def _webhook_target(self, record: RequestRecord) -> WebhookTarget | None:
+        """Where the request's run sends its `approval.waiting` webhooks (its ask's `webhook_url`)."""
+        if record.webhook_url is None:
+            return None
+        return WebhookTarget(
+            url=record.webhook_url, agent=self._agent_id, thread_id=workflow.info().workflow_id
+        )
 
     async def _webhook(self, record: RequestRecord, outcome: Outcome, result: RunResult | None) -> None:
         """Start delivering the request's end to its webhook (the session does not wait for it)."""
