@@ -6,6 +6,7 @@
 import * as api from "./api.js";
 import { Approvals } from "./approvals.js";
 import { el, LiveView, transcriptItems } from "./render.js";
+import { SchedulesPanel } from "./schedules.js";
 
 const $ = (id) => document.getElementById(id);
 const CURRENT_KEY = "react-chat:current";
@@ -257,6 +258,8 @@ async function loadAgents() {
   $("agent").value = state.agent;
 }
 
+const schedules = new SchedulesPanel(() => ({ agent: state.agent, threadId: state.threadId }), guarded);
+
 async function start() {
   $("token").value = api.token();
   const params = new URL(location.href).searchParams;
@@ -264,6 +267,7 @@ async function start() {
   const current = params.get("thread") ? { agent: params.get("agent") || "default", threadId: params.get("thread") } : saved;
   await loadAgents();
   await loadSessions();
+  await schedules.load();
   if (current) await openThread(current.agent, current.threadId);
   else newChat();
 }
