@@ -265,7 +265,9 @@ class Schedules(ClientScope):
             RejectedError: `not_found` when no schedule has that id.
         """
         described = await self._call(schedule_id, lambda h: h.describe(rpc_timeout=self._timeouts.query))
-        settings = await described.memo_value(SETTINGS_MEMO, type_hint=ScheduleSettings)
+        settings = await described.memo_value(SETTINGS_MEMO, None, type_hint=ScheduleSettings)
+        if settings is None:  # a Temporal Schedule this client did not create
+            raise _unknown(schedule_id)
         recent: Sequence[ScheduleActionResult] = (
             described.info.recent_actions[-MAX_RECENT_FIRINGS:] if firings else ()
         )

@@ -9,7 +9,14 @@ from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
 import pytest
-from temporalio.client import Client
+from temporalio.client import (
+    Client,
+    Schedule,
+    ScheduleActionStartWorkflow,
+    ScheduleIntervalSpec,
+    ScheduleSpec,
+    ScheduleState,
+)
 
 from client import MessageEntry, RejectedError, Schedules, ScheduleView, Sessions
 from contracts.schedules import FIRING_REF, SCHEDULE_REF
@@ -229,3 +236,20 @@ async def test_bad_schedules_are_refused_by_name_and_create_nothing(client: Clie
         with pytest.raises(RejectedError) as missing:
             await call(made.schedule_id)
         assert missing.value.code == "not_found"
+
+
+async def test_a_schedule_this_client_did_not_create_is_not_found(client: Client, task_queue: str) -> None:
+    schedules, who = Schedules(client, task_queue=task_queue), owner()
+    foreign = f"schedule/{who}/foreign"
+    action = ScheduleActionStartWorkflow("SomeoneElses", id="someone-elses", task_queue=task_queue)
+    spec = ScheduleSpec(intervals=[ScheduleIntervalSpec(every=timedelta(hours=1))])
+    handle = await client.create_schedule(
+        foreign, Schedule(action=action, spec=spec, state=ScheduleState(paused=True))
+    )
+    try:
+        with pytest.raises(RejectedError) as refused:
+            await schedules.describe(foreign)
+        assert refused.value.code == "not_found"
+        assert await schedules.list(who) == []
+    finally:
+        await handle.delete()
