@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
@@ -17,9 +18,11 @@ from temporalio.client import (
     ScheduleSpec,
     ScheduleState,
 )
+from temporalio.testing import ActivityEnvironment
 
+from activities.scheduled_ask import ask_for_schedule
 from client import MessageEntry, RejectedError, Schedules, ScheduleView, Sessions
-from contracts.schedules import FIRING_REF, SCHEDULE_REF
+from contracts.schedules import FIRING_REF, SCHEDULE_REF, FiringAsk, FiringInput
 from testing import answer, scripted_agent
 from tests.session_helpers import new_session_id
 
@@ -253,3 +256,23 @@ async def test_a_schedule_this_client_did_not_create_is_not_found(client: Client
         assert await schedules.list(who) == []
     finally:
         await handle.delete()
+
+
+async def test_a_retried_firing_asks_once(client: Client, task_queue: str) -> None:
+    # A worker killed after the ask reached the session retries the activity: the same request id
+    # is answered with the original request, so the session records one request, never two.
+    environment = ActivityEnvironment(client=client)
+    environment.info = dataclasses.replace(environment.info, task_queue=task_queue)
+    session_id = new_session_id()
+    firing = FiringInput(
+        schedule_id="schedule/o/retried", agent_id="a", query="Once.", config=scripted_agent(answer("ok"))
+    )
+    ask = FiringAsk(
+        firing=firing, session_id=session_id, firing_id="schedule/o/retried/firing-2030-01-01T00:00:00Z"
+    )
+    first = await environment.run(ask_for_schedule, ask)
+    again = await environment.run(ask_for_schedule, ask)
+    assert (first.status, again.request_id) == ("asked", first.request_id)
+    assert first.request_id == "schedule.o.retried.firing-2030-01-01T00:00:00Z"
+    records = await Sessions(client, task_queue=task_queue).get(session_id).requests()
+    assert [r.request_id for r in records] == [first.request_id]
