@@ -157,7 +157,7 @@ async def test_each_overlap_policy_is_the_sessions_busy_answer(
 ) -> None:
     schedules, sessions = Schedules(client, task_queue=task_queue), Sessions(client, task_queue=task_queue)
     session = sessions.get(new_session_id())
-    busy = await session.ask("A long job.", config=scripted_agent(answer("long", delay_s=4)))
+    busy = await session.ask("A long job.", config=scripted_agent(answer("long", delay_s=8)))
     view = await schedules.create(
         owner=owner(),
         agent_id="a",
