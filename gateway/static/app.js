@@ -267,9 +267,9 @@ async function start() {
   const current = params.get("thread") ? { agent: params.get("agent") || "default", threadId: params.get("thread") } : saved;
   await loadAgents();
   await loadSessions();
-  await schedules.load();
   if (current) await openThread(current.agent, current.threadId);
   else newChat();
+  await schedules.load(); // last: the conversation is open before anything else is awaited
 }
 
 $("composer").addEventListener("submit", (event) => {

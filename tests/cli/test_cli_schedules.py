@@ -89,7 +89,7 @@ async def test_a_schedule_is_created_listed_shown_paused_triggered_and_deleted_f
     code, out, err = await cli(client, "schedule", "show", schedule_id)
     assert code == 0, err
     assert f"schedule {schedule_id} · paused: lunch" in out and f"thread agent-{conversation}" in out
-    assert "every 1 s · agent default" in out and "request schedule/" in out
+    assert "every 1 s · agent default" in out and "request schedule." in out
     code, out, err = await cli(client, "schedule", "list", "--owner", owner, "--json")
     assert code == 0 and [v["schedule_id"] for v in json.loads(out)] == [schedule_id], err
     code, out, err = await cli(client, "schedule", "trigger", "hourly", "--owner", owner)
