@@ -25,6 +25,7 @@ from temporalio.exceptions import ApplicationError
 from yarl import URL
 
 from contracts.activities import DELIVER_WEBHOOK_ACTIVITY
+from contracts.errors import CONNECTION
 from contracts.webhooks import WebhookDelivery, WebhookOutcome
 from payloads.webhook_policy import SECRET_VARIABLE, WebhookPolicy
 
@@ -106,5 +107,5 @@ async def deliver_webhook(delivery: WebhookDelivery) -> WebhookOutcome:
                 attempts=info.attempt,
                 reason=f"gave up after {waited:.0f} s ({info.attempt} attempts); last: {reason}"[:1_000],
             )
-        raise ApplicationError(reason, type="webhook_undelivered") from None
+        raise ApplicationError(reason, type=CONNECTION) from None  # retried by Temporal
     return WebhookOutcome(delivered=True, status_code=status, attempts=info.attempt)
