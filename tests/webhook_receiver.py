@@ -12,7 +12,7 @@ from typing import Any, Literal
 from aiohttp import web
 from standardwebhooks.webhooks import Webhook
 
-Mode = Literal["accept", "fail", "hang"]
+Mode = Literal["accept", "fail", "hang", "redirect"]
 
 
 @dataclass
@@ -85,6 +85,9 @@ class Receiver:
         self.arrived.set()
         if self.mode == "hang":
             await asyncio.sleep(3600)
+        if self.mode == "redirect":  # to a private address: a delivery must never follow it
+            got.answered = 307
+            return web.Response(status=307, headers={"Location": "http://10.0.0.1/steal"})
         got.answered = 200 if self.mode == "accept" else 503
         self.arrived.set()
         return web.Response(status=got.answered)

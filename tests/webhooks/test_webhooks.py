@@ -205,3 +205,16 @@ async def test_a_call_waiting_for_approval_calls_back_then_the_end_does(
     [_, ended] = await receiver.wait_for(2)
     assert ended.body["type"] == "request.completed" and ended.body["data"]["answer"] == "4"
     assert ended.webhook_id != waiting.webhook_id
+
+
+async def test_a_redirect_is_never_followed(client: Client, task_queue: str) -> None:
+    session = Sessions(client, task_queue=task_queue).get(new_session_id())
+    redirecting = Receiver(mode="redirect")
+    await redirecting.start()
+    try:
+        await session.ask_sync("x", config=scripted_agent(answer("x")), webhook_url=redirecting.url)
+        outcome = await delivery_outcome(client, f"{session.workflow_id}-webhook-1")
+    finally:
+        await redirecting.stop()
+    assert not outcome.delivered and outcome.attempts == 1 and "redirected (307)" in (outcome.reason or "")
+    assert len(redirecting.received) == 1
