@@ -13,7 +13,7 @@ import pytest
 import pytest_asyncio
 from pydantic import JsonValue
 from temporalio.client import Client
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
 from client import RejectedError, Schedules, Sessions
 from contracts.webhooks import MAX_WEBHOOK_ANSWER_CHARS, WebhookOutcome
@@ -32,8 +32,19 @@ async def receiver() -> AsyncIterator[Receiver]:
 
 
 async def delivery_outcome(client: Client, delivery_id: str, timeout_s: float = 60) -> WebhookOutcome:
+    """The delivery's outcome once it has ended (the session starts it just after the request's end)."""
     handle = client.get_workflow_handle(delivery_id, result_type=WebhookOutcome)
-    return await asyncio.wait_for(handle.result(), timeout_s)
+
+    async def ended() -> WebhookOutcome:
+        while True:
+            try:
+                return await handle.result()
+            except RPCError as error:
+                if error.status != RPCStatusCode.NOT_FOUND:
+                    raise
+            await asyncio.sleep(0.1)
+
+    return await asyncio.wait_for(ended(), timeout_s)
 
 
 async def test_a_finished_request_is_delivered_signed_with_its_answer(
