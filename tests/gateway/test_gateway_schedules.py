@@ -1,4 +1,4 @@
-"""Schedules and background requests over HTTP (`gateway/schedules_api.py`, `gateway/background.py`).
+"""Schedules and background requests over HTTP (`gateway/schedules/`).
 
 A real gateway in-process (`tests.gateway_helpers`) with alice's and bob's tokens, on the `agents`
 fixture's dev server and worker; schedules fire every second on the dev server.
@@ -164,7 +164,7 @@ async def test_a_background_request_answers_202_then_its_status_and_calls_back(
             ).json()
             assert behind["status"] == "queued"
             busy = await http.post(f"/api/threads/held/{thread}/requests", json={"message": "Now!"})
-            assert (busy.status_code, busy.json()["error"]["code"]) == (409, "busy")
+            assert (busy.status_code, busy.json()["error"]["code"]) == (400, "busy")
             done = (await http.get(f"{path}?wait_s=20")).json()
             assert done["status"] == "completed" and done["answer"].startswith("A held answer")
             for bad in ("?wait_s=31", "?wait_s=-1", "?wait_s=soon"):

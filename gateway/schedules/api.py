@@ -63,7 +63,7 @@ FIELDS = frozenset(
 
 
 def routes(ctx: GatewayContext) -> list[BaseRoute]:
-    """The schedules API."""
+    """The schedules API (the room's `routes` adds the background requests)."""
     api = _SchedulesApi(ctx)
     return [
         Route("/api/schedules", api.create, methods=["POST"]),
