@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest_asyncio
 
+from gateway.auth import Principal
+from gateway.owners import session_id
 from testing import AgentTestEnvironment
 from tests.gateway_helpers import ALICE, BOB, TEST_TOKENS, GatewayServer, running_gateway
 from tests.webhook_receiver import Receiver
@@ -180,5 +182,34 @@ async def test_a_background_request_answers_202_then_its_status_and_calls_back(
         [hook] = await receiver.wait_for(1)
         assert hook.verified and hook.body["type"] == "request.completed"
         assert hook.body["data"]["request_id"] == request_id
+    finally:
+        await receiver.stop()
+
+
+async def test_a_background_request_reports_an_approval_that_waits_then_its_end(
+    gateway: GatewayServer,
+) -> None:
+    """The core's state model holds here too: `awaiting_approval` while a call waits (its webhook sent)."""
+    thread = f"bg-{uuid.uuid4().hex[:8]}"
+    receiver = Receiver()
+    await receiver.start()
+    try:
+        async with gateway.http(ALICE) as http:
+            posted = await http.post(
+                f"/api/threads/approver/{thread}/requests",
+                json={"message": "What is 17 * 23?", "webhook_url": receiver.url},
+            )
+            assert posted.status_code == 202, posted.text
+            path = f"/api/threads/approver/{thread}/requests/{posted.json()['request_id']}"
+            waiting = (await http.get(f"{path}?wait_s=20")).json()
+            assert waiting["status"] == "awaiting_approval", waiting
+            [hook] = await receiver.wait_for(1)
+            assert hook.verified and hook.body["type"] == "approval.waiting"
+            session = gateway.ctx.sessions.get(session_id(Principal("alice"), "approver", thread))
+            assert (await session.approve("call-calc", approver="alice")).status != "rejected"
+            done = (await http.get(f"{path}?wait_s=20")).json()
+            assert (done["status"], done["answer"]) == ("completed", "17 * 23 = 391."), done
+        hooks = await receiver.wait_for(2)
+        assert [h.body["type"] for h in hooks] == ["approval.waiting", "request.completed"]
     finally:
         await receiver.stop()
