@@ -8,7 +8,7 @@
     async for event in (await Runs(temporal).start("Hi!", AgentConfig(model="...", stream=True))).events():
         ...                                        # DeltaEvent (text as it comes) or TraceItem
 
-Everything a caller needs is importable from here: `connect`, `Runs` and `Sessions`,
+Everything a caller needs is importable from here: `connect`, `Runs`, `Sessions` and `Schedules`,
 their handles, `RejectedError`, and the payload and result models. Importing this
 module loads neither the CLI (typer, rich) nor litellm. `python client.py --help`
 runs the command line (`cli/`). See docs/client.md.
@@ -18,6 +18,7 @@ from clients.base import Timeouts
 from clients.errors import RejectedError
 from clients.output import output_as
 from clients.runs import RunHandle, Runs
+from clients.schedules import Schedules
 from clients.sessions import SessionHandle, Sessions, session_workflow_id
 from clients.stream import CallText, SessionEvent, TextAssembler
 from contracts import (
@@ -37,6 +38,7 @@ from contracts import (
 )
 from contracts.approval import ApproveInput, PendingApproval
 from contracts.output import OutputSpec
+from contracts.schedules import CalendarSpec, Firing, FiringResult, ScheduleView
 from contracts.session import AskAccepted, ExportResult, RequestRecord, RequestResult, SessionStatus
 from contracts.stream import DeltaEvent, StreamEvent, ToolCallDelta, TraceItem
 from conversation import (
@@ -56,6 +58,7 @@ __all__ = [
     "AgentConfig",
     "ApproveInput",
     "AskAccepted",
+    "CalendarSpec",
     "CallText",
     "Context",
     "ContextModifyInput",
@@ -64,6 +67,8 @@ __all__ = [
     "DeltaEvent",
     "Entry",
     "ExportResult",
+    "Firing",
+    "FiringResult",
     "Message",
     "MessageEntry",
     "ModelSettings",
@@ -78,6 +83,8 @@ __all__ = [
     "RunResult",
     "RunState",
     "Runs",
+    "ScheduleView",
+    "Schedules",
     "ScriptToolCall",
     "ScriptTurn",
     "SessionEvent",

@@ -33,6 +33,7 @@ from cli.params import (
     argument,
     option,
 )
+from cli.schedule_commands import schedule_app
 from cli.session_args import resume_hint, session_id_of
 from cli.session_inspect_commands import export, history, status
 from clients import inputs as client_inputs
@@ -191,3 +192,4 @@ app.command()(with_groups(ask))
 app.command("await")(with_groups(await_request))
 for command in (status, history, export, fork, reset, chat):
     app.command()(with_groups(command))
+app.add_typer(schedule_app, name="schedule")

@@ -31,6 +31,7 @@ from conversation import (
     validate_operation,
 )
 from conversation.thread import OperationReason
+from payloads.webhook_policy import WebhookPolicy
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -118,10 +119,12 @@ def ask_input(
     context_policy: ContextPolicy | None = None,
     on_busy: str = "reject",
     expected_last_request: str | None = None,
+    webhook_url: str | None = None,
 ) -> AskInput:
     """An ask; without `request_id` the client chooses one, so a retried ask is answered, not run twice.
 
-    `query` may be an ask built before (checked again, the other arguments unused).
+    `query` may be an ask built before (checked again, the other arguments unused). A
+    `webhook_url` is checked against the deployment's allow-list (`webhook_url_problem`).
     """
     data = (
         query.model_dump()
@@ -133,11 +136,26 @@ def ask_input(
             "context_policy": dumped(context_policy),
             "on_busy": on_busy,
             "expected_last_request": expected_last_request,
+            "webhook_url": webhook_url,
         }
     )
     ask = checked(AskInput, data, "ask")
     not_blank(ask.query, "query")
+    check_webhook_url(ask.webhook_url)
     return ask
+
+
+def check_webhook_url(url: str | None) -> None:
+    """Refuse a webhook URL the deployment's allow-list refuses (`payloads.webhook_policy`).
+
+    Raises:
+        RejectedError: `invalid_input` naming `webhook_url` and why.
+    """
+    if url is None:
+        return
+    problem = WebhookPolicy.from_env().url_problem(url)
+    if problem is not None:
+        raise RejectedError(INVALID_INPUT, f"webhook_url: {problem}")
 
 
 def request_ref(request_id: str) -> RequestRef:

@@ -29,7 +29,15 @@ from conversation import ContextPolicy
 
 DEFAULT_AGENT_ID = "default"
 # The options an `AskInput` carries: with a built one, the caller has already chosen them.
-ASK_FIELDS = ("request_id", "overrides", "output", "context_policy", "on_busy", "expected_last_request")
+ASK_FIELDS = (
+    "request_id",
+    "overrides",
+    "output",
+    "context_policy",
+    "on_busy",
+    "expected_last_request",
+    "webhook_url",
+)
 
 
 class AskOptions(TypedDict, total=False):
@@ -45,6 +53,7 @@ class AskOptions(TypedDict, total=False):
     snapshot: str | None
     on_busy: OnBusy
     expected_last_request: str | None
+    webhook_url: str | None
 
 
 def ask_payload(query: str | AskInput, options: AskOptions) -> AskInput:
@@ -68,6 +77,7 @@ def ask_payload(query: str | AskInput, options: AskOptions) -> AskInput:
         context_policy=options.get("context_policy"),
         on_busy=options.get("on_busy", "reject"),
         expected_last_request=options.get("expected_last_request"),
+        webhook_url=options.get("webhook_url"),
     )
 
 

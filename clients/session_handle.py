@@ -94,6 +94,8 @@ class SessionHandle(WorkflowControls):
                     (cancel it, run this one) or `rollback` (cancel it, put its lane back, run this one).
                 expected_last_request: the request you believe was asked last (`stale` if another
                     one was asked since; with no request yet, any id is stale).
+                webhook_url: where a signed webhook goes when the request ends (checked against
+                    `REACT_WEBHOOK_ALLOW`; docs/schedules-and-webhooks.md).
 
         A `busy` refusal is retried for up to `STALE_REFUSAL_S` while the request that made the
         session busy has in fact ended: a run ends a moment before its session records that, so

@@ -34,11 +34,13 @@ from contracts.approval import ArgumentsCheck, ArgumentsVerdict
 from contracts.compaction import SummarizeRequest, SummarizeResult
 from contracts.llm import CountTokensRequest, LLMRequest, LLMResponse, ToolSpec
 from contracts.output import OutputSpec, SchemaCheck
+from contracts.schedules import FiringAsk, FiringResult
 from contracts.session import ExportResult
 from contracts.snapshot import ExportSnapshotRequest, RestoreSnapshotRequest, SnapshotPayload
 from contracts.thread import Segment, SegmentRef
 from contracts.tools import ResolveToolsRequest, ToolCallRequest, ToolOutcome
 from contracts.transform import RequestChanges, TransformInput
+from contracts.webhooks import WebhookDelivery, WebhookOutcome
 
 LLM_ACTIVITY: Final = "llm_call"
 TOOL_ACTIVITY: Final = "run_tool"
@@ -53,6 +55,8 @@ CHECK_TOOL_ARGUMENTS_ACTIVITY: Final = "check_tool_arguments"
 RESOLVE_AGENTS_ACTIVITY: Final = "resolve_agents"
 CHECK_OUTPUT_SCHEMA_ACTIVITY: Final = "check_output_schema"
 TRANSFORM_REQUEST_ACTIVITY: Final = "transform_request"
+ASK_FOR_SCHEDULE_ACTIVITY: Final = "ask_for_schedule"
+DELIVER_WEBHOOK_ACTIVITY: Final = "deliver_webhook"
 
 LLM_TIMEOUT_SLACK_S: Final = 30.0
 """An LLM activity's start-to-close timeout is the provider timeout (`llm_timeout_s`) plus this."""
@@ -197,6 +201,21 @@ TRANSFORM_REQUEST = ActivitySpec(
     ActivityOptions(start_to_close_timeout_s=10, maximum_attempts=1),
     lambda r: f"transform request {r.transformer} #{r.iteration}",
 )
+ASK_FOR_SCHEDULE = ActivitySpec(
+    ASK_FOR_SCHEDULE_ACTIVITY,
+    FiringAsk,
+    FiringResult,
+    ActivityOptions(start_to_close_timeout_s=30, maximum_attempts=10, maximum_interval_s=30),
+    lambda r: f"ask {r.session_id} for schedule {r.firing.schedule_id}"[:200],
+)
+DELIVER_WEBHOOK = ActivitySpec(
+    DELIVER_WEBHOOK_ACTIVITY,
+    WebhookDelivery,
+    WebhookOutcome,
+    # Unlimited attempts: the activity gives up by itself after REACT_WEBHOOK_GIVE_UP_S.
+    ActivityOptions(start_to_close_timeout_s=30, maximum_attempts=0, maximum_interval_s=60),
+    lambda r: f"webhook {r.body.type} {r.webhook_id}"[:200],
+)
 
 ACTIVITIES: Final[Mapping[str, ActivitySpec[Any, Any]]] = MappingProxyType(
     {
@@ -215,6 +234,8 @@ ACTIVITIES: Final[Mapping[str, ActivitySpec[Any, Any]]] = MappingProxyType(
             RESOLVE_AGENTS,
             CHECK_OUTPUT_SCHEMA,
             TRANSFORM_REQUEST,
+            ASK_FOR_SCHEDULE,
+            DELIVER_WEBHOOK,
         )
     }
 )

@@ -10,11 +10,12 @@ from pydantic import BaseModel, Field, JsonValue, model_validator
 from contracts import v1
 from contracts.agent import AgentConfig, QueryText, UsageLimits
 from contracts.approval import PendingApproval
-from contracts.bounds import Id, json_size_at_most
+from contracts.bounds import Id, Refs, json_size_at_most
 from contracts.effects import MAX_STATE_BYTES, AgentState
 from contracts.limits import MAX_AGENT_DEPTH, MAX_AGENT_RUNS, MAX_CONTEXT_BYTES
 from contracts.llm import Usage
 from contracts.omit import IS_NONE
+from contracts.webhooks import WebhookTarget
 from conversation import DEFAULT_CONTEXT_REF, Context, ContextOpPayload, Entry, MessageEntry
 
 TASK_QUEUE = "react-agent"
@@ -34,7 +35,9 @@ class RunInput(BaseModel):
     how deep it is, and the caller's bound (a child never raises it); `agent_runs_limit`
     is the share of the caller's `max_agent_runs` this run's own agents may start. `agent_state` is
     the agent state tools start from (a session passes its own), `session_usage` the
-    session's usage before this request (for `usage_limits.per_session`).
+    session's usage before this request (for `usage_limits.per_session`); `query_refs` are
+    kept with the query's user message (a session passes its ask's `refs`); `webhook` is where
+    an `approval.waiting` webhook goes when a tool call starts waiting for approval.
     """
 
     query: QueryText
@@ -47,6 +50,8 @@ class RunInput(BaseModel):
     agent_runs_limit: Annotated[int, Field(ge=0, le=MAX_AGENT_RUNS)] | None = None
     agent_state: Annotated[AgentState, json_size_at_most(MAX_STATE_BYTES, "agent_state")] = {}
     session_usage: Usage | None = None
+    query_refs: Refs = {}
+    webhook: WebhookTarget | None = None
 
 
 class RunError(BaseModel):

@@ -9,12 +9,13 @@ from pydantic import BaseModel, Field, JsonValue, StringConstraints, model_valid
 
 from contracts import v1
 from contracts.agent import AgentConfig, QueryText
-from contracts.bounds import Id, json_size_at_most
+from contracts.bounds import Id, Refs, json_size_at_most
 from contracts.effects import MAX_STATE_BYTES, AgentState
 from contracts.limits import MAX_CONTEXT_BYTES, MAX_OVERRIDES_BYTES, MAX_SNAPSHOT_CHARS
 from contracts.llm import Usage
 from contracts.run import Outcome, RunStatus
 from contracts.thread import SegmentRef
+from contracts.webhooks import WebhookUrl
 from contracts.workflow_ids import SessionId
 from conversation import DEFAULT_CONTEXT_REF, Context, ConversationState
 from conversation.policy import ContextPolicy
@@ -41,6 +42,8 @@ class RequestRecord(BaseModel):
     started_at: datetime
     finished_at: datetime | None = None
     outcome: Outcome = Outcome()
+    refs: dict[str, str] = {}
+    webhook_url: str | None = None
 
     @property
     def status(self) -> RunStatus:
@@ -148,6 +151,9 @@ class AskInput(BaseModel):
     one) or `rollback` (cancel it, put its lane back to the context it had before it,
     as a recorded context op, then run this one). `expected_last_request` is the id of
     the request the caller believes ran last: another one since is refused as `stale`.
+    `refs` are where the ask came from (a schedule's firing: `schedule_id`, `firing_id`):
+    the request's record keeps them, and so does the user message its run appends.
+    `webhook_url`: where a signed webhook goes when the request ends (`contracts.webhooks`).
     """
 
     query: QueryText
@@ -156,6 +162,8 @@ class AskInput(BaseModel):
     context_policy: ContextPolicy | None = None
     on_busy: OnBusy = "reject"
     expected_last_request: Id | None = None
+    refs: Refs = {}
+    webhook_url: WebhookUrl | None = None
 
 
 class AskAccepted(BaseModel):

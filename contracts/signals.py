@@ -4,16 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, StringConstraints, field_validator
-from pydantic_core import PydanticCustomError
+from pydantic import BaseModel, StringConstraints
 
-from contracts.bounds import Id
+from contracts.bounds import Id, Refs
 from contracts.limits import (
     MAX_QUERY_CHARS,
     MAX_REASON_CHARS,
-    MAX_REF_KEY_CHARS,
-    MAX_REF_VALUE_CHARS,
-    MAX_REFS,
     MAX_SOURCE_CHARS,
 )
 
@@ -40,28 +36,10 @@ class SteerInput(BaseModel):
     expected_request_id: Id | None = None
     input_id: Id | None = None
     source: Annotated[str, StringConstraints(max_length=MAX_SOURCE_CHARS)] | None = None
-    refs: dict[str, str] = {}
+    refs: Refs = {}
     reply_to: Id | None = None
     mode: SteerMode = "queue"
     cancel_tools: bool = False
-
-    @field_validator("refs")
-    @classmethod
-    def _bounded_refs(cls, refs: dict[str, str]) -> dict[str, str]:
-        if len(refs) > MAX_REFS:
-            raise PydanticCustomError(
-                "payload_too_large",
-                "refs has {n} entries; the limit is {limit}",
-                {"n": len(refs), "limit": MAX_REFS},
-            )
-        for key, value in refs.items():
-            if len(key) > MAX_REF_KEY_CHARS or len(value) > MAX_REF_VALUE_CHARS:
-                raise PydanticCustomError(
-                    "payload_too_large",
-                    "a refs key is at most {k} characters and a value at most {v}",
-                    {"k": MAX_REF_KEY_CHARS, "v": MAX_REF_VALUE_CHARS},
-                )
-        return refs
 
 
 class CancelInput(BaseModel):

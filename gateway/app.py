@@ -40,6 +40,7 @@ from gateway.errors import GatewayError, error_body, error_response
 from gateway.http_input import check_json_depth, principal_of, read_json
 from gateway.jsonrpc import PARSE_ERROR, jsonrpc_error_body
 from gateway.mcp import McpEndpoint
+from gateway.schedules import routes as schedules_routes
 from gateway.settings import GatewaySettings
 
 __all__ = ["build_app", "is_public", "principal_of", "read_json"]
@@ -191,6 +192,7 @@ def build_app(ctx: GatewayContext) -> Starlette:
         *a2a_routes(ctx),
         mcp.route,
         *chat_routes(ctx),
+        *schedules_routes(ctx),
     ]
 
     @asynccontextmanager

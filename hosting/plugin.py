@@ -236,14 +236,17 @@ class DurableReactPlugin(SimplePlugin):
     @staticmethod
     def _with_agent_workflows(workflows: Sequence[type]) -> list[type]:
         from workflows.run.react_run import ReActRun
+        from workflows.scheduled.scheduled_ask import ScheduledAsk
         from workflows.session.agent_session import AgentSession  # imported here: clients never need them
+        from workflows.webhook.deliver_webhook import DeliverWebhook
 
-        if ReActRun in workflows or AgentSession in workflows:
+        product = (ReActRun, AgentSession, ScheduledAsk, DeliverWebhook)
+        if any(w in workflows for w in product):
             raise PluginConflictError(
-                "ReActRun/AgentSession are registered already; "
+                "ReActRun/AgentSession/ScheduledAsk/DeliverWebhook are registered already; "
                 "let DurableReactPlugin register them (and every activity) instead"
             )
-        return [*workflows, ReActRun, AgentSession]
+        return [*workflows, *product]
 
     def _registered_on(self, activities: Sequence[object]) -> bool:
         return self._activities is not None and any(a in activities for a in self._activities)
@@ -258,10 +261,12 @@ class DurableReactPlugin(SimplePlugin):
             from activities.message_cache import MessageCache
             from activities.output_parsing import check_output_schema
             from activities.request_transformers import RequestTransformers, TransformRequestActivity
+            from activities.scheduled_ask import ask_for_schedule
             from activities.snapshot import export_snapshot, restore_snapshot
             from activities.summarize import summarize
             from activities.token_count import count_tokens
             from activities.tools import ToolActivities
+            from activities.webhooks import deliver_webhook
 
             tools = ToolActivities(self.registry)
             llm = LLMActivities(self.registry, MessageCache(self.blob_store))
@@ -282,6 +287,8 @@ class DurableReactPlugin(SimplePlugin):
                 agents.resolve_agents,
                 check_output_schema,
                 transform.transform_request,
+                ask_for_schedule,
+                deliver_webhook,
             ]
         return self._activities
 

@@ -8,6 +8,7 @@ the whole history from the start: any non-determinism fails the tests.
 from __future__ import annotations
 
 import atexit
+import base64
 import os
 import shutil
 import tempfile
@@ -20,6 +21,12 @@ os.environ.setdefault("REACT_SNAPSHOT_SECRET", "test-only-secret-" + "7f3a9c1e5b
 # build (the CLI's too); a developer's deployment settings never leak into the tests.
 os.environ["REACT_PAYLOAD_STORE"] = "file:" + tempfile.mkdtemp(prefix="react-test-payloads-")
 os.environ.pop("REACT_PAYLOAD_THRESHOLD", None)
+os.environ["REACT_SCHEDULE_MIN_INTERVAL_S"] = "1"  # schedules in the tests fire every second or two
+# Webhooks go to the tests' receivers on 127.0.0.1, signed with a secret of this test session.
+os.environ["REACT_WEBHOOK_ALLOW"] = "127.0.0.1"
+os.environ["REACT_WEBHOOK_SECRET"] = "whsec_" + base64.b64encode(os.urandom(24)).decode()
+os.environ.pop("REACT_WEBHOOK_GIVE_UP_S", None)
+os.environ.pop("REACT_WEBHOOK_TIMEOUT_S", None)
 os.environ.pop("REACT_ENCRYPTION_KEYS", None)
 os.environ.pop("REACT_CODEC_ENDPOINT", None)
 os.environ.pop("REACT_S3_ENDPOINT_URL", None)

@@ -245,12 +245,15 @@ class RequestCore:
         mode: SteerMode = "queue",
         expected_last_request: str | None = None,
         source: str | None = None,
+        webhook_url: str | None = None,
     ) -> AskAccepted:
         """Ask `text` under the busy policy; what the session did with it.
 
         `request_id` is the idempotency key: asking again with it answers with the same
         request, if the message is the same. With `on_busy="steer"`, `mode="interrupt"` steers
         the running request cutting its model call in flight (nothing running: it is asked).
+        `webhook_url` gets the request's signed webhooks (its end; an approval that waits),
+        checked by the session against the deployment's allow-list.
 
         Raises:
             GatewayError: the session's refusal (`busy`, `stale`, `ask_queue_full`,
@@ -268,6 +271,7 @@ class RequestCore:
                 request_id=request_id,
                 on_busy=on_busy,
                 expected_last_request=expected_last_request,
+                webhook_url=webhook_url,
             )
         if request_id is not None and accepted.request_id == request_id:
             await self._same_message(thread, request_id, text)

@@ -15,9 +15,10 @@ those under `if TYPE_CHECKING:`, which never run. The layering, lowest first:
 - `worker.py`, `client.py` and `cli/` on top, and `testing.py` (the public testing module),
   which nothing else in the product imports.
 - `gateway` (and `gateway.py`) beside them, on the typed client. Inside it each protocol adapter
-  has a room (`GATEWAY_ROOMS`: AG-UI, A2A, the AI SDK, MCP, the chat page): a room imports the shared gateway
-  modules (the request core `gateway.core`, the hub, the guards) and itself, never another room;
-  the shared modules import no room, except `gateway.app`, which assembles them.
+  has a room (`GATEWAY_ROOMS`: AG-UI, A2A, the AI SDK, MCP, the chat page, schedules and background
+  requests): a room imports the shared gateway modules (the request core `gateway.core`, the hub,
+  the guards) and itself, never another room; the shared modules import no room, except
+  `gateway.app`, which assembles them.
 
 Tests, benchmarks and scripts import anything, and nothing in the product imports them.
 """
@@ -55,9 +56,16 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
 }
 """For each product folder (or top-level module), the first-party folders it may import."""
 
-ROOMS = ("workflows.run", "workflows.session")
+ROOMS = ("workflows.run", "workflows.session", "workflows.scheduled", "workflows.webhook")
 """The workflows' rooms: each imports the shared `workflows.*` modules and itself, never another room."""
-GATEWAY_ROOMS = ("gateway.a2a", "gateway.agui", "gateway.aisdk", "gateway.chat", "gateway.mcp")
+GATEWAY_ROOMS = (
+    "gateway.a2a",
+    "gateway.agui",
+    "gateway.aisdk",
+    "gateway.chat",
+    "gateway.mcp",
+    "gateway.schedules",
+)
 """The gateway's protocol adapters: each imports the shared `gateway.*` modules and itself, never another."""
 GATEWAY_SHARED_PACKAGES = ("gateway.core",)
 """Packages of the gateway that are shared parts (the request core), not rooms."""

@@ -30,8 +30,12 @@ from contracts.errors import (
     DENIED,
     UNKNOWN_CALL,
 )
+from contracts.webhooks import WebhookBody, WebhookData, WebhookTarget
 from conversation import ToolCall
+from workflows.webhooks import start_delivery
 
+PATCH_APPROVAL_WEBHOOKS = "approval-webhooks"
+"""A run given a `webhook` starts an `approval.waiting` webhook's delivery (a child) when a call waits."""
 SHOWN_ARGUMENTS_CHARS = 4_000
 """How much of a waiting call's arguments `state` shows (`PendingApproval.arguments`)."""
 
@@ -57,9 +61,18 @@ class Verdict:
 class ApprovalBook:
     """The run's waiting calls and its decisions."""
 
-    def __init__(self, config: AgentConfig) -> None:
-        """Approvals under `config`'s `approval_required`, `approval_timeout_s`, `approval_on_timeout`."""
+    def __init__(
+        self, config: AgentConfig, webhook: WebhookTarget | None = None, request_id: str | None = None
+    ) -> None:
+        """Approvals under `config`'s `approval_required`, `approval_timeout_s`, `approval_on_timeout`.
+
+        With `webhook`, each call that starts waiting sends an `approval.waiting` webhook naming
+        `request_id` (`workflows.webhooks`).
+        """
         self._config = config
+        self._webhook = webhook
+        self._request_id = request_id
+        self._announced = 0
         self._required = frozenset(config.approval_required)
         self._waiting: dict[str, _Waiting] = {}
         self._decided: dict[str, ApprovalDecision] = {}
@@ -149,6 +162,8 @@ class ApprovalBook:
         timeout = self._config.approval_timeout_s
         waiting = self._waiting[call.id]
         try:
+            if self._webhook is not None and workflow.patched(PATCH_APPROVAL_WEBHOOKS):
+                await self._announce(call, self._webhook)
             await workflow.wait_condition(
                 lambda: waiting.decision is not None or stop(),
                 timeout=timeout,
@@ -168,6 +183,20 @@ class ApprovalBook:
         if waiting.decision is None:
             return None
         return self._verdict(waiting, waiting.decision)
+
+    async def _announce(self, call: ToolCall, webhook: WebhookTarget) -> None:
+        """Start the `approval.waiting` webhook of `call` (the run does not wait for its delivery)."""
+        self._announced += 1
+        data = WebhookData(
+            agent=webhook.agent,
+            thread_id=webhook.thread_id,
+            request_id=self._request_id,
+            status="waiting_approval",
+            call_id=call.id,
+            tool=call.name,
+        )
+        body = WebhookBody(type="approval.waiting", timestamp=workflow.now(), data=data)
+        await start_delivery(webhook.url, f"approval-{self._announced}", body)
 
     def _verdict(self, waiting: _Waiting, decision: ApprovalDecision) -> Verdict:
         call = waiting.call

@@ -43,7 +43,7 @@ class ToolStep:
         self._ledger = ledger
         self._details = details
         self._round = ToolRound()
-        self._approvals = ApprovalBook(run.config)
+        self._approvals = ApprovalBook(run.config, run.webhook, run.request_id)
         self._agents = AgentCalls(run)
         self._agent_names = frozenset(agent.name for agent in run.config.agents)
         self._local: frozenset[str] = frozenset()

@@ -121,11 +121,18 @@ class SessionAsks:
     def _start(self, ask: AskInput, request_id: str | None = None) -> AskAccepted:
         request_id = request_id or ask.request_id or str(workflow.uuid4())
         run = self._settings.run_input(ask, request_id)
-        return _accepted(self._book.open(run, workflow.info().workflow_id, workflow.now()))
+        record = self._book.open(run, workflow.info().workflow_id, workflow.now(), ask.webhook_url)
+        return _accepted(record)
 
     def _wait(self, ask: AskInput, request_id: str, *, replacement: bool) -> tuple[RequestRecord, int]:
         run = self._settings.run_input(ask, request_id)
-        return self._book.wait(run, workflow.info().workflow_id, workflow.now(), replacement=replacement)
+        return self._book.wait(
+            run,
+            workflow.info().workflow_id,
+            workflow.now(),
+            replacement=replacement,
+            webhook_url=ask.webhook_url,
+        )
 
     async def _steer(self, ask: AskInput, request_id: str, active: RequestRecord | None) -> AskAccepted:
         while active is not None:

@@ -58,7 +58,15 @@ class SessionParts:
         compactor = Compactor(thread)
         agent_state = carry.agent_state if session.carry else session.agent_state
         requests = SessionRequests(
-            book, thread, settings, ops, forwarder, compactor, usage=carry.usage, agent_state=agent_state
+            book,
+            thread,
+            settings,
+            ops,
+            forwarder,
+            compactor,
+            usage=carry.usage,
+            agent_state=agent_state,
+            agent_id=session.agent_id,
         )
         asks = SessionAsks(book, settings, forwarder)
         if session.carry is None:

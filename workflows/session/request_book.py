@@ -82,9 +82,11 @@ class RequestBook:
         """The most recently recorded request (active, waiting or finished), if any."""
         return self._records[-1].request_id if self._records else None
 
-    def open(self, run: RunInput, session_id: str, now: datetime) -> RequestRecord:
+    def open(
+        self, run: RunInput, session_id: str, now: datetime, webhook_url: str | None = None
+    ) -> RequestRecord:
         """Record a new request (it becomes active and its run is the next to start)."""
-        record = self._record(run, session_id, now)
+        record = self._record(run, session_id, now, webhook_url)
         self._active, self._next = record, run
         return record
 
@@ -104,10 +106,16 @@ class RequestBook:
         return marked
 
     def wait(
-        self, run: RunInput, session_id: str, now: datetime, *, replacement: bool
+        self,
+        run: RunInput,
+        session_id: str,
+        now: datetime,
+        *,
+        replacement: bool,
+        webhook_url: str | None = None,
     ) -> tuple[RequestRecord, int]:
         """Record a request that runs after the active one; its record and position (1: next)."""
-        record = self._record(run, session_id, now)
+        record = self._record(run, session_id, now, webhook_url)
         position = len(self._waiting)
         if replacement:  # after the replacements already waiting, ahead of every enqueued ask
             position = next((i for i, w in enumerate(self._waiting) if not w.replacement), position)
@@ -125,7 +133,9 @@ class RequestBook:
                 first.record.started_at = now
                 self._active, self._next = first.record, first.run
 
-    def _record(self, run: RunInput, session_id: str, now: datetime) -> RequestRecord:
+    def _record(
+        self, run: RunInput, session_id: str, now: datetime, webhook_url: str | None
+    ) -> RequestRecord:
         assert run.request_id is not None
         self._runs_started += 1
         record = RequestRecord(
@@ -135,6 +145,8 @@ class RequestBook:
             ),
             query_preview=run.query[:QUERY_PREVIEW_CHARS],
             started_at=now,
+            refs=run.query_refs,
+            webhook_url=webhook_url,
         )
         self._records.append(record)
         del self._records[:-MAX_KEPT_REQUESTS]

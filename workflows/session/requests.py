@@ -16,8 +16,10 @@ from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflow
 from contracts import WORKFLOW_TYPE, Outcome, RunResult, Usage
 from contracts.effects import AgentState
 from contracts.errors import UNKNOWN_REQUEST
-from contracts.session import RequestResult
+from contracts.schedules import SCHEDULE_REF
+from contracts.session import RequestRecord, RequestResult
 from contracts.web_ui import static_details, static_summary
+from contracts.webhooks import WebhookBody, WebhookData, WebhookTarget, answer_part
 from workflows.failures import run_error
 from workflows.op_slot import OpSlot
 from workflows.session.asks import rollback_op
@@ -26,9 +28,13 @@ from workflows.session.request_book import RequestBook
 from workflows.session.run_forwarding import RunForwarder
 from workflows.session.settings import SessionSettings
 from workflows.session.thread import ARCHIVE_CHARS, SessionThread
+from workflows.webhooks import start_delivery
 
 PATCH_ARCHIVE = "session-archives-thread"
 """Version 1 carried the whole thread through continue-as-new; sessions now archive it as they go."""
+PATCH_WEBHOOKS = "request-webhooks"
+"""A request asked with a `webhook_url` starts its webhook's delivery (a child) when it ends."""
+ENDED = ("completed", "failed", "cancelled")
 PATCH_RUN_END_MEMO = "run-end-memo"
 """A request's end now writes the session's memo (`last_request`): a command in that workflow task.
 
@@ -52,8 +58,10 @@ class SessionRequests:
         *,
         usage: Usage,
         agent_state: AgentState,
+        agent_id: str = "",
     ) -> None:
         """Bind the session's components; `usage` and `agent_state` are the carried ones."""
+        self._agent_id = agent_id
         self._book = book
         self._thread = thread
         self._settings = settings
@@ -110,6 +118,7 @@ class SessionRequests:
                     "context_ref": self._thread.active_context_ref,
                     "agent_state": self._agent_state,
                     "session_usage": self._usage if run_input.config.usage_limits is not None else None,
+                    "webhook": self._webhook_target(record),
                 }
             )
             handle = await workflow.start_child_workflow(
@@ -148,6 +157,37 @@ class SessionRequests:
             if self._book.take_roll_back(record.request_id) and outcome.status == "cancelled":
                 op = rollback_op(record.request_id, lane, before)
                 self._thread.apply(op, {"request_id": record.request_id}, rebased=False)
+            if (
+                record.webhook_url is not None
+                and outcome.status in ENDED
+                and workflow.patched(PATCH_WEBHOOKS)
+            ):
+                await self._webhook(record, outcome, result)
+
+    def _webhook_target(self, record: RequestRecord) -> WebhookTarget | None:
+        """Where the request's run sends its `approval.waiting` webhooks (its ask's `webhook_url`)."""
+        if record.webhook_url is None:
+            return None
+        return WebhookTarget(
+            url=record.webhook_url, agent=self._agent_id, thread_id=workflow.info().workflow_id
+        )
+
+    async def _webhook(self, record: RequestRecord, outcome: Outcome, result: RunResult | None) -> None:
+        """Start delivering the request's end to its webhook (the session does not wait for it)."""
+        answer, cut = answer_part(result.answer if result is not None else None)
+        data = WebhookData(
+            agent=self._agent_id,
+            thread_id=workflow.info().workflow_id,
+            request_id=record.request_id,
+            status=outcome.status,
+            answer=answer,
+            answer_truncated=cut,
+            schedule_id=record.refs.get(SCHEDULE_REF),
+            error=outcome.error.message[:1_000] if outcome.error is not None else None,
+        )
+        body = WebhookBody(type=f"request.{outcome.status}", timestamp=workflow.now(), data=data)  # pyright: ignore[reportArgumentType]
+        assert record.webhook_url is not None
+        await start_delivery(record.webhook_url, record.run_workflow_id.rpartition("-run-")[2], body)
 
 
 def set_idle_details(runs: int, last_query: str | None = None, last_status: str | None = None) -> None:

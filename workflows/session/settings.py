@@ -70,6 +70,7 @@ class SessionSettings:
             query=ask.query,
             request_id=request_id,
             config=config.model_copy(update={"context_policy": policy}),
+            query_refs=ask.refs,
         )
 
     def session_policy(self) -> ContextPolicy:

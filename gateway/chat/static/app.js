@@ -6,6 +6,7 @@
 import * as api from "./api.js";
 import { Approvals } from "./approvals.js";
 import { el, LiveView, transcriptItems } from "./render.js";
+import { SchedulesPanel } from "./schedules.js";
 
 const $ = (id) => document.getElementById(id);
 const CURRENT_KEY = "react-chat:current";
@@ -257,6 +258,8 @@ async function loadAgents() {
   $("agent").value = state.agent;
 }
 
+const schedules = new SchedulesPanel(() => ({ agent: state.agent, threadId: state.threadId }), guarded);
+
 async function start() {
   $("token").value = api.token();
   const params = new URL(location.href).searchParams;
@@ -266,6 +269,7 @@ async function start() {
   await loadSessions();
   if (current) await openThread(current.agent, current.threadId);
   else newChat();
+  await schedules.load(); // last: the conversation is open before anything else is awaited
 }
 
 $("composer").addEventListener("submit", (event) => {

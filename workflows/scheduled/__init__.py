@@ -1,0 +1,1 @@
+"""The room of `ScheduledAsk`: one schedule's firing."""

@@ -1,0 +1,1 @@
+"""The room of `DeliverWebhook`: one webhook, delivered until acknowledged or given up."""
