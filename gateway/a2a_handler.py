@@ -67,6 +67,7 @@ from gateway.a2a_tasks import (
 )
 from gateway.auth import Principal
 from gateway.context import GatewayContext, agent_config
+from gateway.identity.scopes import APPROVE, require
 
 __all__ = ["DurableRequestHandler"]
 
@@ -161,6 +162,7 @@ class DurableRequestHandler(RequestHandler):
                 mode=incoming.option("mode") or "queue",  # pyright: ignore[reportArgumentType]
             )
         else:
+            require(principal, APPROVE)
             pending = await pending_of(self._ctx, record)
             call_id = decision.call_id or (pending[0].call_id if pending else None)
             if call_id is None:

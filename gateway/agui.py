@@ -28,6 +28,7 @@ from gateway.agui_stream import DONE_CHARS, StreamSpec, custom, stream_run
 from gateway.context import GatewayContext, agent_config
 from gateway.errors import GatewayError, not_found
 from gateway.http_input import principal_of, read_json
+from gateway.identity.scopes import APPROVE, require
 from gateway.owners import session_id
 from gateway.single_flight import shared
 
@@ -47,6 +48,7 @@ def routes(ctx: GatewayContext) -> list[BaseRoute]:
         run_input = parse_run_input(await read_json(request))
         session = ctx.sessions.get(session_id(principal, agent, run_input.thread_id))
         if run_input.resume:
+            require(principal, APPROVE)
             spec = await _resume(ctx, session, run_input, principal.name)
         else:
             spec = await _ask(ctx, session, agent, config, run_input)

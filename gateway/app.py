@@ -29,12 +29,12 @@ from contracts.errors import NOT_FOUND
 from gateway.a2a import jsonrpc_error_body
 from gateway.a2a import routes as a2a_routes
 from gateway.agui import routes as agui_routes
-from gateway.auth import Principal, authenticate
 from gateway.context import GatewayContext
-from gateway.errors import GatewayError, error_body, error_response
+from gateway.errors import GatewayError, error_body, error_headers, error_response
 from gateway.http_input import principal_of, read_json
+from gateway.identity import resource_metadata
+from gateway.identity.admission import admission_of
 from gateway.mcp_server import McpEndpoint
-from gateway.settings import GatewaySettings
 from gateway.threads_api import routes as threads_routes
 
 __all__ = ["build_app", "is_public", "principal_of", "read_json"]
@@ -58,6 +58,7 @@ class _Guard:
     def __init__(self, app: ASGIApp, ctx: GatewayContext) -> None:
         self._app = app
         self._ctx = ctx
+        self._identity = admission_of(ctx)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -66,12 +67,15 @@ class _Guard:
         settings = self._ctx.settings
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         try:
-            principal = _principal(headers, settings, public=is_public(scope["path"]))
+            principal = await self._identity.principal(
+                headers, scope["path"], public=is_public(scope["path"])
+            )
             declared = headers.get("content-length")
             if declared is not None and declared.isdigit() and int(declared) > settings.max_body_bytes:
                 raise GatewayError.too_large(settings.max_body_bytes)
             if scope["method"] in BODY_METHODS:
                 receive = await _read_body(receive, settings.max_body_bytes)
+            receive, send = await self._identity.admit(scope, principal, receive, send)
         except GatewayError as err:
             await _refusal(scope["path"], err)(scope, receive, send)
             return
@@ -114,18 +118,8 @@ async def _read_body(receive: Receive, limit: int) -> Receive:
 def _refusal(path: str, err: GatewayError) -> Response:
     """The guard's refusal: JSON-RPC's error shape on the A2A and MCP endpoints, else the gateway's."""
     if path.startswith(JSONRPC_PREFIXES):
-        return JSONResponse(jsonrpc_error_body(err), status_code=err.status)
+        return JSONResponse(jsonrpc_error_body(err), status_code=err.status, headers=error_headers(err))
     return error_response(err)
-
-
-def _principal(headers: dict[str, str], settings: GatewaySettings, *, public: bool) -> Principal | None:
-    """The caller (a public path may be called without a token: then None)."""
-    if not public:
-        return authenticate(headers, settings)
-    try:
-        return authenticate(headers, settings)
-    except GatewayError:
-        return None
 
 
 async def _healthz(request: Request) -> Response:
@@ -166,6 +160,7 @@ def build_app(ctx: GatewayContext) -> Starlette:
         *a2a_routes(ctx),
         mcp.route,
         *threads_routes(ctx),
+        *resource_metadata.routes(ctx.settings.identity.oidc),
     ]
 
     @asynccontextmanager

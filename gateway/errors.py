@@ -7,22 +7,30 @@ internal address.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from starlette.responses import JSONResponse
 
 from contracts.errors import INVALID_INPUT, NOT_FOUND, PAYLOAD_TOO_LARGE, UNAUTHORIZED
 
-__all__ = ["GatewayError", "error_body", "error_response", "not_found"]
+__all__ = ["GatewayError", "error_body", "error_headers", "error_response", "not_found"]
 
 
 class GatewayError(Exception):
     """A refusal with an HTTP `status`, a product error `code` and a `message` safe to show."""
 
-    def __init__(self, status: int, code: str, message: str) -> None:
-        """A refusal: `status` (400, 401, 404, 413, ...), `code` (`contracts.errors`), `message`."""
+    def __init__(
+        self, status: int, code: str, message: str, headers: Mapping[str, str] | None = None
+    ) -> None:
+        """A refusal: `status` (400, 401, 404, ...), `code` (`contracts.errors`), `message`, `headers`.
+
+        `headers` go on the response (`WWW-Authenticate`, `Retry-After`).
+        """
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
+        self.headers = dict(headers or {})
 
     @classmethod
     def invalid_input(cls, message: str) -> GatewayError:
@@ -50,7 +58,13 @@ def error_body(err: GatewayError) -> dict[str, dict[str, str]]:
     return {"error": {"code": err.code, "message": err.message}}
 
 
+def error_headers(err: GatewayError) -> dict[str, str] | None:
+    """The response headers of a refusal: its own, and `WWW-Authenticate: Bearer` on every 401."""
+    headers = {"WWW-Authenticate": "Bearer"} if err.status == 401 else {}
+    headers.update(err.headers)
+    return headers or None
+
+
 def error_response(err: GatewayError) -> JSONResponse:
     """The HTTP response of a refusal (401 carries `WWW-Authenticate: Bearer`)."""
-    headers = {"WWW-Authenticate": "Bearer"} if err.status == 401 else None
-    return JSONResponse(error_body(err), status_code=err.status, headers=headers)
+    return JSONResponse(error_body(err), status_code=err.status, headers=error_headers(err))

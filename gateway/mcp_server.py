@@ -11,8 +11,10 @@ run is followed with `status(handle, wait_s=...)`, which streams progress the sa
 `notifications/cancelled` for an `ask` or `status` in flight only stops that call's wait: the
 durable run goes on (hosts cancel calls on their own timeouts), and its handle still follows it.
 
-Every tool call is authenticated by the gateway's guard and again here from its headers (the
-principal owns the sessions, exactly as for AG-UI and A2A). A refusal is the tool's error result
+Every tool call is authenticated by the gateway's guard, which also checks the tool's scope
+(`gateway.identity.scopes.MCP_TOOL_SCOPES`, 403 `insufficient_scope` before the SDK sees it); the
+tool takes the guard's principal (it owns the sessions, exactly as for AG-UI and A2A) and checks
+its scope again (`require`). A refusal is the tool's error result
 (`isError`), its structured content `{"error": {"code", "message"}}` with a product code.
 """
 
@@ -32,9 +34,10 @@ from starlette.routing import Route
 from temporalio.service import RPCError
 
 from clients.errors import RejectedError
-from gateway.auth import Principal, authenticate
+from gateway.auth import Principal
 from gateway.context import GatewayContext
 from gateway.errors import GatewayError
+from gateway.identity.scopes import MCP_TOOL_SCOPES, require
 from gateway.mcp_progress import ProgressText
 from gateway.mcp_tools import (
     Handle,
@@ -112,9 +115,14 @@ class McpEndpoint:
         async with self._manager.run():
             yield
 
-    async def _call(self, context: Context, call: Call) -> CallToolResult:
+    async def _call(self, context: Context, call: Call, tool: str) -> CallToolResult:
         try:
-            principal = authenticate(context.headers or {}, self._ctx.settings)
+            principal: Principal | None = getattr(
+                getattr(context.request_context.request, "state", None), "principal", None
+            )
+            if principal is None:
+                raise GatewayError.unauthorized()
+            require(principal, MCP_TOOL_SCOPES[tool])
             return _result(await call(principal))
         except McpRefusal as refusal:
             return _refused(refusal.code, refusal.message)
@@ -155,14 +163,14 @@ class McpEndpoint:
                     state = await follow(ctx, handle, wait_s, progress.report, started_run=started)
                 return {**state, "disposition": accepted.disposition}
 
-            return await self._call(context, call)
+            return await self._call(context, call, "ask")
 
         async def status(handle: str, context: Context, wait_s: float = 0.0) -> CallToolResult:
             async def call(principal: Principal) -> dict[str, Any]:
                 async with ProgressText(context) as progress:
                     return await follow(ctx, self._handle(principal, handle), wait_s, progress.report)
 
-            return await self._call(context, call)
+            return await self._call(context, call, "status")
 
         async def approve_call(
             handle: str,
@@ -181,13 +189,13 @@ class McpEndpoint:
                 }
                 return await approve(ctx, principal, self._handle(principal, handle), decision)
 
-            return await self._call(context, call)
+            return await self._call(context, call, "approve")
 
         async def cancel_request(handle: str, context: Context) -> CallToolResult:
             async def call(principal: Principal) -> dict[str, Any]:
                 return await cancel(ctx, principal, self._handle(principal, handle))
 
-            return await self._call(context, call)
+            return await self._call(context, call, "cancel")
 
         async def steer(handle: str, text: str, context: Context, mode: str = "queue") -> CallToolResult:
             async def call(principal: Principal) -> dict[str, Any]:
@@ -202,7 +210,7 @@ class McpEndpoint:
                     raise McpRefusal(ack.reason or "rejected", ack.message or "the steer was refused")
                 return {"status": ack.status, "input_id": ack.input_id, "mode": ack.mode}
 
-            return await self._call(context, call)
+            return await self._call(context, call, "steer")
 
         async def history_of(
             context: Context,
@@ -220,7 +228,7 @@ class McpEndpoint:
                     raise McpRefusal("invalid_input", "give `session` (with `agent`) or `handle`")
                 return {"messages": await history(ctx, sid, max(1, min(limit, 500)))}
 
-            return await self._call(context, call)
+            return await self._call(context, call, "history")
 
         async def fork(
             session: str, context: Context, agent: str = DEFAULT_AGENT, seq: int | None = None
@@ -229,7 +237,7 @@ class McpEndpoint:
                 forked = await ctx.sessions.get(session_of(ctx, principal, agent, session)).fork(seq=seq)
                 return {"session": handle_of_session(principal, agent, forked.session_id), "agent": agent}
 
-            return await self._call(context, call)
+            return await self._call(context, call, "fork")
 
         for fn, name in ((ask, "ask"), (status, "status"), (approve_call, "approve"), (steer, "steer")):
             self.server.add_tool(fn, name=name, description=DESCRIPTIONS[name])
