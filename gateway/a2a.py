@@ -39,6 +39,7 @@ from gateway.a2a_handler import DurableRequestHandler
 from gateway.auth import Principal
 from gateway.context import GatewayContext
 from gateway.errors import GatewayError
+from gateway.identity.agent_card import declare_openid_connect
 
 __all__ = ["agent_card", "jsonrpc_error_body", "routes"]
 
@@ -144,7 +145,8 @@ def _agent_routes(ctx: GatewayContext, agent: str) -> list[BaseRoute]:
 
     async def card(request: Request) -> Response:
         url = str(request.url.replace(path=path, query="", fragment=""))
-        return JSONResponse(agent_card_to_dict(agent_card(agent, config, url)))
+        card = declare_openid_connect(agent_card(agent, config, url), ctx.settings.identity.oidc)
+        return JSONResponse(agent_card_to_dict(card))
 
     return [
         Route(path, rpc, methods=["POST"]),
