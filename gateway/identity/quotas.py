@@ -12,8 +12,9 @@
 
 Both are read at admission: asks that arrive together may pass together. A refusal is 429
 `quota_exceeded` naming the quota and the numbers, with `Retry-After` (the active quota: a few
-seconds; the daily one: the seconds until 00:00 UTC), and nothing is asked. Readings are cached
-for `CACHE_S` per principal, and a principal's readings are made one at a time.
+seconds; the daily one: the seconds until 00:00 UTC), and nothing is asked. The active count is
+read at each ask (one count query); the day's tokens are kept `tokens_cache_s` (5 s) per principal
+and read one at a time.
 """
 
 from __future__ import annotations
@@ -37,7 +38,6 @@ from gateway.owners import PREFIX
 __all__ = ["RunQuotas"]
 
 ACTIVE_RETRY_S = 5
-CACHE_S = 1.0
 MAX_RUNS_READ = 1000
 """The most runs of one principal a day whose usage is summed (the oldest beyond are not read)."""
 MAX_KEPT_USAGES = 100_000
@@ -60,8 +60,8 @@ class RunQuotas:
         self._now = now
         self._usage_of_ended: OrderedDict[str, int] = OrderedDict()
         self._locks: dict[str, asyncio.Lock] = {}
-        self._readings: dict[str, tuple[float, int, int]] = {}
-        """principal -> (when, active runs, tokens today)."""
+        self._readings: dict[str, tuple[float, int]] = {}
+        """principal -> (when, tokens today)."""
 
     @property
     def enabled(self) -> bool:
@@ -103,20 +103,14 @@ class RunQuotas:
             )
 
     async def _reading(self, principal: str) -> tuple[int, int]:
-        lock = self._locks.setdefault(principal, asyncio.Lock())
-        async with lock:
-            cached = self._readings.get(principal)
-            if cached is not None and time.monotonic() - cached[0] < CACHE_S:
-                return cached[1], cached[2]
-            try:
-                active = await self._active(principal)
-                tokens = await self._tokens_today(principal)
-            except RPCError:
-                raise GatewayError(
-                    503, "unavailable", "the quotas could not be read from Temporal; try again"
-                ) from None
-            self._readings[principal] = (time.monotonic(), active, tokens)
-            return active, tokens
+        try:
+            active = await self._active(principal)
+            tokens = await self._tokens_today(principal)
+        except RPCError:
+            raise GatewayError(
+                503, "unavailable", "the quotas could not be read from Temporal; try again"
+            ) from None
+        return active, tokens
 
     def _owned(self, principal: str) -> str:
         # Principal names match `^[A-Za-z0-9_.-]{1,32}$`: safe inside the quotes.
@@ -131,8 +125,18 @@ class RunQuotas:
         return counted.count
 
     async def _tokens_today(self, principal: str) -> int:
+        """The tokens of the principal's runs today (a reading is kept `tokens_cache_s`; one at a time)."""
         if self._settings.daily_tokens_per_principal is None:
             return 0
+        async with self._locks.setdefault(principal, asyncio.Lock()):
+            cached = self._readings.get(principal)
+            if cached is not None and time.monotonic() - cached[0] < self._settings.tokens_cache_s:
+                return cached[1]
+            tokens = await self._sum_today(principal)
+            self._readings[principal] = (time.monotonic(), tokens)
+            return tokens
+
+    async def _sum_today(self, principal: str) -> int:
         midnight = self._now().replace(hour=0, minute=0, second=0, microsecond=0)
         query = f"{self._owned(principal)} AND StartTime >= '{midnight.strftime('%Y-%m-%dT%H:%M:%SZ')}'"
         total = 0

@@ -99,6 +99,8 @@ class QuotaSettings:
     max_active_per_principal: int | None = None
     daily_tokens_per_principal: int | None = None
     requests_per_minute: int | None = None
+    tokens_cache_s: float = 5.0
+    """How long a principal's tokens-today reading is reused (summing it reads many runs)."""
 
 
 @dataclass(frozen=True)
