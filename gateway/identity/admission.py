@@ -145,7 +145,7 @@ class Admission:
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         request_id = request_id_of(headers)
         scope.setdefault("state", {})["request_id"] = request_id
-        audited = [op for op in operations if op.changes_state]
+        audited = [op for op in operations if op.audited]
         try:
             self._check_scopes(principal, operations, path)
             if self._rate is not None:

@@ -39,34 +39,35 @@ class Operation:
     target: str = ""
     starts_run: bool = False
     """Asks start runs: the active-request and daily-token quotas apply."""
-    changes_state: bool = False
-    """Written to the audit trail."""
+    audited: bool = False
+    """Written to the audit trail (what changes state, and an admin's reads of others' threads)."""
 
 
 ROUTES: Final[tuple[tuple[str, re.Pattern[str], Operation], ...]] = (
     (
         "POST",
         re.compile(r"^/agui/(?P<agent>[^/]+)$"),
-        Operation("ask", ASK, starts_run=True, changes_state=True),
+        Operation("ask", ASK, starts_run=True, audited=True),
     ),
     ("GET", re.compile(r"^/agui/(?P<agent>[^/]+)/threads/(?P<thread>[^/]+)/events$"), Operation("read", ASK)),
     (
         "POST",
         re.compile(r"^/api/threads/(?P<agent>[^/]+)/(?P<thread>[^/]+)/fork$"),
-        Operation("fork", ASK, changes_state=True),
+        Operation("fork", ASK, audited=True),
     ),
     (
         "POST",
         re.compile(r"^/api/threads/(?P<agent>[^/]+)/(?P<thread>[^/]+)/reset$"),
-        Operation("reset", ASK, changes_state=True),
+        Operation("reset", ASK, audited=True),
     ),
     ("GET", re.compile(r"^/api/schedules(/.*)?$"), Operation("read", SCHEDULES)),
     (
         "*",
         re.compile(r"^/api/schedules(/(?P<thread>.*))?$"),
-        Operation("schedule", SCHEDULES, changes_state=True),
+        Operation("schedule", SCHEDULES, audited=True),
     ),
-    ("*", re.compile(r"^/api/admin(/.*)?$"), Operation("read", ADMIN)),
+    ("GET", re.compile(r"^/api/admin/threads/(?P<agent>.+)$"), Operation("admin_read", ADMIN, audited=True)),
+    ("*", re.compile(r"^/api/admin(/.*)?$"), Operation("admin_read", ADMIN, audited=True)),
     ("*", re.compile(r"^/api/.*$"), Operation("read", ASK)),
     ("POST", re.compile(r"^/a2a/(?P<agent>[^/]+)$"), Operation("read", ASK)),
     ("*", re.compile(r"^/mcp$"), Operation("connect", None)),
@@ -87,7 +88,7 @@ def classify(method: str, path: str, body: bytes | None) -> list[Operation]:
             operation.scope,
             _target(groups.get("agent"), groups.get("thread")),
             operation.starts_run,
-            operation.changes_state,
+            operation.audited,
         )
         if method != "POST" or body is None:
             return [base]
@@ -107,8 +108,8 @@ def _agui(base: Operation, body: object, agent: str) -> Operation:
         return base
     target = _target(agent, _text(fields.get("threadId")))
     if fields.get("resume"):
-        return Operation("approve", APPROVE, target, changes_state=True)
-    return Operation("ask", ASK, target, starts_run=True, changes_state=True)
+        return Operation("approve", APPROVE, target, audited=True)
+    return Operation("ask", ASK, target, starts_run=True, audited=True)
 
 
 def _a2a(base: Operation, body: object, agent: str) -> list[Operation]:
@@ -121,17 +122,17 @@ def _a2a_call(base: Operation, call: object, agent: str) -> Operation:
     method = fields.get("method")
     params = _object(fields.get("params"))
     if method in A2A_CANCEL:
-        return Operation("cancel", ASK, _target(agent, _text(params.get("id"))), changes_state=True)
+        return Operation("cancel", ASK, _target(agent, _text(params.get("id"))), audited=True)
     if method not in A2A_SEND:
         return base
     message = _object(params.get("message"))
     task = _text(message.get("taskId")) or _text(message.get("task_id"))
     if task:
         if _has_decision(message.get("parts")):
-            return Operation("approve", APPROVE, _target(agent, task), changes_state=True)
-        return Operation("steer", ASK, _target(agent, task), changes_state=True)
+            return Operation("approve", APPROVE, _target(agent, task), audited=True)
+        return Operation("steer", ASK, _target(agent, task), audited=True)
     context = _text(message.get("contextId")) or _text(message.get("context_id"))
-    return Operation("ask", ASK, _target(agent, context), starts_run=True, changes_state=True)
+    return Operation("ask", ASK, _target(agent, context), starts_run=True, audited=True)
 
 
 def _has_decision(parts: object) -> bool:
@@ -159,7 +160,7 @@ def _mcp(base: Operation, body: object) -> list[Operation]:
         scope = MCP_TOOL_SCOPES.get(name, ASK)
         action = name if name in MCP_ACTIONS else "read"
         changes = name in MCP_ACTIONS
-        found.append(Operation(action, scope, target, starts_run=name == "ask", changes_state=changes))
+        found.append(Operation(action, scope, target, starts_run=name == "ask", audited=changes))
     return found or [base]
 
 

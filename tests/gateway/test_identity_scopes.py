@@ -25,7 +25,10 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 FULL = "alice-full-0123456789"
 ASK_ONLY = "alice-ask-0123456789"
 APPROVE_ONLY = "alice-approve-0123456789"
-TOKENS = f"{FULL}=alice,{ASK_ONLY}=alice:agents:ask,{APPROVE_ONLY}=alice:agents:approve"
+ADMIN = "root-admin-0123456789"
+TOKENS = (
+    f"{FULL}=alice,{ASK_ONLY}=alice:agents:ask,{APPROVE_ONLY}=alice:agents:approve,{ADMIN}=root:agents:admin"
+)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
@@ -130,3 +133,23 @@ async def test_a2a_approval_needs_the_approve_scope(gw: GatewayServer) -> None:
     assert response.status_code == 403, response.text
     assert response.json()["error"]["data"]["code"] == "forbidden"
     assert "agents:approve" in response.json()["error"]["message"]
+
+
+async def test_the_admin_scope_reads_every_principals_threads_and_changes_none(gw: GatewayServer) -> None:
+    thread = f"admin-{uuid.uuid4().hex[:6]}"
+    async with gw.http(FULL) as http:
+        events = await agui_run(http, run_input(thread, f"{thread}-r1", "Hello"))
+        assert events[-1].type == "RUN_FINISHED"
+    async with gw.http(ADMIN) as http:
+        listed = (await http.get("/api/admin/threads", params={"principal": "alice"})).json()["threads"]
+        assert {"principal": "alice", "agent": "default", "thread_id": thread} in [
+            {k: t[k] for k in ("principal", "agent", "thread_id")} for t in listed
+        ]
+        everyone = (await http.get("/api/admin/threads")).json()["threads"]
+        assert thread in [t["thread_id"] for t in everyone]
+        view = await http.get(f"/api/admin/threads/alice/default/{thread}")
+        assert view.status_code == 200
+        assert [m.get("content") for m in view.json()["messages"] if m.get("role") == "user"] == ["Hello"]
+        # Reading is all: the admin (without agents:ask) cannot ask, and owns no thread of alice's.
+        assert (await http.post("/agui/default", json=run_input(thread, f"{thread}-r2"))).status_code == 403
+        assert (await http.get("/api/admin/threads/al ice/default/x")).status_code == 400
