@@ -134,7 +134,7 @@ class ProviderKeys:
             self._fetched_at = time.monotonic()
 
     async def _discover(self) -> str:
-        metadata = await self._get_json(self._settings.discovery_url)
+        metadata = await self._get_json(self._settings.metadata_url)
         if metadata.get("issuer") != self._settings.issuer:
             raise ProviderUnavailable("the provider's metadata names another issuer")
         uri = metadata.get("jwks_uri")

@@ -4,6 +4,8 @@
     REACT_GATEWAY_OIDC_AUDIENCE="https://agents.example.com"            # the gateway's canonical URL
     REACT_GATEWAY_OIDC_PRINCIPAL_CLAIM="sub"                            # the claim naming the principal
     REACT_GATEWAY_OIDC_CLIENT_ID="chat-page"                            # the chat page's public client
+    REACT_GATEWAY_OIDC_DISCOVERY_URL="http://keycloak:8080/realms/acme/.well-known/openid-configuration"
+                                                    # optional: where the gateway itself reads the metadata
     REACT_GATEWAY_MAX_ACTIVE_PER_PRINCIPAL=4
     REACT_GATEWAY_DAILY_TOKENS_PER_PRINCIPAL=2000000
     REACT_GATEWAY_REQUESTS_PER_MINUTE=120
@@ -35,6 +37,7 @@ ISSUER_ENV = "REACT_GATEWAY_OIDC_ISSUER"
 AUDIENCE_ENV = "REACT_GATEWAY_OIDC_AUDIENCE"
 PRINCIPAL_CLAIM_ENV = "REACT_GATEWAY_OIDC_PRINCIPAL_CLAIM"
 CLIENT_ID_ENV = "REACT_GATEWAY_OIDC_CLIENT_ID"
+DISCOVERY_URL_ENV = "REACT_GATEWAY_OIDC_DISCOVERY_URL"
 MAX_ACTIVE_ENV = "REACT_GATEWAY_MAX_ACTIVE_PER_PRINCIPAL"
 DAILY_TOKENS_ENV = "REACT_GATEWAY_DAILY_TOKENS_PER_PRINCIPAL"
 REQUESTS_PER_MINUTE_ENV = "REACT_GATEWAY_REQUESTS_PER_MINUTE"
@@ -80,11 +83,19 @@ class OidcSettings:
     keys_max_age_s: float = 3600.0
     """Keys older than this are refetched on the next request that needs them."""
     discovery_timeout_s: float = 5.0
+    fetch_discovery_from: str | None = None
+    """Where the gateway reads the metadata when the issuer's URL does not reach the provider from
+    the gateway's network (a container); the metadata must still name `issuer`."""
 
     @property
     def discovery_url(self) -> str:
-        """Where the provider's metadata is."""
+        """Where the provider's metadata is (what clients are told)."""
         return f"{self.issuer.rstrip('/')}/.well-known/openid-configuration"
+
+    @property
+    def metadata_url(self) -> str:
+        """Where the gateway reads the provider's metadata."""
+        return self.fetch_discovery_from or self.discovery_url
 
     @property
     def mcp_resource(self) -> str:
@@ -150,7 +161,16 @@ def load_identity(
                 raise IdentitySettingsError(f"{name} must be an http(s) URL without query or fragment")
         claim = env.get(PRINCIPAL_CLAIM_ENV, "").strip() or "sub"
         client_id = env.get(CLIENT_ID_ENV, "").strip() or None
-        oidc = OidcSettings(issuer=issuer, audience=audience, principal_claim=claim, client_id=client_id)
+        fetch_from = env.get(DISCOVERY_URL_ENV, "").strip() or None
+        if fetch_from is not None and not fetch_from.startswith(("http://", "https://")):
+            raise IdentitySettingsError(f"{DISCOVERY_URL_ENV} must be an http(s) URL")
+        oidc = OidcSettings(
+            issuer=issuer,
+            audience=audience,
+            principal_claim=claim,
+            client_id=client_id,
+            fetch_discovery_from=fetch_from,
+        )
     quotas = QuotaSettings(
         max_active_per_principal=_positive(env, MAX_ACTIVE_ENV),
         daily_tokens_per_principal=_positive(env, DAILY_TOKENS_ENV),

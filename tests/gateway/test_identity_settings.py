@@ -52,6 +52,7 @@ def test_the_provider_and_quota_settings() -> None:
         "REACT_GATEWAY_OIDC_ISSUER": ISSUER,
         "REACT_GATEWAY_OIDC_AUDIENCE": "https://agents.example.com/",
         "REACT_GATEWAY_OIDC_CLIENT_ID": "chat-page",
+        "REACT_GATEWAY_OIDC_DISCOVERY_URL": "http://keycloak:8080/realms/acme/.well-known/openid-configuration",
         "REACT_GATEWAY_MAX_ACTIVE_PER_PRINCIPAL": "3",
         "REACT_GATEWAY_REQUESTS_PER_MINUTE": "60",
     }
@@ -63,6 +64,7 @@ def test_the_provider_and_quota_settings() -> None:
     )
     assert oidc.discovery_url == f"{ISSUER}/.well-known/openid-configuration"
     assert oidc.client_id == "chat-page"
+    assert oidc.metadata_url == "http://keycloak:8080/realms/acme/.well-known/openid-configuration"
     quotas = settings.identity.quotas
     assert (
         quotas.max_active_per_principal,
