@@ -32,7 +32,7 @@ from gateway.agui import routes as agui_routes
 from gateway.context import GatewayContext
 from gateway.errors import GatewayError, error_body, error_headers, error_response
 from gateway.http_input import principal_of, read_json
-from gateway.identity import admin_api, resource_metadata
+from gateway.identity import admin_api, chat_signin, resource_metadata
 from gateway.identity.admission import admission_of
 from gateway.mcp_server import McpEndpoint
 from gateway.threads_api import routes as threads_routes
@@ -162,6 +162,7 @@ def build_app(ctx: GatewayContext) -> Starlette:
         *threads_routes(ctx),
         *resource_metadata.routes(ctx.settings.identity.oidc),
         *admin_api.routes(ctx),
+        *chat_signin.routes(ctx.settings.identity.oidc),
     ]
 
     @asynccontextmanager

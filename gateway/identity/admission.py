@@ -25,6 +25,7 @@ from contracts.errors import UNAUTHORIZED
 from gateway.auth import Principal, authenticate
 from gateway.context import GatewayContext
 from gateway.errors import GatewayError
+from gateway.identity import chat_signin
 from gateway.identity.audit import AuditTrail, request_id_of
 from gateway.identity.oidc import OidcVerifier, ProviderUnavailable, TokenRefused
 from gateway.identity.operations import Operation, classify
@@ -38,6 +39,8 @@ __all__ = ["Admission", "AuthenticationRefused", "admission_of"]
 
 BODY_READ_PREFIXES = ("/agui/", "/a2a/", "/mcp")
 """Where the guard reads a POST body to know the operation inside."""
+PUBLIC_PATHS = frozenset({RESOURCE_METADATA_PATH, chat_signin.CONFIG_PATH, chat_signin.TOKEN_PATH})
+"""Identity's routes a caller reaches without a token (it has none yet)."""
 UNAVAILABLE = "unavailable"
 PROVIDER_RETRY_S = 5
 
@@ -83,7 +86,7 @@ class Admission:
         Raises:
             GatewayError: 401 `unauthorized` (audited), 503 `unavailable`.
         """
-        public = public or path == RESOURCE_METADATA_PATH
+        public = public or path in PUBLIC_PATHS
         try:
             return await self._authenticate(headers, path)
         except AuthenticationRefused as refused:

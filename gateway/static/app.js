@@ -6,6 +6,7 @@
 import * as api from "./api.js";
 import { Approvals } from "./approvals.js";
 import { el, LiveView, transcriptItems } from "./render.js";
+import { setUpSignIn, signIn, signOut } from "./signin.js";
 
 const $ = (id) => document.getElementById(id);
 const CURRENT_KEY = "react-chat:current";
@@ -291,4 +292,13 @@ $("agent").addEventListener("change", () => {
 });
 $("new-chat").addEventListener("click", newChat);
 $("reset").addEventListener("click", () => guarded(reset));
-void guarded(start);
+$("sign-in").addEventListener("click", () => guarded(signIn));
+$("sign-out").addEventListener("click", signOut);
+void guarded(async () => {
+  await setUpSignIn((signedIn) => {
+    $("sign-in").hidden = signedIn;
+    $("sign-out").hidden = !signedIn;
+    $("token").value = api.token();
+  });
+  await start();
+});

@@ -164,6 +164,9 @@ async def test_every_bad_token_is_refused_by_name_and_reaches_no_workflow(
     # No token at all: a plain challenge.
     status, headers, _ = await _ask(gateway, "", "none")
     assert status == 401 and headers["www-authenticate"] == "Bearer"
+    async with gateway.http() as http:  # no chat-page client configured: no sign-in offered
+        assert (await http.get("/api/identity")).json() == {"client_id": None}
+        assert (await http.post("/api/identity/token", json={})).status_code == 404
 
     # Nothing reached a workflow: mallory has none, although a good token of theirs makes one.
     query = "WorkflowId STARTS_WITH 'gw/mallory/'"
