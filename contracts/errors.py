@@ -172,7 +172,9 @@ DESCRIPTIONS: Final[dict[str, str]] = {
     INVALID_RESULT: "A tool returned a value that is not JSON.",
     TOOL_ERROR: "A tool failed (a `ToolFailure` without its own type, or an exception).",
     BLOB_MISSING: "A payload or message referenced by hash is not in the payload store.",
-    FORBIDDEN: "The caller's token lacks the scope the call needs, named in the message (403). Nothing changed.",
+    FORBIDDEN: (
+        "The caller's token lacks the scope the call needs, named in the message (403). Nothing changed."
+    ),
     QUOTA_EXCEEDED: (
         "A principal's quota (active requests, or tokens today) is used up; the message names the quota "
         "and the numbers, `Retry-After` says when to try again (429). Nothing was asked."

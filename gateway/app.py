@@ -33,7 +33,7 @@ from gateway.context import GatewayContext
 from gateway.errors import GatewayError, error_body, error_headers, error_response
 from gateway.http_input import principal_of, read_json
 from gateway.identity import admin_api, chat_signin, resource_metadata
-from gateway.identity.admission import admission_of
+from gateway.identity.admission import Admission, admission_of
 from gateway.mcp_server import McpEndpoint
 from gateway.threads_api import routes as threads_routes
 
@@ -55,10 +55,10 @@ def is_public(path: str) -> bool:
 class _Guard:
     """Authenticates every non-public request and refuses bodies over the limit (pure ASGI: streams pass)."""
 
-    def __init__(self, app: ASGIApp, ctx: GatewayContext) -> None:
+    def __init__(self, app: ASGIApp, ctx: GatewayContext, identity: Admission) -> None:
         self._app = app
         self._ctx = ctx
-        self._identity = admission_of(ctx)
+        self._identity = identity
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -153,6 +153,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 def build_app(ctx: GatewayContext) -> Starlette:
     """The gateway's app on `ctx` (the caller owns `ctx.client`; the app closes the hub on shutdown)."""
     mcp = McpEndpoint(ctx)
+    identity = admission_of(ctx)
     routes: list[BaseRoute] = [
         Route("/healthz", _healthz, methods=["GET"]),
         _readyz(ctx),
@@ -170,6 +171,7 @@ def build_app(ctx: GatewayContext) -> Starlette:
         async with mcp.run():
             yield
         await ctx.hub.aclose()
+        await identity.aclose()
 
     middleware = [
         Middleware(
@@ -179,7 +181,7 @@ def build_app(ctx: GatewayContext) -> Starlette:
             allow_headers=["authorization", "content-type", "last-event-id", "accept"],
             max_age=600,
         ),
-        Middleware(_Guard, ctx=ctx),
+        Middleware(_Guard, ctx=ctx, identity=identity),
     ]
     return Starlette(
         routes=routes,

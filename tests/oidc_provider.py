@@ -11,10 +11,10 @@ Access tokens are RS256 JWTs with `iss`, `sub` (the user name), `aud`, `exp`, `i
 `scope` (what was asked, less what the user may not have) and `azp`.
 
 Test-only endpoints under `/admin/`: `GET /admin/stats` (how often the JWKS was read),
-`POST /admin/clients` (register a public client), `POST /admin/rotate` (a new signing key; `{"keep_old": false}`
-drops the old ones from the JWKS) and `POST /admin/mint` (a token of the current key with the
-claims given, merged over the usual ones: expired, early, wrong audience or issuer). Nothing
-here is fit for production (no consent, no sessions, plain passwords).
+`POST /admin/clients` (register a public client), `POST /admin/rotate` (a new signing key;
+`{"keep_old": false}` drops the old ones from the JWKS) and `POST /admin/mint` (a token of the
+current key with the claims given, merged over the usual ones: expired, early, wrong audience or
+issuer). Nothing here is fit for production (no consent, no sessions, plain passwords).
 """
 
 from __future__ import annotations

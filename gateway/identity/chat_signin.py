@@ -71,12 +71,15 @@ class _Metadata:
 def routes(oidc: OidcSettings | None) -> list[BaseRoute]:
     """The chat page's sign-in routes (answering `client_id: null` without a provider's client)."""
     metadata = _Metadata(oidc) if oidc is not None and oidc.client_id else None
-    http = httpx.AsyncClient(timeout=10.0, follow_redirects=False)
+
+    def http() -> httpx.AsyncClient:  # sign-ins are rare: a client per call, nothing left open
+        return httpx.AsyncClient(timeout=10.0, follow_redirects=False)
 
     async def config(request: Request) -> Response:
         if oidc is None or metadata is None:
             return JSONResponse({"client_id": None})
-        document = await metadata.get(http)
+        async with http() as client:
+            document = await metadata.get(client)
         return JSONResponse(
             {
                 "client_id": oidc.client_id,
@@ -91,16 +94,17 @@ def routes(oidc: OidcSettings | None) -> list[BaseRoute]:
         if oidc is None or metadata is None or oidc.client_id is None:
             raise GatewayError(404, "not_found", "this gateway has no sign-in")
         form = _grant_form(await read_json(request))
-        endpoint = (await metadata.get(http)).get("token_endpoint")
-        if not isinstance(endpoint, str):
-            raise GatewayError(503, "unavailable", "the identity provider names no token endpoint")
-        try:
-            response = await http.post(endpoint, data={**form, "client_id": oidc.client_id})
-            answer: object = response.json()
-        except (httpx.HTTPError, ValueError):
-            raise GatewayError(
-                503, "unavailable", "the identity provider could not be reached; try again"
-            ) from None
+        async with http() as client:
+            endpoint = (await metadata.get(client)).get("token_endpoint")
+            if not isinstance(endpoint, str):
+                raise GatewayError(503, "unavailable", "the identity provider names no token endpoint")
+            try:
+                response = await client.post(endpoint, data={**form, "client_id": oidc.client_id})
+                answer: object = response.json()
+            except (httpx.HTTPError, ValueError):
+                raise GatewayError(
+                    503, "unavailable", "the identity provider could not be reached; try again"
+                ) from None
         fields = _object(answer)
         if response.status_code != 200 or not isinstance(fields.get("access_token"), str):
             error = str(fields.get("error", "invalid_grant"))[:100]
