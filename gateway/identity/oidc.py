@@ -187,6 +187,7 @@ class OidcVerifier:
         self.settings = settings
         self._http = http or httpx.AsyncClient(timeout=settings.discovery_timeout_s, follow_redirects=False)
         self.keys = ProviderKeys(settings, self._http)
+        self._prepared_keys: dict[tuple[int, str], tuple[dict[str, Any], PyJWK]] = {}
 
     async def aclose(self) -> None:
         """Close the HTTP client."""
@@ -215,15 +216,31 @@ class OidcVerifier:
         jwk = await self.keys.key(kid)
         if jwk is None:
             raise TokenRefused("unknown_key")
-        try:
-            key = PyJWK(jwk, algorithm=None if "alg" in jwk else alg)
-        except jwt.PyJWTError:
-            raise TokenRefused("unknown_key") from None
+        key = self._prepared(jwk, alg)
         claims = self._decode(token, key, alg, audiences)
         principal = claims.get(settings.principal_claim)
         if not isinstance(principal, str) or not PRINCIPAL_PATTERN.match(principal):
             raise TokenRefused("principal")
         return VerifiedToken(principal=principal, scopes=scopes_of_claims(claims), claims=claims)
+
+    def _prepared(self, jwk: dict[str, Any], alg: str) -> PyJWK:
+        """The verification key of `jwk` for `alg`, kept while the JWK is the provider's.
+
+        A JWK with its own `alg` is bound to that one, whatever the token's header says.
+        """
+        bound = jwk.get("alg") if isinstance(jwk.get("alg"), str) else alg
+        cache_key = (id(jwk), str(bound))
+        found = self._prepared_keys.get(cache_key)
+        if found is not None and found[0] is jwk:
+            return found[1]
+        try:
+            key = PyJWK(jwk, algorithm=None if "alg" in jwk else alg)
+        except jwt.PyJWTError:
+            raise TokenRefused("unknown_key") from None
+        if len(self._prepared_keys) >= MAX_KEYS * 4:
+            self._prepared_keys.clear()
+        self._prepared_keys[cache_key] = (jwk, key)
+        return key
 
     def _decode(self, token: str, key: PyJWK, alg: str, audiences: Sequence[str]) -> dict[str, Any]:
         try:
