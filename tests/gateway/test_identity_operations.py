@@ -1,5 +1,7 @@
-"""The guard's reading of what a request does (`classify`): junk never raises, and each protocol's
-operation gets its scope (pure).
+"""The guard's reading of what a request does (`classify`), pure.
+
+Junk never raises (a body that cannot be read is classified by its route), and each protocol's
+operation gets its scope.
 """
 
 from __future__ import annotations
