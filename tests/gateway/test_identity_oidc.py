@@ -27,7 +27,10 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from jwt.algorithms import RSAAlgorithm
 
+from gateway.errors import GatewayError
+from gateway.identity.admission import Admission
 from gateway.identity.settings import IdentitySettings, OidcSettings
+from gateway.settings import GatewaySettings, parse_tokens
 from testing import AgentTestEnvironment
 from tests.gateway_helpers import (
     ALICE,
@@ -38,7 +41,7 @@ from tests.gateway_helpers import (
     run_input,
     running_gateway,
 )
-from tests.oidc_helpers import OidcProvider, running_provider
+from tests.oidc_helpers import OidcProvider, free_port, running_provider
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -211,3 +214,21 @@ async def test_key_rotation_is_followed_and_random_kids_do_not_hammer_the_provid
         assert status == 401 and 'error_description="unknown_key"' in headers["www-authenticate"]
     allowed = 1 + int((time.monotonic() - started) / REFRESH_MIN_S)
     assert await provider.jwks_reads() - reads <= allowed
+
+
+async def test_an_unreachable_provider_is_503_and_static_tokens_still_work() -> None:
+    closed = free_port()  # nothing listens there
+    oidc = OidcSettings(issuer=f"http://127.0.0.1:{closed}/realms/x", audience="http://127.0.0.1:1")
+    settings = GatewaySettings(tokens=parse_tokens(f"{ALICE}=alice"), identity=IdentitySettings(oidc=oidc))
+    admission = Admission(settings)
+    try:
+        foreign = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        token = jwt.encode({"sub": "alice"}, foreign, algorithm="RS256", headers={"kid": "k"})
+        with pytest.raises(GatewayError) as refused:
+            await admission.principal({"authorization": f"Bearer {token}"}, "/api/threads", public=False)
+        assert refused.value.status == 503 and refused.value.code == "unavailable"
+        assert refused.value.headers["Retry-After"] == "5"
+        static = await admission.principal({"authorization": f"Bearer {ALICE}"}, "/api/threads", public=False)
+        assert static is not None and static.name == "alice"
+    finally:
+        await admission.aclose()
