@@ -21,7 +21,9 @@ import uvicorn
 
 from activities.tool_loading import AGENTS_ENV, ToolLoadError
 from gateway.app import build_app
+from gateway.connections import ConnectionLimits, connection_budget, guarded_h11, raise_open_file_limit
 from gateway.context import build_context
+from gateway.log_rate import rate_limit_logs
 from gateway.settings import GatewaySettingsError, load_settings
 from hosting.connection import connect, temporal_address, temporal_namespace
 from payloads.settings import SettingsError
@@ -55,10 +57,30 @@ async def serve(args: argparse.Namespace) -> None:
     )
     client = await connect(args.address, args.namespace)
     app = build_app(build_context(settings, client))
-    config = uvicorn.Config(
-        app, host=settings.host, port=settings.port, log_level=args.log_level, timeout_graceful_shutdown=5
+    open_files = raise_open_file_limit()
+    limits = ConnectionLimits(
+        header_timeout_s=settings.header_timeout_s,
+        max_connections=connection_budget(settings.max_connections, open_files),
     )
-    logging.getLogger("gateway").info("gateway on http://%s:%s", settings.host, settings.port)
+    # No `limit_concurrency`: `guarded_h11` bounds the connections itself, closing idle ones first, so
+    # a health check gets through a flood of idle connections (uvicorn's limit would refuse it too).
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level=args.log_level,
+        timeout_graceful_shutdown=5,
+        http=guarded_h11(limits),
+        timeout_keep_alive=settings.keepalive_s,
+    )
+    rate_limit_logs()  # after uvicorn's Config, which sets up its loggers' handlers
+    logging.getLogger("gateway").info(
+        "gateway on http://%s:%s (at most %d connections; %d open files)",
+        settings.host,
+        settings.port,
+        limits.max_connections,
+        open_files,
+    )
     await uvicorn.Server(config).serve()
 
 

@@ -88,6 +88,8 @@ RATE_LIMITED: Final = "rate_limited"
 # ---- the HTTP gateway (gateway/) ---------------------------------------------------------------
 UNAUTHORIZED: Final = "unauthorized"
 UNSUPPORTED_CONTENT: Final = "unsupported_content"
+REQUEST_ID_REUSED: Final = "request_id_reused"
+UNAVAILABLE: Final = "unavailable"
 
 # ---- snapshot tokens (raised by `activities.snapshot_token`, in check order) --------------------
 SnapshotErrorCode = Literal[
@@ -185,6 +187,11 @@ DESCRIPTIONS: Final[dict[str, str]] = {
     ),
     UNAUTHORIZED: "The gateway has tokens configured and the request has no valid bearer token (401).",
     UNSUPPORTED_CONTENT: "An A2A message part the agents cannot take (a file). Nothing started.",
+    REQUEST_ID_REUSED: (
+        "A request id (an AG-UI `runId`) that names an earlier request with another message. "
+        "Nothing was asked."
+    ),
+    UNAVAILABLE: "The gateway could not reach Temporal in time (503); try again.",
 }
 
 SNAPSHOT_DESCRIPTIONS: Final[dict[SnapshotErrorCode, str]] = {

@@ -6,8 +6,12 @@ valid bearer token when tokens are configured (`gateway.auth`); the principal is
 `payload_too_large` before any route sees the request (in JSON-RPC's error shape on `/a2a/` and
 `/mcp`): a declared length at once, a chunked body (no length) once its bytes pass the limit (the
 guard reads a request's body, at most the limit, before the route does; every route reads its
-body whole anyway). A route reads JSON with `read_json` (400 `invalid_input` for anything that is
-not JSON).
+body whole anyway). A body still arriving `body_timeout_s` after its headers gets 408
+`invalid_input` (how long headers may take, and how many connections may be open, is
+`gateway.connections`). A body nested deeper than `MAX_JSON_DEPTH` levels is refused by the same
+guard, 400 `invalid_input` (a JSON-RPC parse error, -32700, on `/a2a/` and `/mcp`), before any
+parser (the routes', `a2a-sdk`'s, `mcp`'s) recurses into it. A route reads JSON with `read_json`
+(400 `invalid_input` for anything that is not JSON).
 """
 
 from __future__ import annotations
@@ -25,17 +29,17 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from contracts.errors import NOT_FOUND
-from gateway.a2a import jsonrpc_error_body
+from contracts.errors import INVALID_INPUT, NOT_FOUND
 from gateway.a2a import routes as a2a_routes
 from gateway.agui import routes as agui_routes
+from gateway.chat import routes as chat_routes
 from gateway.context import GatewayContext
 from gateway.errors import GatewayError, error_body, error_headers, error_response
-from gateway.http_input import principal_of, read_json
+from gateway.http_input import check_json_depth, principal_of, read_json
 from gateway.identity import admin_api, chat_signin, resource_metadata
 from gateway.identity.admission import Admission, admission_of
-from gateway.mcp_server import McpEndpoint
-from gateway.threads_api import routes as threads_routes
+from gateway.jsonrpc import PARSE_ERROR, jsonrpc_error_body
+from gateway.mcp import McpEndpoint
 
 __all__ = ["build_app", "is_public", "principal_of", "read_json"]
 
@@ -74,7 +78,12 @@ class _Guard:
             if declared is not None and declared.isdigit() and int(declared) > settings.max_body_bytes:
                 raise GatewayError.too_large(settings.max_body_bytes)
             if scope["method"] in BODY_METHODS:
-                receive = await _read_body(receive, settings.max_body_bytes)
+                body, receive = await _read_body(receive, settings.max_body_bytes, settings.body_timeout_s)
+                try:
+                    check_json_depth(body)
+                except GatewayError as err:
+                    await _refusal(scope["path"], err, PARSE_ERROR)(scope, receive, send)
+                    return
             receive, send = await self._identity.admit(scope, principal, receive, send)
         except GatewayError as err:
             await _refusal(scope["path"], err)(scope, receive, send)
@@ -83,17 +92,29 @@ class _Guard:
         await self._app(scope, receive, send)
 
 
-async def _read_body(receive: Receive, limit: int) -> Receive:
+async def _read_body(receive: Receive, limit: int, timeout_s: float) -> tuple[bytes, Receive]:
     """The request's body read up to `limit` (else `payload_too_large`), handed to the route as one message.
 
-    Later calls reach the server's own `receive` (an SSE response listens there for the client leaving).
+    The body must be whole within `timeout_s` (else 408 `invalid_input`: a slowly sent body holds
+    no connection for long). Later calls reach the server's own `receive` (an SSE response listens
+    there for the client leaving).
     """
+    try:
+        async with asyncio.timeout(timeout_s):
+            return await _body(receive, limit)
+    except TimeoutError:
+        message = f"the request body did not arrive within {timeout_s:g} s"
+        raise GatewayError(408, INVALID_INPUT, message) from None
+
+
+async def _body(receive: Receive, limit: int) -> tuple[bytes, Receive]:
     chunks: list[bytes] = []
     seen = 0
     while True:
         message = await receive()
         if message["type"] != "http.request":  # the client left before its body was whole
             first: Message = message
+            body = b""
             break
         chunk = message.get("body", b"")
         seen += len(chunk)
@@ -101,7 +122,8 @@ async def _read_body(receive: Receive, limit: int) -> Receive:
             raise GatewayError.too_large(limit)
         chunks.append(chunk)
         if not message.get("more_body", False):
-            first = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+            body = b"".join(chunks)
+            first = {"type": "http.request", "body": body, "more_body": False}
             break
     handed = False
 
@@ -112,13 +134,14 @@ async def _read_body(receive: Receive, limit: int) -> Receive:
         handed = True
         return first
 
-    return replay
+    return body, replay
 
 
-def _refusal(path: str, err: GatewayError) -> Response:
+def _refusal(path: str, err: GatewayError, jsonrpc_code: int | None = None) -> Response:
     """The guard's refusal: JSON-RPC's error shape on the A2A and MCP endpoints, else the gateway's."""
     if path.startswith(JSONRPC_PREFIXES):
-        return JSONResponse(jsonrpc_error_body(err), status_code=err.status, headers=error_headers(err))
+        body = jsonrpc_error_body(err) if jsonrpc_code is None else jsonrpc_error_body(err, jsonrpc_code)
+        return JSONResponse(body, status_code=err.status, headers=error_headers(err))
     return error_response(err)
 
 
@@ -154,15 +177,16 @@ def build_app(ctx: GatewayContext) -> Starlette:
     """The gateway's app on `ctx` (the caller owns `ctx.client`; the app closes the hub on shutdown)."""
     mcp = McpEndpoint(ctx)
     identity = admission_of(ctx)
+    chat = chat_routes(ctx)
     routes: list[BaseRoute] = [
         Route("/healthz", _healthz, methods=["GET"]),
         _readyz(ctx),
         *agui_routes(ctx),
         *a2a_routes(ctx),
         mcp.route,
-        *threads_routes(ctx),
+        *chat,
         *resource_metadata.routes(ctx.settings.identity.oidc),
-        *admin_api.routes(ctx),
+        *admin_api.routes(ctx, chat),
         *chat_signin.routes(ctx.settings.identity.oidc),
     ]
 

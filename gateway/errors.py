@@ -1,8 +1,11 @@
-"""The gateway's refusals: one exception type and one JSON body shape, with the product's codes.
+"""The gateway's refusals: one product error type, with the product's codes, for every protocol.
 
-Every refusal is `{"error": {"code": ..., "message": ...}}` with an HTTP status and a code of
-`contracts.errors` (docs/errors.md). Messages never carry a secret, a stack trace or an
-internal address.
+`GatewayError` is what the request core (`gateway.core`) and every route raise: a code of
+`contracts.errors` (docs/errors.md), a message safe to show, and the HTTP status of that code
+(`status_of`: one table). Each protocol adapter maps it to its own shape: a JSON body
+`{"error": {"code": ..., "message": ...}}` with the status (`error_response`), an AG-UI
+RUN_ERROR, an A2A error with the code in `data.code`, an MCP tool error result, a JSON-RPC
+error (`gateway.jsonrpc`). Messages never carry a secret, a stack trace or an internal address.
 """
 
 from __future__ import annotations
@@ -11,9 +14,37 @@ from collections.abc import Mapping
 
 from starlette.responses import JSONResponse
 
-from contracts.errors import INVALID_INPUT, NOT_FOUND, PAYLOAD_TOO_LARGE, UNAUTHORIZED
+from contracts.errors import (
+    FORBIDDEN,
+    INVALID_INPUT,
+    NOT_FOUND,
+    PAYLOAD_TOO_LARGE,
+    QUOTA_EXCEEDED,
+    RATE_LIMITED,
+    UNAUTHORIZED,
+    UNAVAILABLE,
+    UNKNOWN_AGENT,
+)
 
-__all__ = ["GatewayError", "error_body", "error_headers", "error_response", "not_found"]
+__all__ = ["GatewayError", "error_body", "error_headers", "error_response", "not_found", "status_of"]
+
+STATUSES = {
+    NOT_FOUND: 404,
+    UNKNOWN_AGENT: 404,
+    UNAUTHORIZED: 401,
+    FORBIDDEN: 403,
+    PAYLOAD_TOO_LARGE: 413,
+    QUOTA_EXCEEDED: 429,
+    RATE_LIMITED: 429,
+    UNAVAILABLE: 503,
+}
+"""The HTTP status of a refusal by its code; every other code (bad input, or a request the
+session's state refuses: `busy`, `stale`, `not_running`, ...) is 400."""
+
+
+def status_of(code: str) -> int:
+    """The HTTP status of a refusal with product code `code`."""
+    return STATUSES.get(code, 400)
 
 
 class GatewayError(Exception):
@@ -31,6 +62,16 @@ class GatewayError(Exception):
         self.code = code
         self.message = message
         self.headers = dict(headers or {})
+
+    @classmethod
+    def refused(cls, code: str, message: str, headers: Mapping[str, str] | None = None) -> GatewayError:
+        """A refusal with product code `code`, its HTTP status from `status_of`."""
+        return cls(status_of(code), code, message, headers)
+
+    @classmethod
+    def unavailable(cls) -> GatewayError:
+        """503 `unavailable`: Temporal did not answer in time (the caller may try again)."""
+        return cls(503, UNAVAILABLE, "the agent could not be reached; try again")
 
     @classmethod
     def invalid_input(cls, message: str) -> GatewayError:

@@ -1,15 +1,32 @@
-"""What a route reads of its request: the authenticated principal and a JSON body."""
+"""What a route reads of its request: the authenticated principal and a JSON body, never nested too deep.
+
+JSON nests at most `MAX_JSON_DEPTH` levels of arrays and objects in any request body. The app's
+guard checks every body (`check_json_depth`, a scan over the raw bytes) before any route or any
+protocol library parses it, so no parser recurses into a hostile body: deeper JSON is refused by
+name (400 `invalid_input`; a JSON-RPC parse error, -32700, on `/a2a/` and `/mcp`). 64 levels is far
+more than any request the product takes needs (a tool's edited arguments, a client's JSON Schemas,
+an A2A data part) and below protobuf's 100-level recursion limit that `a2a-sdk` parses under.
+"""
 
 from __future__ import annotations
 
 import json
+import re
+from itertools import accumulate
 
 from starlette.requests import Request
 
 from gateway.auth import Principal
 from gateway.errors import GatewayError
 
-__all__ = ["principal_of", "read_json"]
+__all__ = ["MAX_JSON_DEPTH", "check_json_depth", "json_depth_exceeds", "principal_of", "read_json"]
+
+MAX_JSON_DEPTH = 64
+"""The deepest nesting of arrays and objects a request body may have."""
+_ESCAPE = re.compile(rb"\\.", re.DOTALL)
+_STRING = re.compile(rb'"[^"]*"')
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_STEP = [1 if b in b"[{" else -1 if b in b"]}" else 0 for b in range(256)]
 
 
 def principal_of(request: Request) -> Principal:
@@ -24,11 +41,36 @@ def principal_of(request: Request) -> Principal:
     return principal
 
 
+def json_depth_exceeds(body: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether `body` nests arrays and objects deeper than `limit` (brackets inside strings do not count).
+
+    Linear in the body and without recursion: escapes are cut out, then strings, then the brackets
+    left are counted. A body that is not JSON may be counted too deep; it is refused either way.
+    """
+    brackets = _STRING.sub(b"", _ESCAPE.sub(b"", body)).translate(None, _NOT_BRACKETS)
+    if brackets.count(b"[") + brackets.count(b"{") <= limit:
+        return False
+    return any(map(limit.__lt__, accumulate(map(_STEP.__getitem__, brackets))))
+
+
+def check_json_depth(body: bytes) -> None:
+    """Refuse a body nested deeper than `MAX_JSON_DEPTH`.
+
+    Raises:
+        GatewayError: 400 `invalid_input` naming the limit.
+    """
+    if json_depth_exceeds(body):
+        raise GatewayError.invalid_input(
+            f"the request body nests JSON deeper than {MAX_JSON_DEPTH} levels of arrays and objects"
+        )
+
+
 async def read_json(request: Request) -> object:
     """The request's JSON body.
 
     Raises:
-        GatewayError: 400 `invalid_input` for a body that is not JSON (413 comes from the guard).
+        GatewayError: 400 `invalid_input` for a body that is not JSON (the app's guard refused a
+            body nested deeper than `MAX_JSON_DEPTH`, and one over the size limit, already).
     """
     body = await request.body()
     try:

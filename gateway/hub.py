@@ -11,7 +11,7 @@ With each trace event that adds messages to the run's thread, the feed reads tho
 once for every viewer (`gateway.hub_reads`: the full text of an answer whose deltas a viewer
 missed, tool calls with their arguments, tool results), off the stream's path: `HubItem.enriched()`
 waits for them. The events' ids for resumption are derived from
-durable facts by the protocol layers (`gateway.agui_render`), never from the hub's own counters, so
+durable facts by the protocol layers (`gateway.agui.render`), never from the hub's own counters, so
 any gateway can resume any stream.
 """
 

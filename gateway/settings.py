@@ -4,6 +4,10 @@
     REACT_GATEWAY_TOKENS="s3cret=ci-bot:agents:ask"   # a token with fewer scopes: principal:scope+scope
     REACT_GATEWAY_CORS_ORIGINS="https://app.example.com,http://localhost:3000"
     REACT_GATEWAY_MAX_BODY_BYTES=1048576
+    REACT_GATEWAY_MAX_CONNECTIONS=4096                # open connections (lowered to fit the open-file limit)
+    REACT_GATEWAY_HEADER_TIMEOUT_S=10                 # a request's headers must be whole within this
+    REACT_GATEWAY_KEEPALIVE_S=5                       # an idle kept-alive connection is closed after this
+    REACT_GATEWAY_BODY_TIMEOUT_S=30                   # a request's body must be whole within this
     REACT_WEB_UI_URL="http://localhost:8233"          # links to runs in the Temporal Web UI
 
 The agents are the `--agents MODULE[:ATTR]` profiles (as `worker.py --agents`); `default` is the
@@ -21,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
+from typing import TypeVar
 
 from pydantic import JsonValue
 
@@ -47,11 +52,19 @@ __all__ = [
 
 DEFAULT_AGENT = "default"
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+DEFAULT_MAX_CONNECTIONS = 4096
+DEFAULT_HEADER_TIMEOUT_S = 10.0
+DEFAULT_KEEPALIVE_S = 5
+DEFAULT_BODY_TIMEOUT_S = 30.0
 PRINCIPAL_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
 TOKENS_ENV = "REACT_GATEWAY_TOKENS"
 CORS_ENV = "REACT_GATEWAY_CORS_ORIGINS"
 MAX_BODY_ENV = "REACT_GATEWAY_MAX_BODY_BYTES"
 WEB_UI_ENV = "REACT_WEB_UI_URL"
+MAX_CONNECTIONS_ENV = "REACT_GATEWAY_MAX_CONNECTIONS"
+HEADER_TIMEOUT_ENV = "REACT_GATEWAY_HEADER_TIMEOUT_S"
+KEEPALIVE_ENV = "REACT_GATEWAY_KEEPALIVE_S"
+BODY_TIMEOUT_ENV = "REACT_GATEWAY_BODY_TIMEOUT_S"
 MIN_TOKEN_CHARS = 8
 
 
@@ -76,6 +89,14 @@ class GatewaySettings:
     task_queue: str = TASK_QUEUE
     identity: IdentitySettings = field(default_factory=IdentitySettings)
     """The OpenID provider, the static tokens' scopes, the quotas (`gateway.identity.settings`)."""
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+    """Open connections at most (`gateway.connections`); `gateway.py` lowers it to fit the open-file limit."""
+    header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S
+    """A request's headers must be whole this long after the connection opened (or its last response)."""
+    keepalive_s: int = DEFAULT_KEEPALIVE_S
+    """A kept-alive connection idle this long after a response is closed (uvicorn's `timeout_keep_alive`)."""
+    body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S
+    """A request's body must be whole this long after its headers (else 408 `invalid_input`)."""
 
     def check_bind(self) -> None:
         """Refuse a non-loopback address when no token is configured.
@@ -206,6 +227,10 @@ def load_settings(
         identity = load_identity(env, [(token, scopes) for token, _, scopes in entries if scopes is not None])
     except IdentitySettingsError as err:
         raise GatewaySettingsError(str(err)) from None
+    max_connections = _number(env, MAX_CONNECTIONS_ENV, DEFAULT_MAX_CONNECTIONS, int, low=16)
+    header_timeout_s = _number(env, HEADER_TIMEOUT_ENV, DEFAULT_HEADER_TIMEOUT_S, float, low=0.1)
+    keepalive_s = _number(env, KEEPALIVE_ENV, DEFAULT_KEEPALIVE_S, int, low=1)
+    body_timeout_s = _number(env, BODY_TIMEOUT_ENV, DEFAULT_BODY_TIMEOUT_S, float, low=0.1)
     chosen = dict(agents) if agents is not None else dict(load_agents(agent_specs))
     chosen.setdefault(DEFAULT_AGENT, default_agent_config())
     settings = GatewaySettings(
@@ -218,6 +243,31 @@ def load_settings(
         web_ui_url=(env.get(WEB_UI_ENV, "").strip().rstrip("/") or None),
         task_queue=task_queue or env.get("REACT_TASK_QUEUE", "") or TASK_QUEUE,
         identity=identity,
+        max_connections=max_connections,
+        header_timeout_s=header_timeout_s,
+        keepalive_s=keepalive_s,
+        body_timeout_s=body_timeout_s,
     )
     settings.check_bind()
     return settings
+
+
+_N = TypeVar("_N", int, float)
+
+
+def _number(env: Mapping[str, str], name: str, default: _N, kind: type[_N], *, low: _N) -> _N:
+    """The number `name` of `env` (`default` when unset), at least `low`.
+
+    Raises:
+        GatewaySettingsError: it is not a number of `kind`, or under `low`.
+    """
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise GatewaySettingsError(f"{name} must be a number") from None
+    if not value >= low:  # also refuses nan
+        raise GatewaySettingsError(f"{name} must be at least {low}")
+    return value

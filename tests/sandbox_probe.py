@@ -1,4 +1,6 @@
-"""A workflow reporting which modules of the product its sandbox holds (`tests/worker/test_sandboxed_worker.py`).
+"""A workflow reporting which modules of the product its sandbox holds.
+
+Used by `tests/worker/test_sandboxed_worker.py`.
 
 It imports both product workflows as a worker does, so in the sandbox it sees every module
 they need; the test compares them with the worker's own modules.

@@ -3,14 +3,15 @@
     GET /api/admin/threads[?principal=NAME]                 sessions of every principal (at most 100)
     GET /api/admin/threads/{principal}/{agent}/{thread}     one thread, as its owner sees it
 
-The thread view is the owner's (`GET /api/threads/{agent}/{thread}` of `gateway.threads_api`),
+The thread view is the owner's (`GET /api/threads/{agent}/{thread}` of the chat page's API,
+`gateway.chat.api`, handed in by `gateway.app`: identity is a shared part and imports no adapter),
 read on the owner's behalf; nothing here writes. The guard checks the scope and writes an audit
 line for each read (`admin_read`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from starlette.requests import Request
@@ -23,7 +24,6 @@ from gateway.context import GatewayContext
 from gateway.errors import GatewayError
 from gateway.owners import PREFIX, parse_session_id
 from gateway.settings import PRINCIPAL_PATTERN
-from gateway.threads_api import routes as threads_routes
 
 __all__ = ["routes"]
 
@@ -31,11 +31,11 @@ MAX_LISTED = 100
 OWNER_THREAD_PATH = "/api/threads/{agent}/{thread}"
 
 
-def routes(ctx: GatewayContext) -> list[BaseRoute]:
-    """The admin's read-only routes."""
+def routes(ctx: GatewayContext, owner_routes: Sequence[BaseRoute]) -> list[BaseRoute]:
+    """The admin's read-only routes; `owner_routes` hold the owner's thread view (`OWNER_THREAD_PATH`)."""
     owner_view: Callable[[Request], Awaitable[Response]] = next(
         route.endpoint
-        for route in threads_routes(ctx)
+        for route in owner_routes
         if isinstance(route, Route) and route.path == OWNER_THREAD_PATH
     )
 

@@ -8,8 +8,9 @@ protocols that carry several operations in one POST are read from the body: AG-U
 approval, else an ask), A2A JSON-RPC (a message on a task is a steer, or an approval with a data part
 `{"approved": ...}`; `tasks/cancel` a cancel), MCP JSON-RPC (`tools/call` of a tool:
 `MCP_TOOL_SCOPES`). A body that cannot be read is classified by its route alone (the route then
-answers 400). The adapters check the scope of what they actually do again (`scopes.require`), so a
-body the guard read one way cannot do another thing.
+answers 400). The scope of what is actually done is checked again (`scopes.require`: an MCP tool in
+its adapter, an approval in the request core), so a body the guard read one way cannot do another
+thing.
 """
 
 from __future__ import annotations

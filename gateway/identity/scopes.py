@@ -5,8 +5,9 @@ static token has the scopes its setting names (`token=principal:agents:ask+agent
 `STATIC_DEFAULT` (all but `agents:admin`). A missing scope is 403 `forbidden` naming it.
 
 The guard decides every request's scope from one table (`gateway.identity.operations`), reading
-the POST bodies of AG-UI, A2A and MCP for the operation inside; the adapters call `require` again
-where they do the thing (an MCP tool: `MCP_TOOL_SCOPES`, an A2A approval, an AG-UI `resume`).
+the POST bodies of AG-UI, A2A and MCP for the operation inside; where the thing is done, `require`
+runs again: an MCP tool its `MCP_TOOL_SCOPES` (`gateway.mcp.server`), every approval, whichever
+protocol carries it, `agents:approve` (`gateway.core.RequestCore.approve`).
 """
 
 from __future__ import annotations

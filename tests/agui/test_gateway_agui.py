@@ -84,3 +84,22 @@ async def test_an_approval_interrupts_the_run_and_a_resume_continues_it(
     assert result.event["toolCallId"] == "call-calc" and "408" in str(result.event["content"])
     assert second[-1].type == "RUN_FINISHED" and second[-1].event["result"] == "17 * 23 = 391."
     assert int(second[0].id.split(":")[1]) >= int(first[-1].id.split(":")[1])
+
+
+async def test_a_run_id_reused_with_another_message_is_refused_by_name(gateway: GatewayServer) -> None:
+    """G5: it was acknowledged `started` and replayed the old answer; the new message was never asked."""
+    thread = _thread()
+    async with gateway.http(ALICE) as http:
+        first = await agui_run(http, run_input(thread, "reused-1", "Hello?"))
+        retried = await agui_run(http, run_input(thread, "reused-1", "Hello?"))
+        reused = await agui_run(http, run_input(thread, "reused-1", "Something else entirely"))
+    assert first[-1].type == "RUN_FINISHED"
+    assert retried[-1].type == "RUN_FINISHED", "a retried POST of the same run re-attaches"
+    assert text_of(retried) == text_of(first)
+    types = [e.type for e in reused]
+    assert types == ["RUN_STARTED", "CUSTOM", "RUN_ERROR"], types
+    assert reused[1].event["name"] == "ask_refused"
+    assert reused[1].event["value"]["reason"] == "request_id_reused"
+    assert reused[-1].event["code"] == "request_id_reused"
+    records = await gateway.ctx.sessions.get(f"gw/alice/default/{thread}").requests()
+    assert [r.request_id for r in records] == ["reused-1"], "nothing more was asked"

@@ -13,8 +13,8 @@ from contracts import AgentConfig
 from payloads.blob_store import BlobStore
 from testing import answer, script_overrides
 from tests.agent_tools import registry_for_tests
-from tests.session_helpers import new_session_id
 from tests.approvals.test_approval import agent, calculate, decisions, start, tool_results, waiting, waits
+from tests.session_helpers import new_session_id
 from worker import build_worker
 
 

@@ -16,8 +16,8 @@ from clients.update_retry import execute_update
 from contracts import Ack, CancelInput
 from contracts.approval import ApproveInput
 from testing import answer, call_tools, tool_call
-from tests.helpers import trace_of
 from tests.approvals.test_approval import calculate, decisions, start, tool_results, waiting
+from tests.helpers import trace_of
 
 
 async def test_two_calls_with_one_id_both_wait_and_both_run(client: Client, task_queue: str) -> None:

@@ -13,8 +13,8 @@ from clients.stream import SessionEvent, TextAssembler
 from contracts import AgentConfig, ScriptTurn, TraceEvent
 from contracts.stream import DeltaEvent, ToolCallDelta, TraceItem
 from tests.helpers import turn
-from tests.session_helpers import new_session_id, script
 from tests.session.test_session_lifetime import continue_as_new_hops
+from tests.session_helpers import new_session_id, script
 
 STORY = "Once upon a time a durable agent streamed its answer, four characters at a time. The end."
 MAX_FILLER_ASKS = 40

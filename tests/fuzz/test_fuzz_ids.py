@@ -33,9 +33,9 @@ from contracts import RunResult
 from contracts.session import AskAccepted, ForkResult, RequestResult
 from contracts.workflow_ids import MAX_SESSION_ID_CHARS, MAX_WORKFLOW_ID_BYTES, workflow_id_problem
 from testing import answer, call_tools, scripted_agent, tool_call
+from tests.approvals.test_approval import start, waiting
 from tests.helpers import workflow_task_failures
 from tests.session_helpers import new_session_id, script
-from tests.approvals.test_approval import start, waiting
 
 EXAMPLES = int(os.environ.get("REACT_FUZZ_ID_EXAMPLES", "12"))
 T = TypeVar("T")

@@ -1,4 +1,4 @@
-"""The chat page's REST API (`gateway/threads_api.py`) and its files, over real HTTP on a real gateway.
+"""The chat page's REST API (`gateway/chat/api.py`) and its files, over real HTTP on a real gateway.
 
 Sessions are made as the AG-UI endpoint makes them (the owner's workflow id,
 `gateway.owners.session_id`), through the typed client, on the `agents` fixture's dev server

@@ -141,3 +141,26 @@ async def test_another_gateway_resumes_a_stream_the_first_one_served(agents: Age
         rest = await _rest(second_gateway, thread, header=first[-1].id)
     assert "RUN_STARTED" not in [e.type for e in rest] and rest[-1].type == "RUN_FINISHED"
     assert text_of(first) + text_of(rest) == SLOW_ANSWER
+
+
+async def test_every_event_id_is_distinct_and_resuming_after_any_gives_exactly_the_rest(
+    gateway: GatewayServer,
+) -> None:
+    """G6: RUN_STARTED and the CUSTOM `ask` had the same id: resuming after the first lost the second."""
+    thread = _thread()
+    async with gateway.http(ALICE) as http:
+        whole = await agui_run(http, run_input(thread, "ids-1", "Hi"))
+    ids = [e.id for e in whole]
+    assert len(set(ids)) == len(ids), ids
+    assert [e.type for e in whole[:2]] == ["RUN_STARTED", "CUSTOM"] and whole[1].event["name"] == "ask"
+    for index, event in enumerate(whole[:-1]):
+        rest = await _rest_default(gateway, thread, event.id)
+        expected = whole[index + 1 :]
+        assert [e.type for e in rest] == [e.type for e in expected], (index, event.type)
+        assert [e.id for e in rest] == [e.id for e in expected], (index, event.type)
+        assert text_of(rest) == text_of(expected)
+    after_started = await _rest_default(gateway, thread, whole[0].id)
+    assert (
+        after_started[0].event["name"] == "ask"
+        and after_started[0].event["value"]["disposition"] == "started"
+    )

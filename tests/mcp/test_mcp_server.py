@@ -168,3 +168,26 @@ async def test_bad_input_is_a_tool_error_with_a_named_reason(gw: GatewayServer) 
             assert result_of(refused)["error"]["code"] == code, arguments
         refused = await client.call_tool("status", {"handle": "default:nope:nope"})
         assert result_of(refused)["error"]["code"] == "not_found"
+
+
+async def test_steer_and_fork_of_an_unknown_or_another_principals_session_are_not_found(
+    gw: GatewayServer,
+) -> None:
+    """G4: they answered `unavailable: try again` (a host that obeys retries forever)."""
+    session = f"mcp-{uuid.uuid4().hex[:6]}"
+    async with mcp_client(gw, ALICE) as client:
+        done = result_of(await client.call_tool("ask", {"query": "Hi", "session": session}))
+        assert done["status"] == "completed"
+        for name, arguments in (
+            ("steer", {"handle": f"default:never-{session}:r1", "text": "Be brief"}),
+            ("fork", {"session": f"never-{session}"}),
+        ):
+            refused = await client.call_tool(name, arguments)
+            assert refused.is_error and result_of(refused)["error"]["code"] == "not_found", (name, refused)
+    async with mcp_client(gw, BOB) as bob:
+        for name, arguments in (
+            ("steer", {"handle": done["handle"], "text": "Be brief"}),
+            ("fork", {"session": session}),
+        ):
+            refused = await bob.call_tool(name, arguments)
+            assert refused.is_error and result_of(refused)["error"]["code"] == "not_found", (name, refused)

@@ -21,8 +21,15 @@ from payloads.blob_store import BlobMissingError, BlobStoreError, digest_of
 from payloads.codec import SealedBlobStore
 from payloads.s3_blob_store import S3BlobStore
 from payloads.settings import EncryptionKey, S3StoreSetting, load_settings
+from tests.payloads.test_payload_storage import (
+    PayloadEcho,
+    big_text,
+    payload_digest,
+    raw_history,
+    references,
+    shout,
+)
 from tests.s3_server import free_port, moto_s3_endpoint
-from tests.payloads.test_payload_storage import PayloadEcho, big_text, payload_digest, raw_history, references, shout
 
 BUCKET = "react-payloads"
 

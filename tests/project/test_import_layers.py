@@ -13,8 +13,14 @@ those under `if TYPE_CHECKING:`, which never run. The layering, lowest first:
 - `activities` (on payloads) and `clients` (on payloads): the worker's I/O and the typed client;
 - `hosting`: connecting, the dev server, the worker process, the workflow runner;
 - `worker.py`, `client.py` and `cli/` on top, and `testing.py` (the public testing module),
-  which nothing else in the product imports. Tests, benchmarks and scripts import anything,
-  and nothing in the product imports them.
+  which nothing else in the product imports.
+- `gateway` (and `gateway.py`) beside them, on the typed client. Inside it each protocol adapter
+  has a room (`GATEWAY_ROOMS`: AG-UI, A2A, the AI SDK, MCP, the chat page): a room imports the
+  shared gateway modules (the request core `gateway.core`, identity `gateway.identity`, the hub,
+  the guards) and itself, never another room; the shared modules import no room, except
+  `gateway.app`, which assembles them.
+
+Tests, benchmarks and scripts import anything, and nothing in the product imports them.
 """
 
 from __future__ import annotations
@@ -51,6 +57,12 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
 
 ROOMS = ("workflows.run", "workflows.session")
 """The workflows' rooms: each imports the shared `workflows.*` modules and itself, never another room."""
+GATEWAY_ROOMS = ("gateway.a2a", "gateway.agui", "gateway.aisdk", "gateway.chat", "gateway.mcp")
+"""The gateway's protocol adapters: each imports the shared `gateway.*` modules and itself, never another."""
+GATEWAY_SHARED_PACKAGES = ("gateway.core", "gateway.identity")
+"""Packages of the gateway that are shared parts (the request core, identity and admission), not rooms."""
+GATEWAY_ASSEMBLY = frozenset({"gateway.app"})
+"""The shared gateway module that puts the rooms together (the app's routes)."""
 
 NOT_PRODUCT = ("tests", "bench", "scripts")
 """What may import anything, and what no product folder may import."""
@@ -154,20 +166,25 @@ def layer_violations(imports: list[Import]) -> list[str]:
     return found
 
 
-def _room_of(module: str) -> str | None:
-    return next((room for room in ROOMS if module == room or module.startswith(f"{room}.")), None)
+def _room_of(module: str, rooms: tuple[str, ...] = ROOMS) -> str | None:
+    return next((room for room in rooms if module == room or module.startswith(f"{room}.")), None)
 
 
-def room_violations(imports: list[Import]) -> list[str]:
-    """Each import of a workflow room from another room or from a shared `workflows.*` module."""
+def room_violations(
+    imports: list[Import],
+    folder: str = "workflows",
+    rooms: tuple[str, ...] = ROOMS,
+    assembly: frozenset[str] = frozenset(),
+) -> list[str]:
+    """Each import of a room of `folder` from another room or from a shared module (but `assembly`)."""
     found: list[str] = []
     for imp in imports:
-        if imp.importer.split(".")[0] != "workflows":
+        if imp.importer.split(".")[0] != folder or imp.importer in assembly:
             continue
-        home, target = _room_of(imp.importer), _room_of(imp.module)
+        home, target = _room_of(imp.importer, rooms), _room_of(imp.module, rooms)
         if target is None or target == home:
             continue
-        where = f"room {home}" if home is not None else "a shared workflows module"
+        where = f"room {home}" if home is not None else f"a shared {folder} module"
         found.append(f"{imp.importer}:{imp.line} imports {imp.module} ({where} may not import {target})")
     return found
 
@@ -233,6 +250,28 @@ def test_the_workflow_rooms_are_named() -> None:
 
 def test_no_room_imports_another_and_shared_workflow_code_imports_none() -> None:
     assert room_violations(_all_imports(("workflows",))) == []
+
+
+def test_the_gateway_rooms_are_named() -> None:
+    packages = {f"gateway.{p.name}" for p in (ROOT / "gateway").iterdir() if (p / "__init__.py").is_file()}
+    assert packages - set(GATEWAY_SHARED_PACKAGES) == set(GATEWAY_ROOMS)
+
+
+def test_no_protocol_adapter_imports_another_and_the_core_imports_none() -> None:
+    imports = _all_imports(("gateway",))
+    assert room_violations(imports, "gateway", GATEWAY_ROOMS, GATEWAY_ASSEMBLY) == []
+
+
+def test_an_adapter_importing_another_and_the_core_importing_an_adapter_are_found() -> None:
+    gateway = ROOT / "gateway"
+    imports = imports_of(gateway / "mcp" / "server.py", "from gateway.a2a.stream import follow_run\n")
+    imports += imports_of(gateway / "core" / "requests.py", "from gateway.agui import render\n")
+    imports += imports_of(gateway / "app.py", "from gateway.mcp import McpEndpoint\n")
+    assert room_violations(imports, "gateway", GATEWAY_ROOMS, GATEWAY_ASSEMBLY) == [
+        "gateway.mcp.server:1 imports gateway.a2a.stream (room gateway.mcp may not import gateway.a2a)",
+        "gateway.core.requests:1 imports gateway.agui.render "
+        "(a shared gateway module may not import gateway.agui)",
+    ]
 
 
 def test_a_cross_room_import_and_a_shared_module_importing_a_room_are_found() -> None:

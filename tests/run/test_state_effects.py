@@ -17,8 +17,8 @@ from contracts.effects import MAX_EFFECTS, MAX_STATE_BYTES, StateEffect
 from conversation import Entry, MessageEntry, ToolCall
 from tests.conftest import SUGGEST_CAN_AT
 from tests.helpers import call, llm_inputs, start_run, state_of, trace_of, turn
-from tests.session_helpers import config, new_session_id, script
 from tests.session.test_session_lifetime import continue_as_new_hops
+from tests.session_helpers import config, new_session_id, script
 from workflows.run.agent_state import AgentStateBook
 
 STATE_TOOLS = ["change_state", "many_effects", "peek_state"]

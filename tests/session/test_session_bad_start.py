@@ -13,8 +13,8 @@ from temporalio.service import RPCError, RPCStatusCode
 from clients import sessions
 from contracts.session import AskInput, ExportInput, ExportResult
 from tests.helpers import turn
-from tests.session_helpers import ask, config, new_session_id
 from tests.run.test_robustness_inputs import fails_once, raw, rejected
+from tests.session_helpers import ask, config, new_session_id
 
 
 async def test_an_ask_that_creates_a_session_from_a_bad_snapshot_gets_the_named_error(

@@ -36,8 +36,8 @@ from payloads.settings import S3StoreSetting, load_settings
 from testing import answer, call_tools, script_overrides, scripted_agent, tool_call
 from tests.helpers import claim_digest_of, payload_data
 from tests.many_workers_tools import GATE_DIR_ENV
-from tests.s3_server import CREDENTIALS, moto_s3_endpoint
 from tests.payloads.test_s3_blob_store import BUCKET, s3_call
+from tests.s3_server import CREDENTIALS, moto_s3_endpoint
 
 ROOT = Path(__file__).resolve().parents[2]
 THRESHOLD = 8 * 1024

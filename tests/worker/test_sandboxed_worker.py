@@ -28,19 +28,14 @@ from hosting.sandbox import SHARED_WITH_THE_SANDBOX, WORKFLOW_PACKAGES, workflow
 from hosting.worker_process import _parser  # pyright: ignore[reportPrivateUsage]
 from payloads.blob_store import BlobStore
 from payloads.settings import SettingsError, load_settings
-from tests import (
-    test_local_tools,
-    test_robustness_inputs,
-    test_run_basics,
-    test_run_steering,
-    test_session,
-    test_session_lifetime,
-)
 from tests.agent_tools import registry_for_tests
 from tests.helpers import start_run, started_llm_calls, trace_of, turn, update, wait_until
-from tests.sandbox_probe import SandboxModuleProbe
-from tests.session_helpers import ask, new_session_id
+from tests.run import test_robustness_inputs, test_run_basics, test_run_steering
 from tests.run.test_robustness_inputs import LONE_SURROGATE, raw, rejected
+from tests.sandbox_probe import SandboxModuleProbe
+from tests.session import test_session, test_session_lifetime
+from tests.session_helpers import ask, new_session_id
+from tests.tools import test_local_tools
 from worker import build_worker
 
 QueueTest = Callable[[Client, str], Awaitable[None]]

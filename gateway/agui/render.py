@@ -10,6 +10,13 @@ when the stream's log no longer holds them (the call has ended), from the run's 
 `llm_completed`. The SSE id of an event is `<request id>:<seq>:<part>:<chars>`; resuming after
 an id renders the request again and drops every event at or before it (trimming a text chunk that
 straddles it), so nothing is sent twice and nothing is lost.
+
+The events a stream sends before the run's own (RUN_STARTED, then what the session did with the
+message: the CUSTOM `ask` or `approvals`) have positions of their own, just before the point the
+stream starts from (`after`): RUN_STARTED at `opening(after, preamble)`, the preamble's events at
+`after`, `after` + 1, ... (`preamble_position`). Every id of a stream is distinct, and an opening
+position says which preamble followed it (`opened_with`), so a stream resumed right after
+RUN_STARTED sends that preamble again, derived from the session's durable records.
 """
 
 from __future__ import annotations
@@ -30,15 +37,26 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
+from clients.stream import TERMINAL_KINDS
 from contracts import TraceEvent
 from contracts.stream import DeltaEvent
 from conversation import MessageEntry
 from gateway.errors import GatewayError
 from gateway.hub import HubItem
 
-__all__ = ["START", "Emitted", "Position", "RequestRenderer", "parse_event_id"]
+__all__ = [
+    "DONE_CHARS",
+    "PREAMBLES",
+    "START",
+    "Emitted",
+    "Position",
+    "RequestRenderer",
+    "opened_with",
+    "opening",
+    "parse_event_id",
+    "preamble_position",
+]
 
-TERMINAL_KINDS = frozenset({"request_completed", "request_failed", "request_cancelled"})
 _EVENT_ID = re.compile(
     r"^(?P<request>.{1,200}):(?P<seq>-?[0-9]{1,9}):(?P<part>[0-9]{1,6}):(?P<chars>-?[0-9]{1,12})$"
 )
@@ -58,7 +76,34 @@ class Position:
 
 
 START = Position(-1)
-"""Before the request's first trace event (the position of `RUN_STARTED` of a whole request)."""
+"""Before the request's first trace event (where a whole request's stream starts)."""
+DONE_CHARS = 999_999_999
+"""`Position(seq, 0, DONE_CHARS)`: everything trace event `seq` renders has been sent."""
+PREAMBLES = ("ask", "steered", "approvals")
+"""What a stream sends after RUN_STARTED, before the run's events: the CUSTOM `ask` of a new ask,
+the `ask` of a steering one, the `approvals` of a resume. A stream re-attached from a request's
+start sends none, and its RUN_STARTED has the id a new ask's has (the same durable facts); resuming
+right after it sends the request's `ask` (derived again, `resumed`)."""
+
+
+def opening(after: Position, preamble: str) -> Position:
+    """Where RUN_STARTED of a stream from `after` with preamble `preamble` stands: just before `after`."""
+    offset = PREAMBLES.index(preamble or "ask") + 1
+    return Position(after.seq, after.part, after.chars - offset)
+
+
+def preamble_position(after: Position, index: int) -> Position:
+    """The position of the preamble's `index`-th event of a stream from `after`."""
+    return Position(after.seq, after.part, after.chars + index)
+
+
+def opened_with(position: Position) -> tuple[Position, str] | None:
+    """(the stream's `after`, its preamble) when `position` is a RUN_STARTED's, else None."""
+    for base in (0, DONE_CHARS):
+        offset = base - position.chars
+        if position.part == 0 and 1 <= offset <= len(PREAMBLES):
+            return Position(position.seq, 0, base), PREAMBLES[offset - 1]
+    return None
 
 
 def parse_event_id(value: str) -> tuple[str, Position]:

@@ -19,34 +19,22 @@ input (`input-required` with the calls awaiting approval):
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator
 from typing import Any
 
 from a2a.helpers.proto_helpers import new_data_part, new_text_part
 from a2a.server.events.event_queue import Event
 from a2a.types.a2a_pb2 import Task, TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent
-from temporalio.service import RPCError
 
-from clients.errors import RejectedError
 from clients.stream import TERMINAL_KINDS
-from contracts.run import RunResult
 from contracts.stream import DeltaEvent, TraceItem
-from gateway.a2a_tasks import (
-    TaskRef,
-    agent_message,
-    find_record,
-    result_artifacts,
-    result_status,
-    task_snapshot,
-    to_struct,
-)
+from gateway.a2a.tasks import TaskRef, agent_message, task_of, to_struct
 from gateway.context import GatewayContext
+from gateway.core import RequestCore, RunEnd, ended_state, follow_run
+from gateway.errors import GatewayError
 from gateway.hub import HubItem
 
-__all__ = ["STOPPING_STATES", "RunEnd", "follow_run", "task_events"]
+__all__ = ["STOPPING_STATES", "task_events"]
 
 STATUS_KINDS = frozenset(
     {
@@ -72,8 +60,6 @@ STOPPING_STATES = frozenset(
     }
 )
 """States a stream ends at: the terminal ones and `input-required` (the next message continues)."""
-WAIT_FOR_START_S = 0.2
-RESULT_ATTEMPTS = 3
 
 
 def status_event(ref: TaskRef, status: TaskStatus, **metadata: Any) -> TaskStatusUpdateEvent:
@@ -85,26 +71,34 @@ def status_event(ref: TaskRef, status: TaskStatus, **metadata: Any) -> TaskStatu
 
 
 async def task_events(
-    ctx: GatewayContext, ref: TaskRef, *, first: Task | None = None, run_id: str | None = None
+    ctx: GatewayContext,
+    core: RequestCore,
+    ref: TaskRef,
+    *,
+    first: Task | None = None,
+    run_id: str | None = None,
 ) -> AsyncIterator[Event]:
     """The task, then its events until it ends or waits for input (see the module docstring).
 
     Raises:
-        TaskNotFoundError: no such task for this principal and agent.
+        GatewayError: no such task for this principal and agent (`not_found`).
     """
-    task = first or await task_snapshot(ctx, ref)
-    yield task
-    if task.status.state in STOPPING_STATES:
-        return
-    if run_id is None:
-        run_id = (await find_record(ctx.sessions.get(ref.session_id), ref.request_id)).run_workflow_id
-    while task.status.state == TaskState.TASK_STATE_SUBMITTED:  # queued behind another request
-        await asyncio.sleep(WAIT_FOR_START_S)
-        task = await task_snapshot(ctx, ref, history=False)
-        if task.status.state != TaskState.TASK_STATE_SUBMITTED:
-            yield status_event(ref, task.status)
-        if task.status.state in STOPPING_STATES:
+    if first is None:
+        state = await core.state(ref.thread, ref.request_id)
+        first, run_id = task_of(ref, state), state.run_workflow_id
+        if state.status == "queued":  # waits behind another request: until it starts
+            yield first
+            await core.until_started(ref.thread, ref.request_id)
+            now = task_of(ref, await core.state(ref.thread, ref.request_id), history=False)
+            yield status_event(ref, now.status)
+            if now.status.state in STOPPING_STATES:
+                return
+            first = None
+    if first is not None:
+        yield first
+        if first.status.state in STOPPING_STATES:
             return
+    assert run_id is not None
     streamed = _StreamedText()
     async for item in follow_run(ctx, run_id):
         if isinstance(item, RunEnd):
@@ -128,8 +122,11 @@ async def task_events(
         if kind in TERMINAL_KINDS:
             continue  # the run's result follows at once
         if kind == "approval_requested":
-            now = await task_snapshot(ctx, ref, history=False)
-            if now.status.state == TaskState.TASK_STATE_INPUT_REQUIRED:
+            try:
+                now = task_of(ref, await core.state(ref.thread, ref.request_id), history=False)
+            except GatewayError:
+                now = None  # unread: the task goes on streaming
+            if now is not None and now.status.state == TaskState.TASK_STATE_INPUT_REQUIRED:
                 yield status_event(ref, now.status)
                 return
         if kind in STATUS_KINDS or kind == "approval_requested":
@@ -185,46 +182,6 @@ def _step_event(ref: TaskRef, item: TraceItem) -> TaskStatusUpdateEvent:
     return status_event(ref, TaskStatus(state=TaskState.TASK_STATE_WORKING, message=message))
 
 
-@dataclass(frozen=True)
-class RunEnd:
-    """A followed run has ended: its result, or the refusal its result raised (or neither: unreadable)."""
-
-    result: RunResult | None = None
-    rejection: RejectedError | None = None
-
-
-async def follow_run(ctx: GatewayContext, run_id: str) -> AsyncIterator[HubItem | RunEnd]:
-    """The run's events through the hub (every one, in order), then `RunEnd` with its result.
-
-    The result is fetched while the hub delivers (a long poll, no history), so it is there when
-    the run's terminal trace event is.
-    """
-    run = ctx.runs.get(run_id)
-    ending = asyncio.ensure_future(run.result())
-    try:
-        async for item in ctx.hub.follow(run_id):
-            yield item
-            if isinstance(item.event, TraceItem) and item.event.event.kind in TERMINAL_KINDS:
-                break
-        yield await _ended(ending, run.result)
-    finally:
-        ending.cancel()
-        with contextlib.suppress(BaseException):
-            await ending
-
-
-async def _ended(ending: asyncio.Future[RunResult], again: Callable[[], Awaitable[RunResult]]) -> RunEnd:
-    """The run's end; the early long poll may have failed (a viewer that read slowly): read it again."""
-    for attempt in range(RESULT_ATTEMPTS):
-        try:
-            return RunEnd(result=await (ending if attempt == 0 else again()))
-        except RejectedError as rejection:
-            return RunEnd(rejection=rejection)
-        except RPCError:
-            await asyncio.sleep(0.2 * attempt)
-    return RunEnd()
-
-
 def _final_of(ref: TaskRef, end: RunEnd) -> list[Event]:
     """The ended task's artifacts and final status."""
     if end.rejection is not None:
@@ -234,11 +191,11 @@ def _final_of(ref: TaskRef, end: RunEnd) -> list[Event]:
     if end.result is None:
         message = agent_message(ref, f"{ref.task_id}/end", [new_text_part("the run could not be read")])
         return [status_event(ref, TaskStatus(state=TaskState.TASK_STATE_FAILED, message=message))]
-    result = end.result
+    state = ended_state(ref.request_id, "", end.result)
+    task = task_of(ref, state, history=False)
     events: list[Event] = [
         TaskArtifactUpdateEvent(task_id=ref.task_id, context_id=ref.context_id, artifact=a, last_chunk=True)
-        for a in result_artifacts(result)
+        for a in task.artifacts
     ]
-    usage = result.outcome.usage.model_dump(mode="json")
-    events.append(status_event(ref, result_status(ref, result), usage=usage))
+    events.append(status_event(ref, task.status, usage=state.usage.model_dump(mode="json")))
     return events

@@ -9,30 +9,19 @@ context, state, model settings) is ignored: the gateway's agent config decides t
 
 from __future__ import annotations
 
-import hashlib
-import re
 from dataclasses import dataclass
-from typing import Annotated
+from typing import cast
 
 from ag_ui.core import RunAgentInput, TextPart, UserMessage
-from pydantic import BaseModel, ConfigDict, JsonValue, StrictBool, StringConstraints, ValidationError
+from pydantic import ValidationError
 
 from contracts.session import OnBusy
 from contracts.signals import SteerMode
+from gateway.core import Decision, check_request_id, parse_decision, parse_mode, parse_on_busy
+from gateway.core.inputs import first_problem
 from gateway.errors import GatewayError
 
-__all__ = [
-    "AskProps",
-    "Decision",
-    "ask_props",
-    "decisions",
-    "last_user_text",
-    "parse_run_input",
-    "request_id_for",
-]
-
-_REQUEST_ID = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
-MAX_REASON_CHARS = 4_000
+__all__ = ["AskProps", "ask_props", "decisions", "last_user_text", "parse_run_input"]
 
 
 @dataclass(frozen=True)
@@ -44,16 +33,6 @@ class AskProps:
     expected_last_request: str | None = None
 
 
-@dataclass(frozen=True)
-class Decision:
-    """One resume entry: approve or deny a call (with a reason, or edited arguments)."""
-
-    call_id: str
-    approved: bool
-    reason: str | None = None
-    arguments: dict[str, JsonValue] | None = None
-
-
 def parse_run_input(raw: object) -> RunAgentInput:
     """The request body as a `RunAgentInput`.
 
@@ -63,14 +42,7 @@ def parse_run_input(raw: object) -> RunAgentInput:
     try:
         return RunAgentInput.model_validate(raw)
     except ValidationError as err:
-        raise GatewayError.invalid_input(f"not an AG-UI RunAgentInput: {_first(err)}") from None
-
-
-def request_id_for(run_id: str) -> str:
-    """The session request id of an AG-UI run id (the run id itself when it is a plain id)."""
-    if _REQUEST_ID.match(run_id):
-        return run_id
-    return "r-" + hashlib.sha256(run_id.encode()).hexdigest()[:32]
+        raise GatewayError.invalid_input(f"not an AG-UI RunAgentInput: {first_problem(err)}") from None
 
 
 def last_user_text(run_input: RunAgentInput) -> str:
@@ -95,15 +67,20 @@ def ask_props(run_input: RunAgentInput) -> AskProps:
     Raises:
         GatewayError: 400 `invalid_input` for a value outside its choices.
     """
-    try:
-        props = _Props.model_validate(run_input.forwarded_props or {})
-    except ValidationError as err:
-        raise GatewayError.invalid_input(f"forwardedProps: {_first(err)}") from None
-    return AskProps(props.on_busy, props.mode, props.expected_last_request)
+    raw: object = run_input.forwarded_props or {}
+    if not isinstance(raw, dict):
+        raise GatewayError.invalid_input("forwardedProps must be an object")
+    props = cast("dict[str, object]", raw)
+    expected = props.get("expected_last_request")
+    return AskProps(
+        parse_on_busy(props.get("on_busy")),
+        parse_mode(props.get("mode")),
+        None if expected is None else check_request_id(expected, "expected_last_request"),
+    )
 
 
 def decisions(run_input: RunAgentInput) -> list[Decision]:
-    """The resume entries as decisions.
+    """The resume entries as decisions (the interrupt id is the call id; `cancelled` denies).
 
     Raises:
         GatewayError: 400 `invalid_input` for a payload that is not `{"approved": bool, ...}`.
@@ -111,33 +88,8 @@ def decisions(run_input: RunAgentInput) -> list[Decision]:
     found: list[Decision] = []
     for entry in run_input.resume or []:
         if entry.status == "cancelled":
-            found.append(Decision(entry.interrupt_id, approved=False, reason="cancelled by the user"))
+            found.append(Decision(approved=False, reason="cancelled by the user", call_id=entry.interrupt_id))
             continue
-        try:
-            payload = _ResumePayload.model_validate(entry.payload)
-        except ValidationError as err:
-            shape = '{"approved": true|false, "reason"?, "arguments"?}'
-            where = f"resume entry {entry.interrupt_id!r}"
-            raise GatewayError.invalid_input(f"{where}: the payload must be {shape}: {_first(err)}") from None
-        found.append(Decision(entry.interrupt_id, payload.approved, payload.reason, payload.arguments))
+        decision = parse_decision(entry.payload, f"the payload of resume entry {entry.interrupt_id!r}")
+        found.append(decision.model_copy(update={"call_id": entry.interrupt_id}))
     return found
-
-
-class _Props(BaseModel):
-    on_busy: OnBusy = "reject"
-    mode: SteerMode = "queue"
-    expected_last_request: Annotated[str, StringConstraints(pattern=_REQUEST_ID.pattern)] | None = None
-
-
-class _ResumePayload(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    approved: StrictBool
-    reason: Annotated[str, StringConstraints(max_length=MAX_REASON_CHARS)] | None = None
-    arguments: dict[str, JsonValue] | None = None
-
-
-def _first(err: ValidationError) -> str:
-    first = err.errors()[0]
-    where = ".".join(str(part) for part in first["loc"])
-    return f"{where}: {first['msg']}" if where else str(first["msg"])

@@ -1,14 +1,13 @@
 """One AG-UI run as SSE: RUN_STARTED, the request's events from the hub, and how the run ends.
 
 `StreamSpec` says which request to follow and from where; `stream_run` renders it (positions and
-ids: `gateway.agui_render`). The AG-UI run ends with RUN_FINISHED (`interrupt` while a tool call
+ids: `gateway.agui.render`). The AG-UI run ends with RUN_FINISHED (`interrupt` while a tool call
 awaits approval, after a MESSAGES_SNAPSHOT; `cancelled`; success with the answer and usage) or
 RUN_ERROR (the run failed, or the ask was refused: its reason code).
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -28,20 +27,18 @@ from ag_ui.core import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
-from clients.errors import RejectedError
 from clients.session_handle import SessionHandle
 from contracts import RunState
 from contracts.errors import NOT_FOUND
-from gateway.agui_render import START, Emitted, Position, RequestRenderer
-from gateway.agui_snapshot import interrupt_of, messages_snapshot
+from gateway.agui.render import START, Emitted, Position, RequestRenderer, opening, preamble_position
+from gateway.agui.snapshot import interrupt_of, messages_snapshot
 from gateway.context import GatewayContext
+from gateway.core import RequestCore, Thread
+from gateway.errors import GatewayError
 from gateway.single_flight import shared
 
-__all__ = ["DONE_CHARS", "StreamSpec", "sse", "stream_run"]
+__all__ = ["StreamSpec", "sse", "stream_run"]
 
-DONE_CHARS = 999_999_999
-"""`Position(seq, 0, DONE_CHARS)`: everything trace event `seq` renders has been sent."""
-QUEUED_POLL_S = 0.5
 LOST = "the gateway lost the run's stream (Temporal did not answer in time); reconnect with the last event id"
 
 
@@ -49,16 +46,23 @@ LOST = "the gateway lost the run's stream (Temporal did not answer in time); rec
 class StreamSpec:
     """What one AG-UI run streams: request `request_id` (run `run_workflow_id`) after `after`."""
 
-    thread_id: str
+    thread: Thread
     run_id: str
     request_id: str
     run_workflow_id: str = ""
     after: Position = START
     origin: int | None = None
     run_started: bool = True
+    preamble_kind: str = ""
+    """What the preamble says (`gateway.agui.render.PREAMBLES`): RUN_STARTED's position names it."""
     preamble: list[BaseEvent] = field(default_factory=list[BaseEvent])
-    refusal: RejectedError | None = None
+    refusal: GatewayError | None = None
     wait_until_started: bool = False
+
+    @property
+    def thread_id(self) -> str:
+        """The AG-UI thread id."""
+        return self.thread.thread_id
 
 
 def sse(event: BaseEvent, event_id: str) -> dict[str, str]:
@@ -67,30 +71,31 @@ def sse(event: BaseEvent, event_id: str) -> dict[str, str]:
 
 
 async def stream_run(
-    ctx: GatewayContext, session: SessionHandle, spec: StreamSpec
+    ctx: GatewayContext, core: RequestCore, spec: StreamSpec
 ) -> AsyncIterator[dict[str, str]]:
-    """The SSE messages of one AG-UI run (see the module docstring)."""
-    start_id = spec.after.event_id(spec.request_id)
+    """The SSE messages of one AG-UI run (see the module docstring); every id distinct."""
+    session = core.session(spec.thread)
     if spec.run_started:
         started = RunStartedEvent(
             thread_id=spec.thread_id, run_id=spec.run_id, protocol_version=PROTOCOL_VERSION
         )
-        yield sse(started, start_id)
-    for event in spec.preamble:
-        yield sse(event, start_id)
+        yield sse(started, opening(spec.after, spec.preamble_kind).event_id(spec.request_id))
+    opening_events = list(spec.preamble)
     if spec.refusal is not None:
-        error = RunErrorEvent(message=spec.refusal.message, code=spec.refusal.code)
-        yield sse(error, start_id)
+        opening_events.append(RunErrorEvent(message=spec.refusal.message, code=spec.refusal.code))
+    for index, event in enumerate(opening_events):
+        yield sse(event, preamble_position(spec.after, index).event_id(spec.request_id))
+    if spec.refusal is not None:
         return
     if spec.wait_until_started:
-        await _until_started(session, spec.request_id)
+        await core.until_started(spec.thread, spec.request_id)
     renderer = RequestRenderer(spec.request_id, after=spec.after, origin=spec.origin)
     try:
         async for item in ctx.hub.follow(spec.run_workflow_id):
             for emitted in renderer.feed(await item.enriched()):
                 yield _message(spec, emitted)
             if renderer.awaiting is not None:
-                ending = await _interrupted(ctx, session, spec, renderer)
+                ending = await _interrupted(core, session, spec, renderer)
                 if ending:
                     for emitted in ending:
                         yield _message(spec, emitted)
@@ -99,10 +104,11 @@ async def stream_run(
                 for emitted in await _ended(session, spec, renderer):
                     yield _message(spec, emitted)
                 return
-    except RPCError as error:
+    except (RPCError, GatewayError) as error:
         # The client may reconnect with the last event id: nothing it has is sent again.
-        message = "the request's run cannot be found" if error.status == RPCStatusCode.NOT_FOUND else LOST
-        code = NOT_FOUND if error.status == RPCStatusCode.NOT_FOUND else None
+        gone = isinstance(error, RPCError) and error.status == RPCStatusCode.NOT_FOUND
+        message = "the request's run cannot be found" if gone else LOST
+        code = NOT_FOUND if gone else None
         yield _message(spec, renderer.force(RunErrorEvent(message=message, code=code)))
 
 
@@ -110,24 +116,11 @@ def _message(spec: StreamSpec, emitted: Emitted) -> dict[str, str]:
     return sse(emitted.event, emitted.position.event_id(spec.request_id))
 
 
-async def _until_started(session: SessionHandle, request_id: str) -> None:
-    """Wait while an enqueued request waits for the ones before it."""
-    while True:
-        status = await session.status()
-        if status.active_request_id == request_id:
-            return
-        record = await session.request(request_id)
-        if record.status != "running":
-            return
-        await asyncio.sleep(QUEUED_POLL_S)
-
-
 async def _interrupted(
-    ctx: GatewayContext, session: SessionHandle, spec: StreamSpec, renderer: RequestRenderer
+    core: RequestCore, session: SessionHandle, spec: StreamSpec, renderer: RequestRenderer
 ) -> list[Emitted]:
     """The run's end as an interrupt, if the call that asked for approval still waits (else nothing)."""
-    run = ctx.runs.get(spec.run_workflow_id)
-    pending = await shared((spec.run_workflow_id, "pending_approvals"), run.pending_approvals)
+    pending = await core.pending(spec.run_workflow_id)
     if not any(p.call_id == renderer.awaiting for p in pending):
         return []
     snapshot = await _snapshot(session, spec, renderer)

@@ -2,7 +2,7 @@
 
 The JSON-RPC endpoint is the SDK's dispatcher (A2A 1.0 methods, and the 0.3 names
 `message/send`, `message/stream`, `tasks/get`, `tasks/cancel`, `tasks/resubscribe` on the same
-URL) over `gateway.a2a_handler.DurableRequestHandler`. The card is generated from the agent's
+URL) over `gateway.a2a.handler.DurableRequestHandler`. The card is generated from the agent's
 config: its name, a description, a skill per tool and per agent offered as a tool, the
 JSON-RPC interface, streaming, and the HTTP bearer scheme of the gateway's tokens. Cards are
 public (a client reads the security scheme before it authenticates); the guard in
@@ -10,8 +10,6 @@ public (a client reads the security scheme before it authenticates); the guard i
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from a2a.server.context import ServerCallContext
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict
@@ -35,27 +33,17 @@ from starlette.routing import BaseRoute, Route
 
 from contracts import AgentConfig
 from contracts.errors import UNKNOWN_AGENT
-from gateway.a2a_handler import DurableRequestHandler
-from gateway.auth import Principal
+from gateway.a2a.handler import DurableRequestHandler
 from gateway.context import GatewayContext
-from gateway.errors import GatewayError
+from gateway.errors import GatewayError, error_body
+from gateway.http_input import principal_of
 from gateway.identity.agent_card import declare_openid_connect
+from gateway.jsonrpc import METHOD_NOT_FOUND, jsonrpc_error_body
 
-__all__ = ["agent_card", "jsonrpc_error_body", "routes"]
+__all__ = ["agent_card", "routes"]
 
 BEARER = "bearer"
 MEDIA_TYPES = ["text/plain", "application/json"]
-JSONRPC_INVALID_REQUEST = -32600
-JSONRPC_METHOD_NOT_FOUND = -32601
-
-
-def jsonrpc_error_body(err: GatewayError, code: int = JSONRPC_INVALID_REQUEST) -> dict[str, Any]:
-    """A gateway refusal (401, 413, 404 agent) in JSON-RPC's error shape, the product code in `data.code`."""
-    return {
-        "jsonrpc": "2.0",
-        "id": None,
-        "error": {"code": code, "message": err.message, "data": {"code": err.code}},
-    }
 
 
 def agent_card(agent: str, config: AgentConfig, url: str) -> AgentCard:
@@ -119,15 +107,8 @@ class _PrincipalContextBuilder(DefaultServerCallContextBuilder):
 
     def build(self, request: Request) -> ServerCallContext:
         context = super().build(request)
-        context.state["principal"] = _principal(request)
+        context.state["principal"] = principal_of(request)
         return context
-
-
-def _principal(request: Request) -> Principal:
-    principal: Principal | None = getattr(request.state, "principal", None)
-    if principal is None:
-        raise GatewayError.unauthorized()
-    return principal
 
 
 def _agent_routes(ctx: GatewayContext, agent: str) -> list[BaseRoute]:
@@ -155,10 +136,10 @@ def _agent_routes(ctx: GatewayContext, agent: str) -> list[BaseRoute]:
 
 
 async def _unknown_agent(request: Request) -> Response:
-    err = GatewayError(404, UNKNOWN_AGENT, "this gateway offers no such agent")
+    err = GatewayError.refused(UNKNOWN_AGENT, "this gateway offers no such agent")
     if request.method == "POST":
-        return JSONResponse(jsonrpc_error_body(err, JSONRPC_METHOD_NOT_FOUND), status_code=404)
-    return JSONResponse({"error": {"code": err.code, "message": err.message}}, status_code=404)
+        return JSONResponse(jsonrpc_error_body(err, METHOD_NOT_FOUND), status_code=404)
+    return JSONResponse(error_body(err), status_code=404)
 
 
 def routes(ctx: GatewayContext) -> list[BaseRoute]:

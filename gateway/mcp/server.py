@@ -7,14 +7,15 @@ notifications carry the streamed text (when the caller sent a progress token). T
 SDK (2.3) has no MCP tasks on the server side (`tasks/*` are absent from its methods), so a long
 run is followed with `status(handle, wait_s=...)`, which streams progress the same way.
 
-`cancel(handle)` cancels a request's run (the request ends `cancelled`). A host's
-`notifications/cancelled` for an `ask` or `status` in flight only stops that call's wait: the
-durable run goes on (hosts cancel calls on their own timeouts), and its handle still follows it.
+Every tool is one call of the request core (`gateway.core.RequestCore`): `cancel(handle)`
+cancels a request's run (the request ends `cancelled`); a host's `notifications/cancelled` for
+an `ask` or `status` in flight only stops that call's wait: the durable run goes on (hosts
+cancel calls on their own timeouts), and its handle still follows it.
 
 Every tool call is authenticated by the gateway's guard, which also checks the tool's scope
 (`gateway.identity.scopes.MCP_TOOL_SCOPES`, 403 `insufficient_scope` before the SDK sees it); the
 tool takes the guard's principal (it owns the sessions, exactly as for AG-UI and A2A) and checks
-its scope again (`require`). A refusal is the tool's error result
+its scope again (`require`). A refusal (`gateway.errors.GatewayError`) is the tool's error result
 (`isError`), its structured content `{"error": {"code", "message"}}` with a product code.
 """
 
@@ -33,28 +34,20 @@ from pydantic import JsonValue
 from starlette.routing import Route
 from temporalio.service import RPCError
 
-from clients.errors import RejectedError
+from conversation import MessageEntry
 from gateway.auth import Principal
 from gateway.context import GatewayContext
+from gateway.core import RequestCore, open_thread, parse_decision, parse_mode, parse_on_busy, temporal_reads
 from gateway.errors import GatewayError
 from gateway.identity.scopes import MCP_TOOL_SCOPES, require
-from gateway.mcp_progress import ProgressText
-from gateway.mcp_tools import (
-    Handle,
-    McpRefusal,
-    approve,
-    cancel,
-    follow,
-    handle_of_session,
-    history,
-    parse_handle,
-    session_of,
-)
+from gateway.mcp.progress import ProgressText
+from gateway.mcp.views import Handle, history_item, parse_handle, state_view
 from gateway.settings import DEFAULT_AGENT
 
 __all__ = ["McpEndpoint"]
 
 DEFAULT_WAIT_S = 60.0
+MAX_HISTORY = 500
 Call = Callable[[Principal], Awaitable[dict[str, Any]]]
 DESCRIPTIONS = {
     "ask": "Ask an agent. Returns the answer if the run ends within `wait_s` seconds, else a `handle` for "
@@ -77,10 +70,12 @@ def _result(value: dict[str, Any]) -> CallToolResult:
     )
 
 
-def _refused(code: str, message: str) -> CallToolResult:
-    error = {"error": {"code": code, "message": message}}
+def _refused(error: GatewayError) -> CallToolResult:
+    body = {"error": {"code": error.code, "message": error.message}}
     return CallToolResult(
-        content=[TextContent(type="text", text=f"{code}: {message}")], structured_content=error, is_error=True
+        content=[TextContent(type="text", text=f"{error.code}: {error.message}")],
+        structured_content=body,
+        is_error=True,
     )
 
 
@@ -90,6 +85,7 @@ class McpEndpoint:
     def __init__(self, ctx: GatewayContext) -> None:
         """The tools over `ctx`."""
         self._ctx = ctx
+        self._core = RequestCore(ctx)
         self.server = MCPServer(
             name="durable-react",
             log_level="WARNING",  # the SDK calls logging.basicConfig: no INFO line per request
@@ -124,20 +120,16 @@ class McpEndpoint:
                 raise GatewayError.unauthorized()
             require(principal, MCP_TOOL_SCOPES[tool])
             return _result(await call(principal))
-        except McpRefusal as refusal:
-            return _refused(refusal.code, refusal.message)
-        except RejectedError as rejection:
-            return _refused(rejection.code, str(rejection))
         except GatewayError as error:
-            return _refused(error.code, error.message)
-        except RPCError:
-            return _refused("unavailable", "the agent could not be reached; try again")
+            return _refused(error)
+        except RPCError:  # Temporal did not answer where the core does not map it itself
+            return _refused(GatewayError.unavailable())
 
     def _handle(self, principal: Principal, handle: str) -> Handle:
         return parse_handle(self._ctx, principal, handle)
 
     def _register(self) -> None:
-        ctx = self._ctx
+        ctx, core = self._ctx, self._core
 
         async def ask(
             query: str,
@@ -148,27 +140,26 @@ class McpEndpoint:
             wait_s: float = DEFAULT_WAIT_S,
         ) -> CallToolResult:
             async def call(principal: Principal) -> dict[str, Any]:
-                thread = session or uuid.uuid4().hex
-                sid = session_of(ctx, principal, agent, thread)
-                accepted = await ctx.sessions.get(sid).ask(
-                    query,
-                    config=ctx.settings.agents[agent],
-                    agent_id=agent,
-                    on_busy=on_busy,  # pyright: ignore[reportArgumentType] - checked by the ask's validation
+                thread = open_thread(ctx, principal, agent, session or uuid.uuid4().hex)
+                accepted = await core.ask(
+                    thread, query, on_busy=parse_on_busy(on_busy), source=f"mcp:{principal.name}"
                 )
-                handle = Handle(agent, thread, accepted.request_id, sid)
-                running = accepted.disposition != "enqueued"
-                started = accepted.run_workflow_id if running else None
+                handle = Handle(thread, accepted.request_id)
+                started = accepted.run_workflow_id if accepted.disposition != "enqueued" else None
                 async with ProgressText(context) as progress:
-                    state = await follow(ctx, handle, wait_s, progress.report, started_run=started)
-                return {**state, "disposition": accepted.disposition}
+                    state = await core.wait(
+                        thread, handle.request_id, wait_s, progress.report, run_id=started
+                    )
+                return {**state_view(handle, state), "disposition": accepted.disposition}
 
             return await self._call(context, call, "ask")
 
         async def status(handle: str, context: Context, wait_s: float = 0.0) -> CallToolResult:
             async def call(principal: Principal) -> dict[str, Any]:
+                parsed = self._handle(principal, handle)
                 async with ProgressText(context) as progress:
-                    return await follow(ctx, self._handle(principal, handle), wait_s, progress.report)
+                    state = await core.wait(parsed.thread, parsed.request_id, wait_s, progress.report)
+                return state_view(parsed, state)
 
             return await self._call(context, call, "status")
 
@@ -181,33 +172,33 @@ class McpEndpoint:
             arguments: dict[str, JsonValue] | None = None,
         ) -> CallToolResult:
             async def call(principal: Principal) -> dict[str, Any]:
-                decision = {
-                    "approved": approved,
-                    "call_id": call_id,
-                    "reason": reason,
-                    "arguments": arguments,
-                }
-                return await approve(ctx, principal, self._handle(principal, handle), decision)
+                parsed = self._handle(principal, handle)
+                decision = parse_decision(
+                    {"approved": approved, "call_id": call_id, "reason": reason, "arguments": arguments}
+                )
+                ack = await core.approve(parsed.thread, parsed.request_id, decision, approver=principal.name)
+                return {"status": ack.status, "call_id": ack.call_id or call_id, "handle": str(parsed)}
 
             return await self._call(context, call, "approve")
 
         async def cancel_request(handle: str, context: Context) -> CallToolResult:
             async def call(principal: Principal) -> dict[str, Any]:
-                return await cancel(ctx, principal, self._handle(principal, handle))
+                parsed = self._handle(principal, handle)
+                reason = f"cancelled through MCP by {principal.name}"
+                return state_view(parsed, await core.cancel(parsed.thread, parsed.request_id, reason=reason))
 
             return await self._call(context, call, "cancel")
 
         async def steer(handle: str, text: str, context: Context, mode: str = "queue") -> CallToolResult:
             async def call(principal: Principal) -> dict[str, Any]:
                 parsed = self._handle(principal, handle)
-                ack = await ctx.sessions.get(parsed.session_id).steer(
+                ack = await core.steer(
+                    parsed.thread,
+                    parsed.request_id,
                     text,
-                    expected_request_id=parsed.request_id,
+                    mode=parse_mode(mode),
                     source=f"mcp:{principal.name}",
-                    mode=mode,  # pyright: ignore[reportArgumentType]
                 )
-                if ack.status == "rejected":
-                    raise McpRefusal(ack.reason or "rejected", ack.message or "the steer was refused")
                 return {"status": ack.status, "input_id": ack.input_id, "mode": ack.mode}
 
             return await self._call(context, call, "steer")
@@ -221,12 +212,18 @@ class McpEndpoint:
         ) -> CallToolResult:
             async def call(principal: Principal) -> dict[str, Any]:
                 if handle is not None:
-                    sid = self._handle(principal, handle).session_id
+                    thread = self._handle(principal, handle).thread
                 elif session is not None:
-                    sid = session_of(ctx, principal, agent, session)
+                    thread = open_thread(ctx, principal, agent, session)
                 else:
-                    raise McpRefusal("invalid_input", "give `session` (with `agent`) or `handle`")
-                return {"messages": await history(ctx, sid, max(1, min(limit, 500)))}
+                    raise GatewayError.invalid_input("give `session` (with `agent`) or `handle`")
+                wanted = max(1, min(limit, MAX_HISTORY))
+                handle_of_session = core.session(thread)
+                with temporal_reads("session"):
+                    length = (await handle_of_session.thread_page(0, 1)).length
+                    page = await handle_of_session.thread_page(max(0, length - wanted), wanted)
+                messages = [history_item(e) for e in page.entries if isinstance(e, MessageEntry)]
+                return {"messages": messages}
 
             return await self._call(context, call, "history")
 
@@ -234,8 +231,8 @@ class McpEndpoint:
             session: str, context: Context, agent: str = DEFAULT_AGENT, seq: int | None = None
         ) -> CallToolResult:
             async def call(principal: Principal) -> dict[str, Any]:
-                forked = await ctx.sessions.get(session_of(ctx, principal, agent, session)).fork(seq=seq)
-                return {"session": handle_of_session(principal, agent, forked.session_id), "agent": agent}
+                forked = await core.fork(open_thread(ctx, principal, agent, session), seq=seq)
+                return {"session": forked.thread.thread_id, "agent": agent}
 
             return await self._call(context, call, "fork")
 

@@ -1,6 +1,6 @@
 """The chat page's files and the small REST API it needs beyond AG-UI: sessions, fork, reset, agents.
 
-    GET  /                                      the chat page (gateway/static/)
+    GET  /                                      the chat page (gateway/chat/static/)
     GET  /api/agents                            {"agents": [...]}: the names clients may use
     GET  /api/threads                           this principal's sessions, newest first (at most 100)
     GET  /api/threads/{agent}/{thread}          status, usage and cost, Web UI links, the last entries
@@ -9,13 +9,13 @@
 
 A thread is the caller's session `gw/<principal>/<agent>/<thread>` (`gateway.owners`): another
 principal's thread, a missing one, and any other workflow all answer the same 404 `not_found`.
+Every read and operation is the request core's (`gateway.core`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import quote
 
 from pydantic import BaseModel
@@ -23,24 +23,19 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
-from temporalio.client import WorkflowQueryFailedError
-from temporalio.service import RPCError, RPCStatusCode
 
-from clients.errors import RejectedError
-from clients.session_handle import SessionHandle
 from contracts import Usage
 from contracts.session import SESSION_WORKFLOW_TYPE, RequestRecord, SessionStatus
 from conversation.thread import ContextOpEntry, Entry, MessageEntry
-from gateway.auth import Principal
-from gateway.context import GatewayContext, agent_config
-from gateway.errors import GatewayError, not_found
+from gateway.context import GatewayContext
+from gateway.core import RequestCore, Thread, open_thread, temporal_reads
+from gateway.errors import GatewayError
 from gateway.http_input import principal_of, read_json
-from gateway.owners import PREFIX, check_thread_id, parse_session_id, session_id
+from gateway.owners import PREFIX, check_thread_id, parse_session_id
 
 __all__ = ["STATIC", "routes"]
 
 STATIC = Path(__file__).parent / "static"
-T = TypeVar("T")
 MAX_LISTED = 100
 MAX_ENTRIES = 200
 """The last entries `GET /api/threads/{agent}/{thread}` returns (one thread page, about 1 MiB at most)."""
@@ -76,6 +71,7 @@ async def _index(request: Request) -> Response:
 class _ThreadsApi:
     def __init__(self, ctx: GatewayContext) -> None:
         self._ctx = ctx
+        self._core = RequestCore(ctx)
 
     async def agents(self, request: Request) -> Response:
         principal_of(request)
@@ -106,19 +102,20 @@ class _ThreadsApi:
         return JSONResponse({"threads": list(listed.values())})
 
     async def thread(self, request: Request) -> Response:
-        principal, agent, handle = self._owned(request)
-        status = await _read(handle.status())
-        records = await _read(handle.requests())
+        thread = self._owned(request)
+        status = await self._core.status(thread)
+        records = await self._core.records(thread)
         usage = Usage()
         for record in records:
             usage = usage.plus(record.outcome.usage)
-        entries = await _read(_last_entries(handle, status.thread_length))
+        with temporal_reads():
+            entries = await _last_entries(self._core, thread, status.thread_length)
         forked = status.forked_from
-        parent = parse_session_id(principal, forked.parent_id) if forked else None
+        parent = parse_session_id(thread.principal, forked.parent_id) if forked else None
         body = {
-            "agent": agent,
-            "thread_id": request.path_params["thread"],
-            "session_id": handle.workflow_id,
+            "agent": thread.agent,
+            "thread_id": thread.thread_id,
+            "session_id": thread.session_id,
             "status": status.state,
             "active_request_id": status.active_request_id,
             "waiting_requests": status.waiting_requests,
@@ -128,13 +125,13 @@ class _ThreadsApi:
             "forked_from": {"agent": parent[0], "thread_id": parent[1], "seq": forked.seq}
             if parent and forked
             else None,
-            "web_ui": self._web_ui(handle.workflow_id, status, records),
+            "web_ui": self._web_ui(thread.session_id, status, records),
             "messages": [_entry_json(entry) for entry in entries],
         }
         return JSONResponse(body)
 
     async def fork(self, request: Request) -> Response:
-        principal, agent, handle = self._owned(request)
+        thread = self._owned(request)
         body = await _object(request)
         seq = body.get("seq")
         if seq is not None and (not isinstance(seq, int) or isinstance(seq, bool) or seq < 0):
@@ -142,38 +139,30 @@ class _ThreadsApi:
         new_thread = body.get("thread_id")
         if new_thread is not None and not isinstance(new_thread, str):
             raise GatewayError.invalid_input("`thread_id` must be a string")
-        new_id = session_id(principal, agent, check_thread_id(new_thread)) if new_thread else None
-        await _read(handle.status())  # a missing thread is 404, never a fork's own refusal
-        forked = await _read(handle.fork(seq=seq, session_id=new_id))
-        owned = parse_session_id(principal, forked.session_id)
-        if owned is None:  # a default fork id longer than a thread id may be
-            raise GatewayError.invalid_input("the fork's thread id would be too long: pass `thread_id`")
+        forked = await self._core.fork(
+            thread, seq=seq, new_thread_id=check_thread_id(new_thread) if new_thread else None
+        )
         return JSONResponse(
             {
-                "agent": owned[0],
-                "thread_id": owned[1],
-                "session_id": forked.session_id,
-                "seq": forked.forked_from.seq,
+                "agent": forked.thread.agent,
+                "thread_id": forked.thread.thread_id,
+                "session_id": forked.thread.session_id,
+                "seq": forked.seq,
             }
         )
 
     async def reset(self, request: Request) -> Response:
-        _, _, handle = self._owned(request)
+        thread = self._owned(request)
         body = await _object(request)
         reason = body.get("reason")
         if reason is not None and not isinstance(reason, str):
             raise GatewayError.invalid_input("`reason` must be a string")
-        await _read(handle.status())
-        ack = await _read(handle.reset_thread(reason=reason))
-        if ack.status == "rejected":
-            raise GatewayError(400, ack.reason or "invalid_input", ack.message or "the reset was refused")
+        ack = await self._core.reset(thread, reason=reason)
         return JSONResponse(ack.model_dump(mode="json", exclude_none=True))
 
-    def _owned(self, request: Request) -> tuple[Principal, str, SessionHandle]:
+    def _owned(self, request: Request) -> Thread:
         principal = principal_of(request)
-        agent, thread = request.path_params["agent"], request.path_params["thread"]
-        agent_config(self._ctx, agent)
-        return principal, agent, self._ctx.sessions.get(session_id(principal, agent, thread))
+        return open_thread(self._ctx, principal, request.path_params["agent"], request.path_params["thread"])
 
     def _web_ui(
         self, workflow_id: str, status: SessionStatus, records: list[RequestRecord]
@@ -190,20 +179,6 @@ class _ThreadsApi:
         return {"session": link(workflow_id), **({"run": link(run)} if run else {})}
 
 
-async def _read(call: Awaitable[T]) -> T:
-    """`await call`, with a missing (or not-a-session) workflow as 404 and a refusal as 400."""
-    try:
-        return await call
-    except RPCError as err:
-        if err.status == RPCStatusCode.NOT_FOUND:
-            raise not_found() from None
-        raise
-    except WorkflowQueryFailedError:
-        raise not_found() from None  # a workflow that is not a session (a run's id looks like a thread's)
-    except RejectedError as err:
-        raise GatewayError(400, err.code, err.message) from None
-
-
 async def _object(request: Request) -> dict[str, Any]:
     body: object = await read_json(request) if await request.body() else {}
     if not isinstance(body, dict):
@@ -211,8 +186,9 @@ async def _object(request: Request) -> dict[str, Any]:
     return {str(key): value for key, value in body.items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
 
 
-async def _last_entries(handle: SessionHandle, length: int) -> list[Entry]:
-    return [entry async for entry in handle.thread(max(length - MAX_ENTRIES, 0))][:MAX_ENTRIES]
+async def _last_entries(core: RequestCore, thread: Thread, length: int) -> list[Entry]:
+    entries = core.session(thread).thread(max(length - MAX_ENTRIES, 0))
+    return [entry async for entry in entries][:MAX_ENTRIES]
 
 
 def _entry_json(entry: Entry) -> dict[str, Any]:

@@ -1,0 +1,227 @@
+"""AG-UI 1.0 over resumable SSE: `POST /agui/{agent}` and `GET /agui/{agent}/threads/{threadId}/events`.
+
+A thread is a session (`gateway.owners`), the last user message the ask, and the AG-UI run id the
+request's id (so a retried POST re-attaches instead of asking twice). `forwardedProps` carries
+the busy policy: a second message to a busy thread gets the session's own answer, as a CUSTOM
+`ask` event (`started`, `queued`, `steered`, `interrupted`, `rolled_back`) or, refused, a CUSTOM
+`ask_refused` and RUN_ERROR with its code (`busy`, `stale`, ...). `resume` entries decide the
+calls an `interrupt` outcome named, and the stream continues after them. The GET re-attaches: with
+`Last-Event-ID` (or `?after=`) right after that event, else to the running request (or the last).
+"""
+
+from __future__ import annotations
+
+from ag_ui.core import BaseEvent, RunAgentInput
+from sse_starlette import EventSourceResponse
+from starlette.requests import Request
+from starlette.routing import BaseRoute, Route
+
+from contracts.errors import INVALID_INPUT, NOT_FOUND, PAYLOAD_TOO_LARGE, UNAVAILABLE
+from contracts.session import RequestRecord
+from gateway.agui.input import ask_props, decisions, last_user_text, parse_run_input
+from gateway.agui.render import DONE_CHARS, START, Position, opened_with, parse_event_id
+from gateway.agui.stream import StreamSpec, custom, stream_run
+from gateway.context import GatewayContext, agent_config
+from gateway.core import RequestCore, Thread, open_thread, request_id_for
+from gateway.errors import GatewayError, not_found
+from gateway.http_input import principal_of, read_json
+
+__all__ = ["routes"]
+
+SSE_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+PING_S = 15
+HTTP_REFUSALS = frozenset({INVALID_INPUT, PAYLOAD_TOO_LARGE, NOT_FOUND, UNAVAILABLE})
+"""Refusals of an ask answered as HTTP errors (the rest are the session's answer: in the stream)."""
+
+
+def routes(ctx: GatewayContext) -> list[BaseRoute]:
+    """The AG-UI routes on `ctx`."""
+    core = RequestCore(ctx)
+
+    async def run(request: Request) -> EventSourceResponse:
+        principal = principal_of(request)
+        agent = request.path_params["agent"]
+        agent_config(ctx, agent)  # an unknown agent is named before the body is looked at
+        run_input = parse_run_input(await read_json(request))
+        thread = open_thread(ctx, principal, agent, run_input.thread_id)
+        if run_input.resume:
+            spec = await _resume(ctx, core, thread, run_input)
+        else:
+            spec = await _ask(ctx, core, thread, run_input)
+        return _response(ctx, core, spec)
+
+    async def events(request: Request) -> EventSourceResponse:
+        principal = principal_of(request)
+        thread = open_thread(ctx, principal, request.path_params["agent"], request.path_params["thread_id"])
+        last = request.headers.get("last-event-id") or request.query_params.get("after")
+        spec = await _reattach(ctx, core, thread, last)
+        return _response(ctx, core, spec)
+
+    return [
+        Route("/agui/{agent}", run, methods=["POST"]),
+        Route("/agui/{agent}/threads/{thread_id}/events", events, methods=["GET"]),
+    ]
+
+
+def _response(ctx: GatewayContext, core: RequestCore, spec: StreamSpec) -> EventSourceResponse:
+    return EventSourceResponse(stream_run(ctx, core, spec), sep="\n", ping=PING_S, headers=SSE_HEADERS)
+
+
+async def _ask(
+    ctx: GatewayContext, core: RequestCore, thread: Thread, run_input: RunAgentInput
+) -> StreamSpec:
+    """Ask the session the last user message under the busy policy of `forwardedProps`."""
+    props = ask_props(run_input)
+    query = last_user_text(run_input)
+    request_id = request_id_for(run_input.run_id)
+    spec = StreamSpec(thread=thread, run_id=run_input.run_id, request_id=request_id, preamble_kind="ask")
+    head: tuple[str, int] | None = None
+    if props.on_busy == "steer":  # where the running request stands before the steer reaches it
+        head = await _active_head(ctx, core, thread)
+    try:
+        accepted = await core.ask(
+            thread,
+            query,
+            request_id=request_id,
+            on_busy=props.on_busy,
+            mode=props.mode,
+            expected_last_request=props.expected_last_request,
+            source=f"agui:{thread.principal.name}",
+        )
+    except GatewayError as refused:
+        if refused.code in HTTP_REFUSALS:
+            raise
+        spec.refusal = refused
+        spec.preamble = [custom("ask_refused", {"reason": refused.code, "message": refused.message})]
+        return spec
+    disposition = "queued" if accepted.disposition == "enqueued" else accepted.disposition
+    ack = {**accepted.model_dump(mode="json", exclude_none=True), "disposition": disposition}
+    spec.request_id, spec.run_workflow_id = accepted.request_id, accepted.run_workflow_id
+    if accepted.disposition == "steered":
+        ack["mode"] = props.mode
+        spec.preamble_kind = "steered"
+        if head is not None and head[0] == accepted.run_workflow_id:
+            spec.origin = head[1]
+        else:
+            spec.origin = await _trace_head(ctx, accepted.run_workflow_id)
+        spec.after = Position(spec.origin, 0, DONE_CHARS)
+    spec.preamble = [custom("ask", ack)]
+    spec.wait_until_started = accepted.disposition == "enqueued"
+    return spec
+
+
+async def _active_head(ctx: GatewayContext, core: RequestCore, thread: Thread) -> tuple[str, int] | None:
+    """(the running request's run, the seq of its newest trace event), if a request runs."""
+    try:
+        status = await core.status(thread)
+    except GatewayError:
+        return None
+    run_id = status.active_run_workflow_id
+    return (run_id, await _trace_head(ctx, run_id)) if run_id is not None else None
+
+
+async def _trace_head(ctx: GatewayContext, run_workflow_id: str) -> int:
+    """The seq of the run's newest trace event (-1 before its first)."""
+    trace = await ctx.runs.get(run_workflow_id).trace()
+    return max((event.seq for event in trace.events), default=-1)
+
+
+async def _resume(
+    ctx: GatewayContext, core: RequestCore, thread: Thread, run_input: RunAgentInput
+) -> StreamSpec:
+    """Decide the interrupted calls, then continue the request right after their approval requests."""
+    chosen = decisions(run_input)
+    status = await core.status(thread)
+    spec = StreamSpec(
+        thread=thread,
+        run_id=run_input.run_id,
+        request_id=request_id_for(run_input.run_id),
+        preamble_kind="approvals",
+    )
+    if status.active_request_id is None or status.active_run_workflow_id is None:
+        spec.refusal = GatewayError.refused("idle", "the thread has no running request awaiting a decision")
+        return spec
+    spec.request_id, spec.run_workflow_id = status.active_request_id, status.active_run_workflow_id
+    acks: list[dict[str, object]] = []
+    for decision in chosen:
+        try:
+            ack = await core.approve(thread, spec.request_id, decision, approver=thread.principal.name)
+        except GatewayError as refused:
+            if refused.code in HTTP_REFUSALS - {NOT_FOUND}:
+                raise
+            refusal = {"status": "rejected", "call_id": decision.call_id, "reason": refused.code}
+            spec.preamble = [custom("approval_refused", {**refusal, "message": refused.message})]
+            spec.refusal = refused
+            return spec
+        acks.append(ack.model_dump(mode="json", exclude_none=True))
+    spec.preamble = [custom("approvals", acks)]
+    spec.after = await _after_approvals(ctx, spec.run_workflow_id, {d.call_id for d in chosen})
+    return spec
+
+
+async def _after_approvals(ctx: GatewayContext, run_workflow_id: str, decided: set[str | None]) -> Position:
+    """Right after the newest of the decided calls' approval requests (the run's start if none is found)."""
+    trace = await ctx.runs.get(run_workflow_id).trace()
+    seqs = [e.seq for e in trace.events if e.kind == "approval_requested" and e.call_id in decided]
+    return Position(max(seqs), 0, DONE_CHARS) if seqs else START
+
+
+async def _reattach(ctx: GatewayContext, core: RequestCore, thread: Thread, last: str | None) -> StreamSpec:
+    """Continue after event `last`, else follow the running request (or the last one) from its start."""
+    status = await core.status(thread)
+    records = await core.records(thread)
+    if last:
+        request_id, after = parse_event_id(last)
+        record = _find(records, request_id)
+        if record is None:
+            raise not_found("event id in this thread")
+        spec = StreamSpec(
+            thread=thread,
+            run_id=request_id,
+            request_id=request_id,
+            run_workflow_id=record.run_workflow_id,
+            after=after,
+            run_started=False,
+            wait_until_started=True,
+        )
+        opened = opened_with(after)
+        if opened is not None:  # right after RUN_STARTED: its preamble again, from durable facts
+            spec.after, spec.preamble_kind = opened
+            spec.preamble = await _preamble_again(ctx, core, thread, record, opened[0], opened[1])
+        return spec
+    request_id = status.active_request_id or (records[-1].request_id if records else None)
+    record = _find(records, request_id)
+    if record is None:
+        raise not_found("request in this thread")
+    return StreamSpec(
+        thread=thread,
+        run_id=record.request_id,
+        request_id=record.request_id,
+        run_workflow_id=record.run_workflow_id,
+    )
+
+
+def _find(records: list[RequestRecord], request_id: str | None) -> RequestRecord | None:
+    return next((r for r in records if r.request_id == request_id), None)
+
+
+async def _preamble_again(
+    ctx: GatewayContext, core: RequestCore, thread: Thread, record: RequestRecord, after: Position, kind: str
+) -> list[BaseEvent]:
+    """The preamble a stream sent after RUN_STARTED, derived again (marked `resumed`)."""
+    if kind == "ask":
+        state = await core.state(thread, record.request_id)
+        disposition = "queued" if state.status == "queued" else "started"
+        value = {"disposition": disposition, "request_id": record.request_id, "resumed": True}
+        return [custom("ask", {**value, "run_workflow_id": record.run_workflow_id})]
+    if kind == "steered":
+        return [custom("ask", {"disposition": "steered", "request_id": record.request_id, "resumed": True})]
+    if kind == "approvals":
+        trace = await ctx.runs.get(record.run_workflow_id).trace()
+        decided = [
+            {"status": "accepted", "call_id": e.call_id, "resumed": True}
+            for e in trace.events
+            if e.kind == "approval_decided" and e.seq > after.seq
+        ]
+        return [custom("approvals", decided)]
+    return []

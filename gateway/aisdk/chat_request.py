@@ -1,0 +1,151 @@
+"""The AI SDK's chat request (what `DefaultChatTransport` POSTs), read into a protocol-neutral request.
+
+The SDK sends `{"id": <chat id>, "messages": [UIMessage...], "trigger": "submit-message", "messageId"?,
+...the transport's extra body}`. `parse_chat_request` reads:
+
+- `id`: the thread (a thread id, `gateway.owners.THREAD_ID_PATTERN`);
+- the last message: a **user** message is the ask: its `text` parts, joined by blank lines (a
+  `file` part is refused, `unsupported_content`; other part types carry nothing to ask), and its
+  `id` is the request's id (a retried POST of the same message is the same request);
+- or an **assistant** message whose tool parts are in state `approval-responded` (what
+  `addToolApprovalResponse` leaves in the message the SDK sends next): each is a decision on the
+  call `approval.id` names (`approved`, `reason`), for the request that message answers (its `id`).
+
+The rest of `messages` is the client's copy of the conversation and is ignored: the session's
+thread is the truth. Anything else is refused by name (400 `invalid_input`): a body that is not
+an object, no messages, a bad id, `trigger: "regenerate-message"` (fork the thread instead), a
+last message with nothing to ask and no decision, a blank or over-long ask.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from contracts.errors import PAYLOAD_TOO_LARGE, UNSUPPORTED_CONTENT
+from contracts.limits import MAX_QUERY_CHARS
+from gateway.errors import GatewayError
+from gateway.owners import check_thread_id
+
+__all__ = ["MESSAGE_ID_PATTERN", "ApprovalAnswer", "ChatRequest", "parse_chat_request"]
+
+MESSAGE_ID_PATTERN = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
+"""A message id the gateway takes as a request id (the SDK's own ids are 16 alphanumerics)."""
+MAX_REASON_CHARS = 2_000
+_TOOL_PART = re.compile(r"^tool-.+$|^dynamic-tool$")
+
+
+@dataclass(frozen=True)
+class ApprovalAnswer:
+    """A decision on a tool call waiting for approval."""
+
+    call_id: str
+    approved: bool
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """What a chat request asks: a new message (`ask`), or decisions on waiting calls (`approvals`).
+
+    `message_id` is the id of the request: the user message's id for an ask, the assistant
+    message's (the request's own, as the stream's `start` gave it) for decisions.
+    """
+
+    thread_id: str
+    message_id: str
+    ask: str | None = None
+    approvals: tuple[ApprovalAnswer, ...] = ()
+
+
+def parse_chat_request(body: object) -> ChatRequest:
+    """The chat request of the SDK's JSON `body`.
+
+    Raises:
+        GatewayError: 400 `invalid_input` (or `unsupported_content`), naming what is wrong.
+    """
+    if not isinstance(body, dict):
+        raise GatewayError.invalid_input("the chat request must be a JSON object")
+    request: dict[str, Any] = body  # pyright: ignore[reportUnknownVariableType]
+    chat_id = request.get("id")
+    if not isinstance(chat_id, str):
+        raise GatewayError.invalid_input("`id` (the chat's id: the thread) must be a string")
+    thread_id = check_thread_id(chat_id)
+    trigger = request.get("trigger", "submit-message")
+    if trigger == "regenerate-message":
+        raise GatewayError.invalid_input("regenerating an answer is not supported: fork the thread instead")
+    if trigger != "submit-message":
+        raise GatewayError.invalid_input("`trigger` must be `submit-message`")
+    messages = request.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise GatewayError.invalid_input("`messages` must be a non-empty array of UI messages")
+    last: object = messages[-1]  # pyright: ignore[reportUnknownVariableType]
+    if not isinstance(last, dict):
+        raise GatewayError.invalid_input("the last message must be a UI message object")
+    message: dict[str, Any] = last  # pyright: ignore[reportUnknownVariableType]
+    message_id = message.get("id")
+    if not isinstance(message_id, str) or not MESSAGE_ID_PATTERN.match(message_id):
+        raise GatewayError.invalid_input(f"the last message's `id` must match {MESSAGE_ID_PATTERN.pattern}")
+    parts = message.get("parts")
+    if not isinstance(parts, list):
+        raise GatewayError.invalid_input("the last message's `parts` must be an array")
+    role = message.get("role")
+    if role == "user":
+        return ChatRequest(thread_id, message_id, ask=_ask(parts))  # pyright: ignore[reportUnknownArgumentType]
+    if role == "assistant":
+        approvals = _approvals(parts)  # pyright: ignore[reportUnknownArgumentType]
+        if approvals:
+            return ChatRequest(thread_id, message_id, approvals=approvals)
+        raise GatewayError.invalid_input("the last message is the assistant's, without approval responses")
+    raise GatewayError.invalid_input("the last message must be the user's (or carry approval responses)")
+
+
+def _ask(parts: list[object]) -> str:
+    texts: list[str] = []
+    for part in parts:
+        if not isinstance(part, dict):
+            raise GatewayError.invalid_input("each message part must be an object")
+        kind = part.get("type")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        if kind == "file":
+            raise GatewayError(400, UNSUPPORTED_CONTENT, "file parts are not supported: send text")
+        if kind == "text":
+            text = part.get("text")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+            if not isinstance(text, str):
+                raise GatewayError.invalid_input("a text part's `text` must be a string")
+            texts.append(text)
+    ask = "\n\n".join(texts)
+    if not ask.strip():
+        raise GatewayError.invalid_input("the last user message has no text to ask")
+    if len(ask) > MAX_QUERY_CHARS:
+        message = f"the message is {len(ask):,} characters; the limit is {MAX_QUERY_CHARS:,}"
+        raise GatewayError(413, PAYLOAD_TOO_LARGE, message)
+    return ask
+
+
+def _approvals(parts: list[object]) -> tuple[ApprovalAnswer, ...]:
+    found: dict[str, ApprovalAnswer] = {}
+    for part in parts:
+        if not isinstance(part, dict):
+            raise GatewayError.invalid_input("each message part must be an object")
+        fields: dict[str, Any] = part  # pyright: ignore[reportUnknownVariableType]
+        kind = fields.get("type")
+        responded = fields.get("state") == "approval-responded"
+        if not responded or not isinstance(kind, str) or not _TOOL_PART.match(kind):
+            continue
+        approval = fields.get("approval")
+        if not isinstance(approval, dict):
+            raise GatewayError.invalid_input("an `approval-responded` tool part must carry `approval`")
+        decision: dict[str, Any] = approval  # pyright: ignore[reportUnknownVariableType]
+        call_id, approved, reason = decision.get("id"), decision.get("approved"), decision.get("reason")
+        if not isinstance(call_id, str) or not MESSAGE_ID_PATTERN.match(call_id):
+            raise GatewayError.invalid_input(f"an approval's `id` must match {MESSAGE_ID_PATTERN.pattern}")
+        if not isinstance(approved, bool):
+            raise GatewayError.invalid_input("an approval's `approved` must be true or false")
+        if reason is not None and (not isinstance(reason, str) or len(reason) > MAX_REASON_CHARS):
+            message = f"an approval's `reason` must be a string of at most {MAX_REASON_CHARS} characters"
+            raise GatewayError.invalid_input(message)
+        if call_id in found:
+            raise GatewayError.invalid_input(f"call {call_id} is decided twice")
+        found[call_id] = ApprovalAnswer(call_id, approved, reason or None)
+    return tuple(found.values())

@@ -1,0 +1,286 @@
+"""One request's run as the Vercel AI SDK's UI message stream chunks (npm `ai` 7): pure, no I/O.
+
+A response of this stream is SSE (`data: <chunk JSON>` events, then `data: [DONE]`) with the
+headers of `UI_MESSAGE_STREAM_HEADERS` (`x-vercel-ai-ui-message-stream: v1` among them). The SDK's
+`DefaultChatTransport` parses each chunk with its `uiMessageChunkSchema` and folds them into one
+assistant `UIMessage`. `RequestChunks` folds a request's run events (the run's stream: `DeltaEvent`
+batches and `TraceItem`s, with the thread messages each trace event brought) into those chunks:
+
+- the stream opens: `start` (`messageId` = the request id);
+- `llm_started`: `start-step`; text deltas of LLM call c: `text-start` (id `<request>-c<c>`, with
+  `-a<n>` for retry n), `text-delta`; thinking deltas: `reasoning-start` / `reasoning-delta`;
+- `llm_completed` / `llm_interrupted`: the rest of the text from the thread (the deltas missed),
+  `text-end`, `reasoning-end`, one `tool-input-available` per tool call (`dynamic` and
+  `providerExecuted`: the gateway runs the tools), `finish-step`;
+- `approval_requested`: `tool-approval-request` (`approvalId` = `toolCallId` = the call id); the
+  stream may end there (`pause()`: `finish` with `tool-calls`);
+- `approval_decided`: `tool-approval-response` (denied: `tool-output-denied` too);
+- `tool_completed`: `tool-output-available` (the tool's result text), or `tool-output-error`;
+- `request_completed`: `finish` (`stop`); `request_failed`: `error` (`<code>: <message>`), `finish`
+  (`error`); `request_cancelled`: `finish` (`other`, `messageMetadata.cancelled`).
+
+docs/ai-sdk.md has the same table with examples.
+
+Every id is a durable fact (the request id, the LLM call's number and attempt, the tool call's
+id), so any gateway renders the same chunks for the same run, and the SDK's replaying resume
+(`GET {api}/{id}/stream`: the running request's stream from its start) gets the same message.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from pydantic import JsonValue
+
+from contracts import TraceEvent
+from contracts.stream import DeltaEvent, TraceItem
+from conversation import MessageEntry
+
+__all__ = [
+    "DONE",
+    "UI_MESSAGE_STREAM_HEADERS",
+    "Chunk",
+    "RequestChunks",
+    "error_chunks",
+    "sse",
+]
+
+Chunk = dict[str, JsonValue]
+"""One UI message stream chunk (a JSON object with a `type`)."""
+
+UI_MESSAGE_STREAM_HEADERS: Final = {
+    "content-type": "text/event-stream",
+    "cache-control": "no-cache",
+    "connection": "keep-alive",
+    "x-vercel-ai-ui-message-stream": "v1",
+    "x-accel-buffering": "no",
+}
+"""The response headers of a UI message stream (the SDK's own `UI_MESSAGE_STREAM_HEADERS`)."""
+
+DONE: Final = b"data: [DONE]\n\n"
+"""The stream's last event."""
+
+TERMINAL_KINDS: Final = frozenset({"request_completed", "request_failed", "request_cancelled"})
+
+
+def sse(chunk: Chunk) -> bytes:
+    """`chunk` as one SSE event."""
+    return b"data: " + json.dumps(chunk, ensure_ascii=False, separators=(",", ":")).encode() + b"\n\n"
+
+
+def error_chunks(code: str, message: str) -> list[Chunk]:
+    """A refusal or failure as the stream's end: `error` (`<code>: <message>`), then `finish` (`error`)."""
+    return [
+        {"type": "error", "errorText": f"{code}: {message}"},
+        {"type": "finish", "finishReason": "error", "messageMetadata": {"error": {"code": code}}},
+    ]
+
+
+@dataclass
+class _Open:
+    """A text or reasoning part being written: its chunk id and how many characters it has."""
+
+    id: str
+    chars: int = 0
+
+
+@dataclass
+class RequestChunks:
+    """Folds one request's run events into UI message stream chunks (see the module docstring).
+
+    `origin`: trace events at or before this seq, and the text of LLM calls started at or before
+    it, are not rendered (a stream that continues a message the client has up to there).
+    """
+
+    request_id: str
+    origin: int = -1
+    awaiting: list[str] = field(default_factory=list[str])
+    """The call ids whose approval was requested and not yet decided, in order."""
+    ended: bool = False
+    """Whether the request's end (`finish`) was rendered."""
+    _text: _Open | None = field(default=None, init=False)
+    _thinking: _Open | None = field(default=None, init=False)
+    _call: tuple[int, int] | None = field(default=None, init=False)
+    """(call, attempt) of the LLM call whose deltas are open."""
+    _anchors: dict[int, int] = field(default_factory=dict[int, int], init=False)
+    _ended_calls: set[int] = field(default_factory=set[int], init=False)
+    _tools: dict[str, str] = field(default_factory=dict[str, str], init=False)
+    """Call id -> tool name, for the tool calls rendered."""
+
+    def start(self) -> list[Chunk]:
+        """The stream's first chunk: the assistant message's start (its id is the request id)."""
+        return [{"type": "start", "messageId": self.request_id}]
+
+    def pause(self) -> list[Chunk]:
+        """The stream's end while the request waits for approvals (`awaiting`): `finish` (`tool-calls`).
+
+        The request goes on once decided; the client sends its decisions in its next chat request
+        (the tool parts in state `approval-responded`), and that request's stream continues this one.
+        """
+        return [*self._close_parts(), {"type": "finish", "finishReason": "tool-calls"}]
+
+    def feed(self, event: DeltaEvent | TraceItem, entries: Sequence[MessageEntry] = ()) -> list[Chunk]:
+        """The chunks of one run event (`entries`: the thread messages the run gained by it)."""
+        if self.ended:
+            return []
+        if isinstance(event, DeltaEvent):
+            return self._delta(event)
+        return self._trace(event.event, entries)
+
+    # ---- text --------------------------------------------------------------------------------
+
+    def _before_origin(self, call: int, seq: int) -> bool:
+        return self._anchors.get(call, seq) <= self.origin
+
+    def _delta(self, delta: DeltaEvent) -> list[Chunk]:
+        if delta.call in self._ended_calls or self._before_origin(delta.call, self.origin + 1):
+            return []
+        if not delta.text and not delta.thinking:
+            return []
+        out: list[Chunk] = []
+        if self._call is not None and self._call[0] == delta.call and self._call[1] > delta.attempt:
+            return []  # a superseded attempt's late deltas
+        if self._call != (delta.call, delta.attempt):
+            out += self._close_parts()  # a retry starts over: what the failed attempt wrote stays, closed
+            self._call = (delta.call, delta.attempt)
+        if delta.thinking:
+            out += self._write("reasoning", delta.thinking)
+        if delta.text:
+            out += self._write("text", delta.text)
+        return out
+
+    def _part_id(self, kind: str) -> str:
+        assert self._call is not None
+        call, attempt = self._call
+        retry = "" if attempt == 1 else f"-a{attempt}"
+        return f"{self.request_id}-c{call}{retry}" + ("-thinking" if kind == "reasoning" else "")
+
+    def _write(self, kind: str, text: str) -> list[Chunk]:
+        out: list[Chunk] = []
+        opened = self._text if kind == "text" else self._thinking
+        if opened is None:
+            opened = _Open(self._part_id(kind))
+            if kind == "text":
+                self._text = opened
+            else:
+                self._thinking = opened
+            out.append({"type": f"{kind}-start", "id": opened.id})
+        opened.chars += len(text)
+        out.append({"type": f"{kind}-delta", "id": opened.id, "delta": text})
+        return out
+
+    def _close_parts(self) -> list[Chunk]:
+        out: list[Chunk] = []
+        if self._thinking is not None:
+            out.append({"type": "reasoning-end", "id": self._thinking.id})
+            self._thinking = None
+        if self._text is not None:
+            out.append({"type": "text-end", "id": self._text.id})
+            self._text = None
+        return out
+
+    def _call_completed(self, event: TraceEvent, entries: Sequence[MessageEntry]) -> list[Chunk]:
+        raw = event.data.get("call")
+        call = raw if isinstance(raw, int) else (self._call[0] if self._call is not None else -1)
+        self._ended_calls.add(call)
+        if self._before_origin(call, event.seq):
+            self._text = self._thinking = self._call = None
+            return []
+        answer = next((e.payload for e in reversed(entries) if e.payload.role == "assistant"), None)
+        out: list[Chunk] = []
+        content = answer.content if answer is not None else ""
+        if self._call is None or self._call[0] != call:
+            out += self._close_parts()
+            self._call = (call, 1)
+        written = self._text.chars if self._text is not None else 0
+        if len(content) > written:  # the deltas this stream missed (or never had): from the thread
+            out += self._write("text", content[written:])
+        out += self._close_parts()
+        self._call = None
+        for tool_call in answer.tool_calls or [] if answer is not None else []:
+            self._tools[tool_call.id] = tool_call.name
+            out.append(
+                {
+                    "type": "tool-input-available",
+                    "toolCallId": tool_call.id,
+                    "toolName": tool_call.name,
+                    "input": _arguments(tool_call.arguments),
+                    "dynamic": True,
+                    "providerExecuted": True,
+                }
+            )
+        return [*out, {"type": "finish-step"}]
+
+    # ---- trace events ------------------------------------------------------------------------
+
+    def _trace(self, event: TraceEvent, entries: Sequence[MessageEntry]) -> list[Chunk]:
+        kind = event.kind
+        if kind == "llm_started":
+            raw = event.data.get("call")
+            if isinstance(raw, int):
+                self._anchors[raw] = event.seq
+            return [] if event.seq <= self.origin else [{"type": "start-step"}]
+        if kind in ("llm_completed", "llm_interrupted"):
+            return self._call_completed(event, entries)
+        if event.seq <= self.origin:
+            return []
+        call_id = event.call_id
+        if kind == "approval_requested" and call_id is not None:
+            self.awaiting.append(call_id)
+            return [{"type": "tool-approval-request", "approvalId": call_id, "toolCallId": call_id}]
+        if kind == "approval_decided" and call_id is not None:
+            return self._decided(call_id, event)
+        if kind == "tool_completed" and call_id is not None:
+            return self._tool_completed(call_id, event, entries)
+        if kind in TERMINAL_KINDS:
+            return self._end(event)
+        return []
+
+    def _decided(self, call_id: str, event: TraceEvent) -> list[Chunk]:
+        if call_id in self.awaiting:
+            self.awaiting.remove(call_id)
+        approved = event.data.get("approved") is True
+        response: Chunk = {"type": "tool-approval-response", "approvalId": call_id, "approved": approved}
+        reason = event.data.get("reason")
+        if isinstance(reason, str) and reason:
+            response["reason"] = reason
+        if approved:
+            return [response]
+        return [response, {"type": "tool-output-denied", "toolCallId": call_id}]
+
+    def _tool_completed(
+        self, call_id: str, event: TraceEvent, entries: Sequence[MessageEntry]
+    ) -> list[Chunk]:
+        result = next((e.payload for e in entries if e.payload.tool_call_id == call_id), None)
+        output = result.content if result is not None else str(event.data.get("outcome", ""))
+        if call_id not in self._tools:  # the call's input was before `origin`: the client has it
+            self._tools[call_id] = str(event.data.get("name", ""))
+        if event.data.get("ok") is False:
+            return [{"type": "tool-output-error", "toolCallId": call_id, "errorText": output}]
+        return [{"type": "tool-output-available", "toolCallId": call_id, "output": output}]
+
+    def _end(self, event: TraceEvent) -> list[Chunk]:
+        self.ended = True
+        out = self._close_parts()
+        if event.kind == "request_completed":
+            return [*out, {"type": "finish", "finishReason": "stop"}]
+        if event.kind == "request_cancelled":
+            return [*out, {"type": "finish", "finishReason": "other", "messageMetadata": {"cancelled": True}}]
+        error = event.data.get("error")
+        code, message = "request_failed", "the request failed"
+        if isinstance(error, dict):
+            code = str(error.get("type") or code)
+            message = str(error.get("message") or message)
+        return [*out, *error_chunks(code, message)]
+
+
+def _arguments(raw: str) -> JsonValue:
+    """A tool call's arguments as JSON (the raw text when the model wrote no valid JSON)."""
+    try:
+        value: JsonValue = json.loads(raw)
+    except ValueError:
+        return raw
+    return value

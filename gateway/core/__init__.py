@@ -1,0 +1,44 @@
+"""The gateway's request core: every operation on a thread's requests, once, for every protocol.
+
+`gateway.core.threads` (a principal's thread: the session it is, and what Temporal's answers
+mean), `gateway.core.inputs` (request ids, the busy policy, the decision model, checked once),
+`gateway.core.requests` (`RequestCore`: ask, where a request stands, steer, approve, cancel,
+waiting for a request's start and end, fork), `gateway.core.follow` (a run's events through the
+hub, then its result). Refusals are `gateway.errors.GatewayError`. The protocol adapters
+(`gateway.agui`, `gateway.a2a`, `gateway.mcp`, `gateway.chat`) import this package, never each other.
+"""
+
+from gateway.core.follow import RunEnd, follow_run, is_terminal
+from gateway.core.inputs import (
+    Decision,
+    check_request_id,
+    is_request_id,
+    parse_decision,
+    parse_mode,
+    parse_on_busy,
+    request_id_for,
+)
+from gateway.core.requests import ENDED, Forked, RequestCore, RequestState, RequestStatus, ended_state
+from gateway.core.threads import Thread, open_thread, temporal_reads
+
+__all__ = [
+    "ENDED",
+    "Decision",
+    "Forked",
+    "RequestCore",
+    "RequestState",
+    "RequestStatus",
+    "RunEnd",
+    "Thread",
+    "check_request_id",
+    "ended_state",
+    "follow_run",
+    "is_request_id",
+    "is_terminal",
+    "open_thread",
+    "parse_decision",
+    "parse_mode",
+    "parse_on_busy",
+    "request_id_for",
+    "temporal_reads",
+]

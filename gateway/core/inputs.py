@@ -1,0 +1,125 @@
+"""What every protocol's input is checked against, once: request ids, the busy policy, a decision.
+
+- A request id (the idempotency key of an ask: an AG-UI `runId`, an A2A message id, part of an
+  MCP handle or A2A task id) matches `REQUEST_ID_PATTERN`; an id a protocol gives that does not
+  is hashed into one (`request_id_for`).
+- `on_busy` is one of `OnBusy` (`reject` by default) and `mode` one of `SteerMode` (`queue` by
+  default), as enums, whatever protocol carried them.
+- A decision on a call awaiting approval is one model, `Decision`: `{"approved": bool,
+  "reason"?: str, "arguments"?: object, "call_id"?: str}` (no other keys).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Annotated, get_args
+
+from pydantic import BaseModel, ConfigDict, JsonValue, StrictBool, StringConstraints, ValidationError
+
+from contracts.session import OnBusy
+from contracts.signals import SteerMode
+from gateway.errors import GatewayError
+
+__all__ = [
+    "DECISION_SHAPE",
+    "MAX_REASON_CHARS",
+    "REQUEST_ID_PATTERN",
+    "Decision",
+    "check_request_id",
+    "first_problem",
+    "is_request_id",
+    "parse_decision",
+    "parse_mode",
+    "parse_on_busy",
+    "request_id_for",
+]
+
+REQUEST_ID_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
+MAX_REASON_CHARS = 4_000
+MAX_CALL_ID_CHARS = 200
+DECISION_SHAPE = '{"approved": true|false, "reason"?: string, "arguments"?: object, "call_id"?: string}'
+_ON_BUSY: tuple[str, ...] = get_args(OnBusy)
+_MODES: tuple[str, ...] = get_args(SteerMode)
+
+
+def is_request_id(value: str) -> bool:
+    """Whether `value` matches `REQUEST_ID_PATTERN`."""
+    return bool(REQUEST_ID_PATTERN.match(value))
+
+
+def check_request_id(value: object, what: str = "a request id") -> str:
+    """`value`, if it is a request id.
+
+    Raises:
+        GatewayError: 400 `invalid_input` naming the pattern.
+    """
+    if not isinstance(value, str) or not is_request_id(value):
+        raise GatewayError.invalid_input(f"{what} must match {REQUEST_ID_PATTERN.pattern}")
+    return value
+
+
+def request_id_for(external_id: str) -> str:
+    """The request id of an id a protocol gives (itself when it is a request id, else a hash of it)."""
+    if is_request_id(external_id):
+        return external_id
+    return "r-" + hashlib.sha256(external_id.encode()).hexdigest()[:32]
+
+
+def parse_on_busy(value: object) -> OnBusy:
+    """`value` as a busy policy (None: `reject`).
+
+    Raises:
+        GatewayError: 400 `invalid_input` naming the choices.
+    """
+    if value is None:
+        return "reject"
+    if value not in _ON_BUSY:
+        raise GatewayError.invalid_input(f"`on_busy` must be one of {', '.join(_ON_BUSY)}")
+    return value  # pyright: ignore[reportReturnType] - one of OnBusy's values, checked above
+
+
+def parse_mode(value: object) -> SteerMode:
+    """`value` as a steer mode (None: `queue`).
+
+    Raises:
+        GatewayError: 400 `invalid_input` naming the choices.
+    """
+    if value is None:
+        return "queue"
+    if value not in _MODES:
+        raise GatewayError.invalid_input(f"`mode` must be one of {', '.join(_MODES)}")
+    return value  # pyright: ignore[reportReturnType] - one of SteerMode's values, checked above
+
+
+class Decision(BaseModel):
+    """A decision on a call awaiting approval: approve (maybe with edited `arguments`) or deny.
+
+    `reason` is shown to the model; `call_id` names the call (default: the request's oldest one).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    approved: StrictBool
+    reason: Annotated[str, StringConstraints(max_length=MAX_REASON_CHARS)] | None = None
+    arguments: dict[str, JsonValue] | None = None
+    call_id: Annotated[str, StringConstraints(min_length=1, max_length=MAX_CALL_ID_CHARS)] | None = None
+
+
+def parse_decision(raw: object, where: str = "the decision") -> Decision:
+    """`raw` as a `Decision`.
+
+    Raises:
+        GatewayError: 400 `invalid_input` naming the shape and the first problem.
+    """
+    try:
+        return Decision.model_validate(raw)
+    except ValidationError as err:
+        raise GatewayError.invalid_input(f"{where} must be {DECISION_SHAPE}: {first_problem(err)}") from None
+
+
+def first_problem(err: ValidationError) -> str:
+    """The first problem a validation found, with where it is."""
+    first = err.errors()[0]
+    where = ".".join(str(part) for part in first["loc"])
+    return f"{where}: {first['msg']}" if where else str(first["msg"])

@@ -1,0 +1,513 @@
+"""The request core: what a caller can do with a thread's requests, in product terms, for every protocol.
+
+Each operation has one place here, and every protocol adapter (AG-UI, A2A, MCP, the chat page)
+calls it; refusals are `gateway.errors.GatewayError` with a product code, which each adapter
+maps to its own shape.
+
+- `ask`: the busy policy (`on_busy`, and `mode` for a steering ask) and the stale check
+  (`expected_last_request`) are the session's; a request id names an earlier request only with
+  the same message (else `request_id_reused`: nothing is asked).
+- `state`: where a request stands, one model (`RequestState`): queued, running, awaiting
+  approval, completed, failed or cancelled, with its pending approvals and, once ended, its
+  answer, output, usage and error.
+- `steer`, `approve`: to the session, which forwards them to its active run and checks they name
+  it (`expected_request_id` for a steer; a call id lives in one run only). `cancel`: to the
+  request's run, the one workflow whose cancel names the request (a session's cancel stops
+  whatever runs). Only a request that runs (or awaits approval) takes them: a queued one, or an
+  ended one, is `not_running`.
+- Waiting: `until_started` follows the running request's run through the hub to its end and
+  looks again; `wait` follows the request's own run until it ends or awaits approval; `settled`
+  waits (briefly) for the session to record a run's end, so every read after agrees.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import JsonValue
+from temporalio.service import RPCError, RPCStatusCode
+
+from clients.errors import RejectedError
+from clients.session_handle import SessionHandle
+from contracts import Ack, Usage
+from contracts.approval import PendingApproval
+from contracts.errors import NOT_RUNNING, REQUEST_ID_REUSED, UNKNOWN_CALL
+from contracts.run import RunResult
+from contracts.session import QUERY_PREVIEW_CHARS, AskAccepted, OnBusy, RequestRecord, SessionStatus
+from contracts.signals import SteerMode
+from contracts.stream import DeltaEvent
+from gateway.context import GatewayContext
+from gateway.core.follow import RunEnd, follow_run, is_terminal
+from gateway.core.inputs import Decision
+from gateway.core.threads import Thread, temporal_reads
+from gateway.errors import GatewayError, not_found
+from gateway.identity.scopes import APPROVE, require
+from gateway.owners import fork_session_id, parse_session_id
+from gateway.single_flight import shared
+
+__all__ = ["ENDED", "Forked", "RequestCore", "RequestState", "RequestStatus", "ended_state"]
+
+log = logging.getLogger(__name__)
+RequestStatus = Literal["queued", "running", "awaiting_approval", "completed", "failed", "cancelled"]
+ENDED = frozenset({"completed", "failed", "cancelled"})
+SETTLE_S = 5.0
+"""How long a read after a run's end waits for its session to record that end."""
+SETTLE_POLL_S = 0.01
+"""How often it asks (a query: no history)."""
+MAX_WAIT_S = 600.0
+Report = Callable[[str], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class RequestState:
+    """Where a request stands (`status`), with what each status has to say."""
+
+    request_id: str
+    run_workflow_id: str
+    status: RequestStatus
+    query_preview: str = ""
+    usage: Usage = field(default_factory=Usage)
+    pending: tuple[PendingApproval, ...] = ()
+    """The calls awaiting a decision (`awaiting_approval`), oldest first."""
+    answer: str | None = None
+    """The answer's text (`completed`)."""
+    output: JsonValue | None = None
+    """The structured output (`completed`, when the agent has one)."""
+    error_code: str | None = None
+    """Why it failed (`failed`, `cancelled`): a code of `contracts.errors`."""
+    error_message: str | None = None
+
+    @property
+    def ended(self) -> bool:
+        """Whether the request has ended (completed, failed or cancelled)."""
+        return self.status in ENDED
+
+
+@dataclass(frozen=True)
+class Forked:
+    """A fork: the new thread, and the entry of the parent's thread it starts after."""
+
+    thread: Thread
+    seq: int
+
+
+class RequestCore:
+    """The operations on a thread's requests (see the module docstring), over the typed client and the hub."""
+
+    def __init__(self, ctx: GatewayContext) -> None:
+        """The core of the gateway `ctx`."""
+        self._ctx = ctx
+
+    def session(self, thread: Thread) -> SessionHandle:
+        """The typed client's handle of the thread's session."""
+        return self._ctx.sessions.get(thread.session_id)
+
+    # ---- reads -------------------------------------------------------------------------------
+
+    async def status(self, thread: Thread) -> SessionStatus:
+        """The session's status (one read in flight per session, shared by concurrent callers).
+
+        Raises:
+            GatewayError: 404 `not_found` (no such thread, or another principal's), 503 `unavailable`.
+        """
+        with temporal_reads():
+            return await shared((thread.session_id, "status"), self.session(thread).status)
+
+    async def records(self, thread: Thread) -> list[RequestRecord]:
+        """The records of the session's last 100 requests, oldest first.
+
+        Raises:
+            GatewayError: 404 `not_found`, 503 `unavailable`.
+        """
+        with temporal_reads():
+            return await shared((thread.session_id, "requests"), self.session(thread).requests)
+
+    async def record(self, thread: Thread, request_id: str) -> RequestRecord:
+        """The session's record of a request.
+
+        Raises:
+            GatewayError: 404 `not_found` (the thread, or the request), 503 `unavailable`.
+        """
+        found = next((r for r in await self.records(thread) if r.request_id == request_id), None)
+        if found is None:
+            raise not_found("request in this thread")
+        return found
+
+    async def pending(self, run_workflow_id: str) -> list[PendingApproval]:
+        """The calls of a run awaiting a decision, oldest first (none before its start or after its end).
+
+        Raises:
+            GatewayError: 503 `unavailable` (Temporal did not answer: "none" would be a guess).
+        """
+        run = self._ctx.runs.get(run_workflow_id)
+        try:
+            return await shared((run_workflow_id, "pending_approvals"), run.pending_approvals)
+        except RPCError as error:
+            if error.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.INVALID_ARGUMENT):
+                return []
+            raise GatewayError.unavailable() from None
+
+    async def _awaiting(self, run_workflow_id: str) -> bool:
+        """Whether a run that has just asked for approval lists a call awaiting it (unread: not yet)."""
+        try:
+            return bool(await self.pending(run_workflow_id))
+        except GatewayError:
+            return False  # the wait goes on; the next event (or the caller's timeout) looks again
+
+    async def state(self, thread: Thread, request_id: str, result: RunResult | None = None) -> RequestState:
+        """Where the request stands (`result`: its run's, when the caller has it already).
+
+        Raises:
+            GatewayError: 404 `not_found`, 503 `unavailable`.
+        """
+        record = await self.record(thread, request_id)
+        if record.status == "running":
+            if (await self.status(thread)).active_request_id != request_id:
+                record = await self.record(thread, request_id)  # not active: waiting, or ended meanwhile
+                if record.status == "running":
+                    return _state(record, "queued")
+            else:
+                pending = await self.pending(record.run_workflow_id)
+                return _state(record, "awaiting_approval" if pending else "running", pending=tuple(pending))
+        return await self._ended(record, result)
+
+    async def _ended(self, record: RequestRecord, result: RunResult | None) -> RequestState:
+        error = record.outcome.error
+        state = _state(
+            record,
+            record.status,
+            error_code=error.type if error is not None else None,
+            error_message=error.message if error is not None else None,
+        )
+        if record.status != "completed":
+            return state
+        if result is None:
+            with contextlib.suppress(RejectedError, RPCError):
+                result = await self._ctx.runs.get(record.run_workflow_id).result()
+        if result is None:
+            return state
+        return _state(record, "completed", answer=result.answer, output=result.output)
+
+    # ---- asks --------------------------------------------------------------------------------
+
+    async def ask(
+        self,
+        thread: Thread,
+        text: str,
+        *,
+        request_id: str | None = None,
+        on_busy: OnBusy = "reject",
+        mode: SteerMode = "queue",
+        expected_last_request: str | None = None,
+        source: str | None = None,
+    ) -> AskAccepted:
+        """Ask `text` under the busy policy; what the session did with it.
+
+        `request_id` is the idempotency key: asking again with it answers with the same
+        request, if the message is the same. With `on_busy="steer"`, `mode="interrupt"` steers
+        the running request cutting its model call in flight (nothing running: it is asked).
+
+        Raises:
+            GatewayError: the session's refusal (`busy`, `stale`, `ask_queue_full`,
+                `invalid_input`, `payload_too_large`, ...), `request_id_reused`, `unavailable`.
+        """
+        if on_busy == "steer" and mode == "interrupt":
+            steered = await self._steer_interrupting(thread, text, source)
+            if steered is not None:
+                return steered
+        with temporal_reads():
+            accepted = await self.session(thread).ask(
+                text,
+                config=thread.config,
+                agent_id=thread.agent,
+                request_id=request_id,
+                on_busy=on_busy,
+                expected_last_request=expected_last_request,
+            )
+        if request_id is not None and accepted.request_id == request_id:
+            await self._same_message(thread, request_id, text)
+        return accepted
+
+    async def _same_message(self, thread: Thread, request_id: str, text: str) -> None:
+        """Refuse an ask whose request id names an earlier request with another message.
+
+        The session answers a known request id with that request (a retried ask re-attaches);
+        its record's query preview says whether the message is the same. The check is read
+        after the ask: a new request's record always matches, so only a reused id is refused.
+        When the record cannot be read (Temporal does not answer), the ask stands as the
+        session answered it: refusing would tell the caller that nothing was asked.
+
+        Raises:
+            GatewayError: `request_id_reused` (nothing was asked).
+        """
+        try:
+            record = await self.record(thread, request_id)
+        except GatewayError:
+            log.warning("could not read request %s of %s to check its message", request_id, thread.session_id)
+            return
+        if record.query_preview != text[:QUERY_PREVIEW_CHARS]:
+            raise GatewayError.refused(
+                REQUEST_ID_REUSED,
+                f"request id {request_id!r} names an earlier request with another message: "
+                "give a new id (nothing was asked)",
+            )
+
+    async def _steer_interrupting(self, thread: Thread, text: str, source: str | None) -> AskAccepted | None:
+        """Steer the running request with `mode="interrupt"`; None when nothing runs."""
+        try:
+            status = await self.status(thread)
+        except GatewayError:
+            return None  # no session yet: the ask starts it
+        if status.active_request_id is None or status.active_run_workflow_id is None:
+            return None
+        ack = await self.session(thread).steer(
+            text, mode="interrupt", expected_request_id=status.active_request_id, source=source
+        )
+        if ack.status != "queued":
+            return None
+        return AskAccepted(
+            request_id=status.active_request_id,
+            run_workflow_id=status.active_run_workflow_id,
+            disposition="steered",
+            input_id=ack.input_id,
+        )
+
+    # ---- controls of a running request -------------------------------------------------------
+
+    async def running(self, thread: Thread, request_id: str) -> RequestRecord:
+        """The record of a request that runs now (or awaits approval).
+
+        Raises:
+            GatewayError: 404 `not_found`; 400 `not_running` for a queued or an ended request.
+        """
+        record = await self.record(thread, request_id)
+        if record.status != "running":
+            raise GatewayError.refused(NOT_RUNNING, f"this request has ended ({record.status})")
+        if (await self.status(thread)).active_request_id != request_id:
+            record = await self.record(thread, request_id)
+            if record.status == "running":
+                raise GatewayError.refused(NOT_RUNNING, "this request waits for its turn: nothing runs yet")
+            raise GatewayError.refused(NOT_RUNNING, f"this request has ended ({record.status})")
+        return record
+
+    async def steer(
+        self,
+        thread: Thread,
+        request_id: str,
+        text: str,
+        *,
+        mode: SteerMode = "queue",
+        source: str | None = None,
+    ) -> Ack:
+        """Steer the running request: `text` reaches the agent before its next step (`queued`).
+
+        Raises:
+            GatewayError: `not_found`, `not_running`, or the session's refusal (`blank_content`,
+                `request_mismatch`, `queue_full`, ...).
+        """
+        await self.running(thread, request_id)
+        with temporal_reads():
+            ack = await self.session(thread).steer(
+                text, expected_request_id=request_id, source=source, mode=mode
+            )
+        return _accepted(ack, "the steer was refused")
+
+    async def approve(self, thread: Thread, request_id: str, decision: Decision, *, approver: str) -> Ack:
+        """Decide a call of the running request awaiting approval (`decision.call_id`, default the oldest).
+
+        The thread's principal needs the `agents:approve` scope (checked here once for every
+        protocol, before anything is read; the guard checks the scope of what it read in the body too).
+
+        Raises:
+            GatewayError: 403 `forbidden` (no `agents:approve`), `not_found`, `not_running`,
+                `unknown_call`, or the run's refusal (`already_decided`, `invalid_arguments`, ...):
+                the call keeps waiting.
+        """
+        require(thread.principal, APPROVE)
+        record = await self.running(thread, request_id)
+        call_id = decision.call_id
+        if call_id is None:
+            pending = await self.pending(record.run_workflow_id)
+            if not pending:
+                raise GatewayError.refused(UNKNOWN_CALL, "this request has no call awaiting approval")
+            call_id = pending[0].call_id
+        with temporal_reads():
+            ack = await self.session(thread).approve(
+                call_id,
+                approved=decision.approved,
+                reason=decision.reason,
+                arguments=decision.arguments,
+                approver=approver,
+            )
+        return _accepted(ack, "the decision was refused")
+
+    async def cancel(self, thread: Thread, request_id: str, *, reason: str) -> RequestState:
+        """Cancel the running request's run, wait for it to end `cancelled`; its state then.
+
+        Raises:
+            GatewayError: `not_found`, `not_running` (queued: nothing runs yet; or ended).
+        """
+        record = await self.running(thread, request_id)
+        run = self._ctx.runs.get(record.run_workflow_id)
+        with temporal_reads():
+            ack = await run.cancel(reason=reason)
+        _accepted(ack, "the request could not be cancelled")
+        result: RunResult | None = None
+        with contextlib.suppress(RejectedError, RPCError):
+            result = await run.result()
+        return await self.settled(thread, request_id, result)
+
+    # ---- the thread ----------------------------------------------------------------------------
+
+    async def fork(
+        self, thread: Thread, *, seq: int | None = None, new_thread_id: str | None = None
+    ) -> Forked:
+        """A new thread of the caller's, starting from `thread` as it stood after entry `seq` (default: now).
+
+        Raises:
+            GatewayError: `not_found` (checked first: a missing thread is never a fork's own
+                refusal), `invalid_input` (a bad or taken `new_thread_id`, or a default fork id
+                that is not a thread id: pass one), `seq_out_of_range`.
+        """
+        await self.status(thread)
+        new_id = await fork_session_id(
+            self._ctx.client, thread.principal, thread.agent, thread.thread_id, new_thread_id or None
+        )
+        with temporal_reads():
+            forked = await self.session(thread).fork(seq=seq, session_id=new_id)
+        owned = parse_session_id(thread.principal, forked.session_id)
+        assert owned is not None, "the gateway names every fork with a thread id"
+        new = Thread(thread.principal, owned[0], owned[1], forked.session_id, thread.config)
+        return Forked(new, forked.forked_from.seq)
+
+    async def reset(self, thread: Thread, *, reason: str | None = None) -> Ack:
+        """Start the conversation afresh (`applied`, or `deferred` while a request runs).
+
+        Raises:
+            GatewayError: `not_found` (checked first), or the session's refusal.
+        """
+        await self.status(thread)
+        with temporal_reads():
+            ack = await self.session(thread).reset_thread(reason=reason)
+        return _accepted(ack, "the reset was refused")
+
+    # ---- waiting -------------------------------------------------------------------------------
+
+    async def until_started(self, thread: Thread, request_id: str) -> None:
+        """Wait while a queued request waits for the ones before it (returns at once otherwise).
+
+        It follows the running request's run through the hub until it ends, then looks again.
+        """
+        followed: str | None = None
+        while True:
+            status = await self.status(thread)
+            if status.active_request_id == request_id:
+                return
+            if (await self.record(thread, request_id)).status != "running":
+                return
+            run_id = status.active_run_workflow_id
+            if run_id is None or run_id == followed:
+                await asyncio.sleep(SETTLE_POLL_S)  # that run has ended: the session starts the next one
+                continue
+            followed = run_id
+            with contextlib.suppress(RPCError):
+                async for item in self._ctx.hub.follow(run_id):
+                    if is_terminal(item):
+                        break
+
+    async def recorded(self, thread: Thread, request_id: str) -> RequestRecord:
+        """The request's record once its session has recorded its run's end (or after `SETTLE_S`, as it is).
+
+        The run ends first and its session records that a moment later: waiting here makes every
+        read after (`state`, the thread's history, `tasks/get`) agree with the end.
+        """
+        record = await self.record(thread, request_id)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(SETTLE_S):
+                while record.status == "running":
+                    await asyncio.sleep(SETTLE_POLL_S)
+                    record = await self.record(thread, request_id)
+        return record
+
+    async def settled(self, thread: Thread, request_id: str, result: RunResult | None = None) -> RequestState:
+        """The state of a request whose run has ended (`result`), once its session has recorded the end."""
+        record = await self.recorded(thread, request_id)
+        if record.status == "running":
+            return await self.state(thread, request_id, result)
+        return await self._ended(record, result)
+
+    async def wait(
+        self,
+        thread: Thread,
+        request_id: str,
+        wait_s: float,
+        report: Report | None = None,
+        *,
+        run_id: str | None = None,
+    ) -> RequestState:
+        """Wait up to `wait_s` for the request to end or await approval, handing its text to `report`.
+
+        `run_id`: the run of a request just started (its state need not be read first). Returns
+        the request's state then (ended ones once their session has recorded the end).
+        """
+        wait_s = min(max(wait_s, 0.0), MAX_WAIT_S)
+        queued = False
+        if run_id is None or wait_s == 0:
+            state = await self.state(thread, request_id)
+            if state.status not in ("running", "queued") or wait_s == 0:
+                return state
+            run_id, queued = state.run_workflow_id, state.status == "queued"
+        with contextlib.suppress(TimeoutError, RPCError):  # the hub lost the run: read where it stands
+            async with asyncio.timeout(wait_s):
+                if queued:
+                    await self.until_started(thread, request_id)
+                async for item in follow_run(self._ctx, run_id):
+                    if isinstance(item, RunEnd):
+                        return await self.settled(thread, request_id, item.result)
+                    event = item.event
+                    if isinstance(event, DeltaEvent):
+                        if event.text and report is not None:
+                            await report(event.text)
+                    elif event.event.kind == "approval_requested" and await self._awaiting(run_id):
+                        break
+        return await self.state(thread, request_id)
+
+
+def ended_state(request_id: str, run_workflow_id: str, result: RunResult) -> RequestState:
+    """The state of a request whose run ended with `result` (the run says so before its session does)."""
+    outcome = result.outcome
+    status: RequestStatus = outcome.status if outcome.status in ("completed", "cancelled") else "failed"
+    error = outcome.error
+    return RequestState(
+        request_id=request_id,
+        run_workflow_id=run_workflow_id,
+        status=status,
+        usage=outcome.usage,
+        answer=result.answer if status == "completed" else None,
+        output=result.output if status == "completed" else None,
+        error_code=error.type if error is not None else None,
+        error_message=error.message if error is not None else None,
+    )
+
+
+def _state(record: RequestRecord, status: RequestStatus, **fields: object) -> RequestState:
+    return RequestState(
+        request_id=record.request_id,
+        run_workflow_id=record.run_workflow_id,
+        status=status,
+        query_preview=record.query_preview,
+        usage=record.outcome.usage,
+        **fields,  # pyright: ignore[reportArgumentType]
+    )
+
+
+def _accepted(ack: Ack, refused: str) -> Ack:
+    """`ack`, unless it is a refusal (then raised as a `GatewayError` with its code)."""
+    if ack.status == "rejected":
+        raise GatewayError.refused(ack.reason or NOT_RUNNING, ack.message or refused)
+    return ack

@@ -1,0 +1,71 @@
+"""A principal's thread with an agent, as the request core addresses it, and how Temporal's answers map.
+
+`open_thread` is the one rule from a principal, an agent and a thread id to a session
+(`gateway.owners`: the session's workflow id names its owner, so no table of owners exists).
+`temporal_reads` is the one rule for what a read's failure means: a missing workflow, one that
+is not a session, a request the session does not keep and another principal's thread all answer
+`not_found`; Temporal not answering is `unavailable`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from temporalio.client import WorkflowQueryFailedError
+from temporalio.service import RPCError, RPCStatusCode
+
+from clients.errors import RejectedError
+from contracts import AgentConfig
+from contracts.errors import UNKNOWN_REQUEST
+from gateway.auth import Principal
+from gateway.context import GatewayContext, agent_config
+from gateway.errors import GatewayError, not_found
+from gateway.owners import session_id
+
+__all__ = ["Thread", "open_thread", "temporal_reads"]
+
+_GONE = (RPCStatusCode.NOT_FOUND, RPCStatusCode.INVALID_ARGUMENT)
+
+
+@dataclass(frozen=True)
+class Thread:
+    """One of a principal's conversations with an agent: its session and the agent's config."""
+
+    principal: Principal
+    agent: str
+    thread_id: str
+    session_id: str
+    config: AgentConfig
+
+
+def open_thread(ctx: GatewayContext, principal: Principal, agent: str, thread_id: str) -> Thread:
+    """`principal`'s thread `thread_id` with `agent` (nothing is read: the session may not exist yet).
+
+    Raises:
+        GatewayError: 404 `unknown_agent`; 400 `invalid_input` for a thread id off its pattern.
+    """
+    config = agent_config(ctx, agent)
+    return Thread(principal, agent, thread_id, session_id(principal, agent, thread_id), config)
+
+
+@contextmanager
+def temporal_reads(what: str = "thread") -> Iterator[None]:
+    """Map a read's failures: gone or not the caller's is `not_found` (`what`), no answer `unavailable`.
+
+    Raises:
+        GatewayError: 404 `not_found`, 503 `unavailable`.
+    """
+    try:
+        yield
+    except RPCError as error:
+        if error.status in _GONE:
+            raise not_found(what) from None
+        raise GatewayError.unavailable() from None
+    except WorkflowQueryFailedError:
+        raise not_found(what) from None  # a workflow that is not a session (a run's id looks like one)
+    except RejectedError as rejection:
+        if rejection.code == UNKNOWN_REQUEST:
+            raise not_found(what) from None
+        raise GatewayError.refused(rejection.code, rejection.message) from None
