@@ -4,7 +4,9 @@ Two static tokens of the same principal: one with every default scope, one with 
 only. The narrow one asks and reads its threads, but its approvals are refused by name over
 AG-UI (`resume`), MCP (the `approve` tool: HTTP 403 with `error="insufficient_scope"`) and A2A
 (a data part `{"approved": ...}` on the task); an approve-only token cannot ask; schedules and
-the admin routes need their own scopes. A refused call changes nothing: the run still waits.
+the admin routes need their own scopes. Behind the guard, the request core checks the approval
+scope once more for every protocol (`RequestCore.approve`). A refused call changes nothing: the
+run still waits.
 """
 
 from __future__ import annotations
@@ -16,7 +18,10 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 
-from gateway.identity.scopes import scopes_of_claims
+from gateway.auth import Principal
+from gateway.core import Decision, RequestCore, open_thread
+from gateway.errors import GatewayError
+from gateway.identity.scopes import ASK, scopes_of_claims
 from testing import AgentTestEnvironment
 from tests.gateway_helpers import GatewayServer, agui_run, run_input, running_gateway
 
@@ -76,6 +81,20 @@ async def test_an_ask_only_token_asks_but_cannot_approve_over_agui(gw: GatewaySe
     async with gw.http(FULL) as http:
         events = await agui_run(http, _resume(thread), agent="approver")
     assert events[-1].type == "RUN_FINISHED" and "391" in str(events[-1].event.get("result"))
+
+
+async def test_the_request_core_refuses_an_approval_without_the_approve_scope(gw: GatewayServer) -> None:
+    thread = f"core-scoped-{uuid.uuid4().hex[:6]}"
+    await _interrupted(gw, thread)
+    core = RequestCore(gw.ctx)
+    asker = open_thread(gw.ctx, Principal("alice", frozenset({ASK})), "approver", thread)
+    with pytest.raises(GatewayError) as refused:
+        await core.approve(asker, f"{thread}-r1", Decision(approved=True), approver="alice")
+    assert (refused.value.status, refused.value.code) == (403, "forbidden")
+    assert "agents:approve" in refused.value.message
+    # Nothing changed: the call still awaits approval.
+    record = await core.running(asker, f"{thread}-r1")
+    assert [p.call_id for p in await core.pending(record.run_workflow_id)] == ["call-calc"]
 
 
 async def test_an_approve_only_token_cannot_ask_read_or_fork(gw: GatewayServer) -> None:
