@@ -20,6 +20,7 @@ from temporalio.service import RPCError
 
 from clients import inputs
 from clients.errors import RejectedError, workflow_rejection
+from clients.run_start import is_not_found
 from clients.scope import ClientScope as ClientScope
 from clients.scope import StoreReader, Timeouts
 from clients.update_retry import execute_update
@@ -53,7 +54,12 @@ class WorkflowControls:
     async def _update(self, name: str, payload: BaseModel, result_type: type[M], wait: timedelta | None) -> M:
         """Send an Update; a coded refusal raises `RejectedError`."""
         try:
-            raw: object = await execute_update(self._handle, name, payload, result_type, wait)
+            try:
+                raw: object = await execute_update(self._handle, name, payload, result_type, wait)
+            except RPCError as error:
+                if not (is_not_found(error) and await self._appeared()):
+                    raise
+                raw = await execute_update(self._handle, name, payload, result_type, wait)
         except (WorkflowUpdateFailedError, RPCError) as error:
             rejection = workflow_rejection(error)
             if rejection is None:
@@ -64,11 +70,23 @@ class WorkflowControls:
     async def _query(self, name: str, result_type: type[M], arg: BaseModel | None = None) -> M:
         """Ask a query (with `arg`, or with none)."""
         timeout = self._timeouts.query
-        if arg is None:
-            raw: object = await self._handle.query(name, result_type=result_type, rpc_timeout=timeout)
-        else:
-            raw = await self._handle.query(name, arg, result_type=result_type, rpc_timeout=timeout)
+
+        async def ask() -> object:
+            if arg is None:
+                return await self._handle.query(name, result_type=result_type, rpc_timeout=timeout)
+            return await self._handle.query(name, arg, result_type=result_type, rpc_timeout=timeout)
+
+        try:
+            raw = await ask()
+        except RPCError as error:
+            if not (is_not_found(error) and await self._appeared()):
+                raise
+            raw = await ask()
         return raw if isinstance(raw, result_type) else result_type.model_validate(raw)
+
+    async def _appeared(self) -> bool:
+        """After `NOT_FOUND`: whether the workflow exists now, having waited for it (a promised run)."""
+        return False
 
     async def _acked(
         self,

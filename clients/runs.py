@@ -15,12 +15,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from temporalio.client import WorkflowFailureError
+from temporalio.client import Client, WorkflowFailureError
+from temporalio.service import RPCError
 
 from clients import inputs
-from clients.base import ClientScope, Timeouts, WorkflowControls
+from clients.base import ClientScope, StoreReader, Timeouts, WorkflowControls
 from clients.errors import RejectedError, workflow_rejection
 from clients.output import OutputLike, with_output
+from clients.run_start import StartWaits, is_not_found
 from clients.stream import DEFAULT_POLL_COOLDOWN_S, run_events
 from contracts import WORKFLOW_TYPE, AgentConfig, RunResult, RunState, Trace
 from contracts.approval import PendingApproval
@@ -33,7 +35,19 @@ from conversation import DEFAULT_CONTEXT_REF, Context
 
 
 class RunHandle(WorkflowControls):
-    """One run, addressed by its workflow id: controls (steer, approve, cancel, context ops...), queries."""
+    """One run, addressed by its workflow id: controls (steer, approve, cancel, context ops...), queries.
+
+    A session's run that its session has recorded but not started yet (an `enqueued` ask's)
+    is waited for: every method waits until it starts (`clients.run_start`), then answers.
+    """
+
+    def __init__(self, client: Client, workflow_id: str, timeouts: Timeouts, store: StoreReader) -> None:
+        """Address the run `workflow_id` (nothing is sent until a method is called)."""
+        super().__init__(client, workflow_id, timeouts, store)
+        self._start_waits = StartWaits(client, workflow_id)
+
+    async def _appeared(self) -> bool:
+        return await self._start_waits.appeared()
 
     async def result(self) -> RunResult:
         """Wait for the run to end; its result (also for `failed` and `cancelled` runs).
@@ -43,7 +57,12 @@ class RunHandle(WorkflowControls):
             WorkflowFailureError: the workflow was terminated or timed out.
         """
         try:
-            raw: object = await self._handle.result()
+            try:
+                raw: object = await self._handle.result()
+            except RPCError as error:
+                if not (is_not_found(error) and await self._appeared()):
+                    raise
+                raw = await self._handle.result()
         except WorkflowFailureError as failure:
             rejection = workflow_rejection(failure.cause)
             if rejection is None:
@@ -81,9 +100,26 @@ class RunHandle(WorkflowControls):
             poll_cooldown_s: least time between two polls of the stream once caught up.
 
         Raises:
-            RPCError: `NOT_FOUND` when no run has this workflow id.
+            RPCError: `NOT_FOUND` when no run has this workflow id (and no session promises it).
         """
-        return run_events(self._client, self.workflow_id, self.trace, poll_cooldown_s=poll_cooldown_s)
+        return self._events(poll_cooldown_s)
+
+    async def _events(self, poll_cooldown_s: float) -> AsyncIterator[DeltaEvent | TraceItem]:
+        events = run_events(self._client, self.workflow_id, self.trace, poll_cooldown_s=poll_cooldown_s)
+        try:
+            first = await anext(events)
+        except StopAsyncIteration:
+            return
+        except RPCError as error:
+            if not (is_not_found(error) and await self._appeared()):
+                raise
+            events = run_events(self._client, self.workflow_id, self.trace, poll_cooldown_s=poll_cooldown_s)
+            first = await anext(events, None)
+            if first is None:
+                return
+        yield first
+        async for event in events:
+            yield event
 
 
 class Runs(ClientScope):

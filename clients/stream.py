@@ -31,6 +31,7 @@ from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.contrib.workflow_streams import WorkflowStreamClient
 from temporalio.service import RPCError, RPCStatusCode
 
+from clients.live_follow import channel_events, client_channel
 from clients.stream_polls import query_polls, update_polls
 from contracts import Trace, TraceEvent
 from contracts.errors import POLL_BUDGET_SPENT
@@ -100,11 +101,31 @@ async def run_events(
     signal arriving as the run completes) is made again from the same offset, up to
     `MAX_POLL_RETRIES` times in a row.
 
+    With a live channel in the environment (`REACT_LIVE_URL`), the run is followed there
+    (`clients.live_follow`: no poll, no history), on its stream if its worker writes to none.
+
     Raises:
         RPCError: e.g. `NOT_FOUND` when no run has this workflow id.
     """
-    stream = WorkflowStreamClient.create(client, workflow_id)
     gaps = _TraceGaps(read_trace)
+    channel = client_channel()
+    if channel is None:
+        events = _polled_events(client, workflow_id, gaps, poll_cooldown_s)
+    else:
+
+        def fallback() -> AsyncIterator[DeltaEvent | TraceItem]:
+            return _polled_events(client, workflow_id, gaps, poll_cooldown_s)
+
+        events = channel_events(client, workflow_id, channel, gaps, fallback)
+    async for event in events:
+        yield event
+
+
+async def _polled_events(
+    client: Client, workflow_id: str, gaps: _TraceGaps, poll_cooldown_s: float
+) -> AsyncIterator[DeltaEvent | TraceItem]:
+    """The run's events from its Workflow Stream: polls by Update, then by query."""
+    stream = WorkflowStreamClient.create(client, workflow_id)
     cooldown = timedelta(seconds=poll_cooldown_s)
     offset, retries, by_query = 0, 0, False
     while True:

@@ -37,6 +37,7 @@ from contracts.activities import ActivityOverride
 from hosting.data_converter import build_data_converter
 from hosting.sandbox import workflow_runner
 from hosting.tracing import Tracing
+from live.channel import LiveChannel, live_url, open_channel
 from payloads.blob_store import BlobStore, shared_blob_store
 from payloads.codec import SealedBlobStore
 from payloads.converter import ProductPayloadConverter
@@ -80,6 +81,7 @@ class DurableReactPlugin(SimplePlugin):
         activity_options: Mapping[str, ActivityOverride] | None = None,
         tracer_provider: TracerProvider | None = None,
         capture_content: bool | None = None,
+        live_channel: LiveChannel | None = None,
     ) -> None:
         """Configure the plugin; nothing connects and no activity is built until a worker needs it.
 
@@ -101,6 +103,8 @@ class DurableReactPlugin(SimplePlugin):
                 variables configure, else no tracing; see `hosting.tracing`).
             capture_content: add (redacted) message contents, tool arguments and results to the
                 GenAI spans (default `REACT_OTEL_CAPTURE_CONTENT`).
+            live_channel: where workers write their runs' live items (default: the one
+                `REACT_LIVE_URL` names, else none: `live.channel`, `hosting.live_sink`).
 
         Raises:
             SettingsError: (with the default settings) a variable has a value that cannot be used;
@@ -118,6 +122,8 @@ class DurableReactPlugin(SimplePlugin):
         self._activities: list[Callable[..., Any]] | None = None
         self._executor: Executor | None = None
         self.tracing = Tracing.resolve(tracer_provider, capture_content)
+        url = live_url() if live_channel is None else None
+        self.live_channel = live_channel or (open_channel(url) if url else None)
         super().__init__(  # pyright: ignore[reportUnknownMemberType]
             PLUGIN_NAME,
             data_converter=self._converter_for_client,
@@ -207,6 +213,13 @@ class DurableReactPlugin(SimplePlugin):
             values[throttle] = min(values.get(throttle) or HEARTBEAT_THROTTLE, HEARTBEAT_THROTTLE)
         if self._options is not None:
             values["interceptors"] = [*(values.get("interceptors") or ()), self._options]
+        if self.live_channel is not None:
+            from hosting.live_sink import LiveSinkInterceptor  # loads workflow code: workers only
+
+            values["interceptors"] = [
+                *(values.get("interceptors") or ()),
+                LiveSinkInterceptor(self.live_channel),
+            ]
         if self.tracing is not None:
             interceptors = values.get("interceptors") or ()
             values["interceptors"] = self.tracing.worker_interceptors(client, interceptors)

@@ -10,21 +10,25 @@
 # With the dev tools (not with --no-dev), it also installs Debian's `chromium` when
 # /usr/bin/chromium is missing: the browser tests (tests/browser/test_web_ui.py, tests/browser/test_chat_page.py)
 # drive it through Playwright, never downloading a browser (apt-get, with sudo when not root).
-# --no-browser skips that.
+# --no-browser skips that. It also installs Debian's `redis-server` when it is missing: the live
+# channel's tests (tests/stream/test_live_channel.py) and `bench.turn_cost` start their own on
+# 127.0.0.1 (live/dev_redis.py). --no-redis skips that.
 #
-#   scripts/setup.sh [--no-local-model] [--no-browser] [uv sync options, e.g. --no-dev --inexact]
+#   scripts/setup.sh [--no-local-model] [--no-browser] [--no-redis] [uv sync options, e.g. --no-dev --inexact]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 groups=(--group local-model)
 sync_args=()
 browser=1
+redis=1
 js_clients=1
 for arg in "$@"; do
   case "$arg" in
     --no-local-model) groups=() ;;
     --no-browser) browser=0 ;;
-    --no-dev) browser=0; js_clients=0; sync_args+=("$arg") ;;
+    --no-redis) redis=0 ;;
+    --no-dev) browser=0; redis=0; js_clients=0; sync_args+=("$arg") ;;
     *) sync_args+=("$arg") ;;
   esac
 done
@@ -65,6 +69,32 @@ install_browser() {
   fi
 }
 if [ "$browser" = 1 ]; then install_browser; fi
+
+install_redis() {
+  command -v redis-server >/dev/null 2>&1 && return 0
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    if ! command -v sudo >/dev/null 2>&1; then
+      echo "setup: tests/stream/test_live_channel.py needs Debian's redis-server, and this user is not" \
+        "root and has no sudo: run 'apt-get install -y redis-server' as root, or pass --no-redis." >&2
+      exit 1
+    fi
+    sudo=(sudo)
+  fi
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "setup: tests/stream/test_live_channel.py needs redis-server, and there is no apt-get here:" \
+      "install Redis so that redis-server is on PATH, or pass --no-redis." >&2
+    exit 1
+  fi
+  echo "Installing Debian's redis-server for the live channel's tests (skip with --no-redis)." >&2
+  if ! ${sudo[@]+"${sudo[@]}"} apt-get update -qq ||
+    ! ${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive \
+      apt-get install -y -qq --no-install-recommends redis-server >/dev/null; then
+    echo "setup: 'apt-get install redis-server' failed (see above); install it, or pass --no-redis." >&2
+    exit 1
+  fi
+}
+if [ "$redis" = 1 ]; then install_redis; fi
 
 # With the dev tools: the official JavaScript clients the gateway's tests drive (tests/js:
 # @ag-ui/client, @a2a-js/sdk), exactly as its package-lock.json pins them.

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 from temporalio.client import Client
+from temporalio.service import RPCError, RPCStatusCode
 
-from client import AgentConfig, ContextPolicy, MessageEntry, ModelSettings, RejectedError, Sessions
+from client import AgentConfig, ContextPolicy, MessageEntry, ModelSettings, RejectedError, Runs, Sessions
+from clients.runs import RunHandle
 from contracts import ThreadPage, ThreadQuery
 from contracts.limits import MAX_QUERY_CHARS, MAX_SYSTEM_PROMPT_CHARS
+from contracts.stream import TraceItem
 from payloads.blob_store import BlobStore
 from testing import script_overrides
 from tests.helpers import call, turn, update_names
@@ -134,6 +138,51 @@ async def test_an_ask_right_after_the_run_s_end_is_not_refused_busy(client: Clie
     with pytest.raises(RejectedError) as busy:  # a request that really runs is still refused
         await session.ask("Turn 6", config=agent)
     assert busy.value.code == "busy" and slow.request_id in busy.value.message
+
+
+async def test_the_run_an_ask_names_answers_at_once(client: Client, task_queue: str) -> None:
+    # The documented pattern: ask, then follow or await the run the answer names, at once. Every
+    # `RunHandle` method must find the run (it used to raise NOT_FOUND until the session started it).
+    # One query at a time per run: the SDK buffers one workflow task per run, so queries sent
+    # together while a task runs can be dropped and time out (temporalio/sdk-core#578).
+    sessions, runs = Sessions(client, task_queue=task_queue), Runs(client, task_queue=task_queue)
+    agent = config(turn("Here."))
+
+    async def conversation(n: int) -> list[str]:
+        session = sessions.get(new_session_id())
+        answers: list[str] = []
+        for i in range(2):
+            accepted = await session.ask(f"{n}.{i}", config=agent)
+            run = runs.get(accepted.run_workflow_id)
+            if i == 0:
+                assert (await run.state()).request_id == accepted.request_id
+            events, result = await asyncio.gather(collect(run), run.result())
+            assert events[-1] == "request_completed", events
+            assert (await run.trace()).events[-1].kind == "request_completed"
+            answers.append(result.answer or "")
+        return answers
+
+    outcomes = await asyncio.gather(*(conversation(n) for n in range(20)))
+    assert outcomes == [["Here."] * 2] * 20
+
+
+async def test_the_run_of_an_enqueued_ask_is_awaited_until_it_starts(client: Client, task_queue: str) -> None:
+    sessions, runs = Sessions(client, task_queue=task_queue), Runs(client, task_queue=task_queue)
+    session = sessions.get(new_session_id())
+    first = await session.ask("first", config=config(turn("One.", delay_s=0.5)))
+    queued = await session.ask("second", overrides=script(turn("Two.")), on_busy="enqueue")
+    assert queued.disposition == "enqueued"
+    run = runs.get(queued.run_workflow_id)  # its run does not exist yet: the handle waits for it
+    events, result = await asyncio.gather(collect(run), run.result())
+    assert result.answer == "Two." and events[-1] == "request_completed"
+    assert (await session.await_result(first.request_id)).result == "One."
+    with pytest.raises(RPCError) as missing:  # an id no session names is still NOT_FOUND at once
+        await runs.get(f"{session.workflow_id}-run-99").state()
+    assert missing.value.status == RPCStatusCode.NOT_FOUND
+
+
+async def collect(run: RunHandle) -> list[str]:
+    return [event.event.kind async for event in run.events() if isinstance(event, TraceItem)]
 
 
 def text(label: str, size: int) -> str:

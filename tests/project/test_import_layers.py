@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[2]
 _BOTTOM = frozenset({"contracts", "conversation"})
 _PAYLOAD_PATH = _BOTTOM | {"payloads"}
 _BELOW_HOSTING = _PAYLOAD_PATH | {"workflows", "activities", "clients"}
-_PRODUCT = _BELOW_HOSTING | {"hosting", "worker", "client", "cli"}
+_PRODUCT = _BELOW_HOSTING | {"hosting", "live", "worker", "client", "cli"}
 
 MAY_IMPORT: dict[str, frozenset[str]] = {
     "contracts": _BOTTOM,
@@ -45,13 +45,14 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "workflows": _BOTTOM | {"workflows"},
     "payloads": _PAYLOAD_PATH,
     "activities": _PAYLOAD_PATH | {"activities"},
-    "clients": _PAYLOAD_PATH | {"clients"},
-    "hosting": _BELOW_HOSTING | {"hosting"},
+    "clients": _PAYLOAD_PATH | {"clients", "live"},
+    "live": _BOTTOM | {"live"},
+    "hosting": _BELOW_HOSTING | {"hosting", "live"},
     "worker": _PRODUCT,
     "client": _PRODUCT,
     "cli": _PRODUCT,
     "testing": _PRODUCT | {"testing"},
-    "gateway": _PAYLOAD_PATH | {"clients", "hosting", "activities", "gateway"},
+    "gateway": _PAYLOAD_PATH | {"clients", "hosting", "activities", "gateway", "live"},
 }
 """For each product folder (or top-level module), the first-party folders it may import."""
 

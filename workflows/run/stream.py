@@ -30,6 +30,7 @@ from contracts import TraceEvent
 from contracts.limits import MAX_STREAMED_BYTES_PER_CALL, MAX_STREAMED_BYTES_PER_RUN
 from contracts.llm import StreamTarget
 from contracts.stream import DEFAULT_POLL_UPDATES, EVENTS_TOPIC, DeltaEvent, TraceItem, streamed_bytes
+from workflows import live_sink
 from workflows.run.stream_handlers import StreamPolls, delta_of, register_handlers
 
 PATCH_PUBLISH_TOKEN = "stream-publish-token"
@@ -92,8 +93,10 @@ class RunStream(WorkflowStream):
         register_handlers(self)
 
     def publish_trace(self, event: TraceEvent) -> None:
-        """Publish one trace event (to the workflow's own log: no history event)."""
-        self._events.publish(TraceItem(event=event))
+        """Publish one trace event (to the workflow's own log: no history event; and the live channel)."""
+        item = TraceItem(event=event)
+        self._events.publish(item)
+        live_sink.emit(item)
 
     def call_started(self, call: int) -> None:
         """LLM call `call` is starting: its deltas become the partial answer."""
@@ -155,3 +158,4 @@ class RunStream(WorkflowStream):
             for delta in deltas:
                 self.streamed_bytes += streamed_bytes(delta)
                 partial.add(delta)
+                live_sink.emit(delta)

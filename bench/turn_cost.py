@@ -1,0 +1,567 @@
+"""What one conversation turn costs, next to the two bare-Temporal floors, side by side in one run.
+
+    .venv/bin/python -m bench.turn_cost                      # 10 sequential turns, then 50 at once
+    .venv/bin/python -m bench.turn_cost --turns 10 --concurrent 100 --long-turns 3
+
+Real and on 127.0.0.1 only: a `temporal server start-dev` (SQLite), the product's `worker.py`
+in its own process, the floors' worker (`bench/turn_floors.py`) in another, and this process as
+the client (the typed client for ours, a plain Temporal client for the floors). Rows:
+
+- **bare turn**: an Update on a long-lived workflow that runs one activity returning the answer
+  (400 characters);
+- **session floor**: an Update on a session-like workflow that starts a child run workflow
+  running that activity; the client awaits the child's result;
+- **ours, unstreamed**: `SessionHandle.ask` on a session, then `RunHandle.result()` (the
+  scripted model answers the same 400 characters at once);
+- **ours, streamed 400 chars**: the same, followed with `RunHandle.events()`, the scripted model
+  streaming 4 characters every 5 ms;
+- **ours, streamed 2,000 tokens**: 8,000 characters the same way (about 10 s a turn; `--long-turns`).
+
+Per turn, over the sequential turns of one conversation each: history events (the session's
+events the turn added plus its run's), billed actions (the history events a hosted Temporal
+bills: workflow and child starts, Updates, signals, activities, timers, search-attribute upserts,
+local activities; plus the queries the client sent, counted by a client interceptor; activity
+heartbeats are billed too but are not in history and not counted), the worker process's CPU
+and the dev server's (from /proc, over the turns, divided by them), time to first token (the
+first delta at the client; unstreamed rows: the answer) and time to the answer. Ratios are
+against the session floor. Then `--concurrent` conversations take one turn each at once
+(each conversation has had a turn before): p50 and p99 time to the answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import HistoryEvent
+from temporalio.client import (
+    Client,
+    Interceptor,
+    OutboundInterceptor,
+    QueryWorkflowInput,
+    WorkflowHandle,
+)
+
+from bench._dev_server import BenchError, die_with_parent
+from bench._process_stack import REPO, Stack, machine
+from bench.gateway import cpu_s, start_gateway
+from bench.gateway_agents import ANSWER as GATEWAY_ANSWER
+from bench.live import answer_turn
+from bench.turn_floors import BARE_TURN, SESSION_FLOOR
+from clients.errors import RejectedError
+from clients.runs import Runs
+from clients.session_handle import SessionHandle
+from clients.sessions import Sessions
+from contracts import AgentConfig, ScriptTurn
+from contracts.errors import BUSY
+from contracts.session import AskAccepted
+from contracts.stream import DeltaEvent
+from hosting.connection import connect
+from live.channel import LIVE_URL_ENV
+from live.dev_redis import free_port, start_redis
+
+SHORT = 400
+LONG = 8_000
+ANSWER = ("word " * (LONG // 5 + 1))[:LONG]
+SETTLE_S = 0.3
+"""Wait after the last turn before reading CPU, so work a turn leaves behind is charged to it."""
+
+BILLED: dict[int, str] = {
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED: "starts",
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED: "updates",
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED: "signals",
+    EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: "activities",
+    EventType.EVENT_TYPE_TIMER_STARTED: "timers",
+    EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES: "upserts",
+}
+
+
+class QueryCounter(Interceptor):
+    """Counts the queries a client sends (a hosted Temporal bills each)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def intercept_client(self, next: OutboundInterceptor) -> OutboundInterceptor:
+        """Count each query, then send it on."""
+        counter = self
+
+        class Counting(OutboundInterceptor):
+            async def query_workflow(self, input: QueryWorkflowInput) -> Any:
+                counter.count += 1
+                return await super().query_workflow(input)
+
+        return Counting(next)
+
+
+@dataclass
+class Turn:
+    """One turn at the client: seconds to the first token (None: unstreamed) and to the answer."""
+
+    first: float | None
+    answer: float
+    runs: list[str]
+
+
+@dataclass
+class Conversation:
+    """One conversation of a row: its workflow id and the runs its turns started."""
+
+    workflow_id: str
+    runs: list[str] = field(default_factory=list[str])
+
+
+@dataclass
+class Row:
+    """One row: how to open a conversation and take a turn, and whose worker does the work."""
+
+    label: str
+    worker_pid: int
+    open: Callable[[], Awaitable[Conversation]]
+    turn: Callable[[Conversation], Awaitable[Turn]]
+    queries: QueryCounter
+    figures: dict[str, float] = field(default_factory=dict[str, float])
+    latencies: list[float] = field(default_factory=list[float])
+    live_url: str | None = None
+    """The live channel this row's worker writes to and its client reads (None: none)."""
+    gateway_pid: int | None = None
+    """The gateway process this row's turns go through (None: the typed client)."""
+
+    @contextlib.contextmanager
+    def client_env(self) -> Iterator[None]:
+        """The client's environment for this row: `REACT_LIVE_URL` set only for a live row."""
+        if self.live_url is None:
+            yield
+            return
+        os.environ[LIVE_URL_ENV] = self.live_url
+        try:
+            yield
+        finally:
+            os.environ.pop(LIVE_URL_ENV, None)
+
+
+def floor_rows(plain: Client, queue: str, pid: int, queries: QueryCounter) -> list[Row]:
+    """The bare turn and the session floor, on the floors' worker."""
+
+    async def open_bare() -> Conversation:
+        handle = await plain.start_workflow(BARE_TURN, id=f"bare-{uuid.uuid4().hex[:10]}", task_queue=queue)
+        return Conversation(handle.id)
+
+    async def bare(conversation: Conversation) -> Turn:
+        began = time.perf_counter()
+        text: str = await plain.get_workflow_handle(conversation.workflow_id).execute_update(  # pyright: ignore[reportUnknownMemberType]
+            "turn", SHORT, result_type=str
+        )
+        if len(text) != SHORT:
+            raise BenchError("the bare turn's answer differs")
+        return Turn(None, time.perf_counter() - began, [])
+
+    async def open_session_floor() -> Conversation:
+        handle = await plain.start_workflow(
+            SESSION_FLOOR, id=f"floor-{uuid.uuid4().hex[:10]}", task_queue=queue
+        )
+        return Conversation(handle.id)
+
+    async def session_floor(conversation: Conversation) -> Turn:
+        began = time.perf_counter()
+        child: str = await plain.get_workflow_handle(conversation.workflow_id).execute_update(  # pyright: ignore[reportUnknownMemberType]
+            "ask", SHORT, result_type=str
+        )
+        text: str = await plain.get_workflow_handle(child).result()
+        if len(text) != SHORT:
+            raise BenchError("the session floor's answer differs")
+        return Turn(None, time.perf_counter() - began, [child])
+
+    return [
+        Row("bare turn", pid, open_bare, bare, queries),
+        Row("session floor", pid, open_session_floor, session_floor, queries),
+    ]
+
+
+def our_row(
+    label: str, client: Client, queue: str, pid: int, queries: QueryCounter, size: int, stream: bool
+) -> Row:
+    """Our session ask: unstreamed (`result()`), or streamed and followed (`events()`, then `result()`)."""
+    sessions, runs = Sessions(client, task_queue=queue), Runs(client, task_queue=queue)
+    content = ANSWER[:size]
+    agent = AgentConfig(model="scripted", script=[answer_turn(content, stream)], stream=stream)
+    if not stream:  # answered at once, like the floors' activity
+        agent = AgentConfig(model="scripted", script=[ScriptTurn(content=content)])
+
+    async def open_ours() -> Conversation:
+        return Conversation(f"bench-turn-{uuid.uuid4().hex[:10]}")
+
+    async def ours(conversation: Conversation) -> Turn:
+        began = time.perf_counter()
+        session = sessions.get(conversation.workflow_id)
+        accepted = await ask(session, agent)
+        run = runs.get(accepted.run_workflow_id)
+        first: float | None = None
+        if stream:
+            async for event in run.events():
+                if first is None and isinstance(event, DeltaEvent) and event.text:
+                    first = time.perf_counter() - began
+        result = await run.result()
+        if result.answer != content:
+            raise BenchError(f"{label}: the answer differs ({accepted.run_workflow_id})")
+        return Turn(first, time.perf_counter() - began, [accepted.run_workflow_id])
+
+    return Row(label, pid, open_ours, ours, queries)
+
+
+async def ask(session: SessionHandle, agent: AgentConfig) -> AskAccepted:
+    """Ask; a `busy` refusal is asked again (the session has not applied the last run's end yet).
+
+    `SessionHandle.ask` retries such a refusal for 2 s; under the concurrent phase's load the
+    session can take longer to apply the run's end.
+    """
+    while True:
+        try:
+            return await session.ask("Tell me a story.", config=agent)
+        except RejectedError as refusal:
+            if refusal.code != BUSY:
+                raise
+            await asyncio.sleep(0.05)
+
+
+def gateway_row(
+    label: str, url: str, http: httpx.AsyncClient, reader: Client, worker_pid: int, gateway_pid: int
+) -> Row:
+    """Our session ask through the gateway: an AG-UI POST per turn, read to RUN_FINISHED.
+
+    The gateway's own queries (its hub's reads) are billed too but are not counted (another process).
+    """
+
+    async def open_thread() -> Conversation:
+        return Conversation(f"gw/local/default/turn-{uuid.uuid4().hex[:10]}")
+
+    async def through_gateway(conversation: Conversation) -> Turn:
+        thread = conversation.workflow_id.rsplit("/", 1)[1]
+        message = {"id": uuid.uuid4().hex, "role": "user", "content": "Tell me a story."}
+        body = {"threadId": thread, "runId": uuid.uuid4().hex, "messages": [message]}
+        began = time.perf_counter()
+        while True:  # a `busy` refusal (the session has not applied the last run's end) is asked again
+            first, text, finished, busy = None, "", False, False
+            async with http.stream("POST", f"{url}/agui/default", json=body) as response:
+                if response.status_code >= 400:
+                    refusal = (await response.aread()).decode()
+                    if "busy" not in refusal:
+                        raise BenchError(f"{label}: the gateway refused: {refusal}")
+                    busy = True
+                async for line in response.aiter_lines():
+                    if not line.startswith("data:"):
+                        continue
+                    event = json.loads(line[5:])
+                    if event["type"] == "TEXT_MESSAGE_CONTENT":
+                        first = first or time.perf_counter() - began
+                        text += event["delta"]
+                    finished = finished or event["type"] == "RUN_FINISHED"
+                    busy = busy or (event["type"] == "RUN_ERROR" and "busy" in json.dumps(event))
+            if not busy:
+                break
+            body["runId"] = uuid.uuid4().hex
+            await asyncio.sleep(0.05)
+        answered = time.perf_counter() - began
+        if text != GATEWAY_ANSWER or not finished:
+            raise BenchError(f"{label}: the answer differs or did not finish ({conversation.workflow_id})")
+        records = await Sessions(reader).get(conversation.workflow_id).requests()
+        return Turn(first, answered, [records[-1].run_workflow_id])
+
+    row = Row(label, worker_pid, open_thread, through_gateway, QueryCounter())
+    row.gateway_pid = gateway_pid
+    return row
+
+
+async def history(client: Client, workflow_id: str) -> list[HistoryEvent]:
+    """Every event of a workflow's history (its latest run)."""
+    handle: WorkflowHandle[Any, Any] = client.get_workflow_handle(workflow_id)
+    return list((await handle.fetch_history()).events)
+
+
+def billed(events: list[HistoryEvent]) -> Counter[str]:
+    """The billed actions among `events`, by kind (local activities: their markers)."""
+    kinds: Counter[str] = Counter()
+    for event in events:
+        kind = BILLED.get(event.event_type)
+        if kind is None and event.event_type == EventType.EVENT_TYPE_MARKER_RECORDED:
+            if "local_activity" in event.marker_recorded_event_attributes.marker_name:
+                kind = "local activities"
+        if kind is not None:
+            kinds[kind] += 1
+    return kinds
+
+
+async def sequential(row: Row, client: Client, address_pid: int, turns: int) -> None:
+    """`turns` turns of one conversation (after a warm-up turn); the figures per turn."""
+    with row.client_env():
+        await _sequential(row, client, address_pid, turns)
+
+
+async def _sequential(row: Row, client: Client, address_pid: int, turns: int) -> None:
+    conversation = await row.open()
+    await row.turn(conversation)  # warm-up, and the session exists before counting
+    before = len(await history(client, conversation.workflow_id))
+    queries = row.queries.count
+    worker, server = cpu_s(row.worker_pid), cpu_s(address_pid)
+    gateway = cpu_s(row.gateway_pid) if row.gateway_pid else 0.0
+    measured = [await row.turn(conversation) for _ in range(turns)]
+    await asyncio.sleep(SETTLE_S)
+    worker, server = cpu_s(row.worker_pid) - worker, cpu_s(address_pid) - server
+    gateway = cpu_s(row.gateway_pid) - gateway if row.gateway_pid else 0.0
+    queries = row.queries.count - queries
+    events = (await history(client, conversation.workflow_id))[before:]
+    for turn in measured:
+        for run in turn.runs:
+            events += await history(client, run)
+    actions = billed(events)
+    firsts = [t.first if t.first is not None else t.answer for t in measured]
+    row.figures = {
+        "events": len(events) / turns,
+        "actions": (sum(actions.values()) + queries) / turns,
+        "worker_ms": worker / turns * 1e3,
+        "server_ms": server / turns * 1e3,
+        "first_ms": statistics.median(firsts) * 1e3,
+        "answer_ms": statistics.median(t.answer for t in measured) * 1e3,
+        **{f"n_{kind}": count / turns for kind, count in actions.items()},
+        "n_queries": queries / turns,
+        **({"gateway_ms": gateway / turns * 1e3} if row.gateway_pid else {}),
+    }
+
+
+async def concurrent(row: Row, count: int) -> None:
+    """`count` conversations (each after one turn) take a turn at once: their times to the answer."""
+    with row.client_env():
+        conversations = await asyncio.gather(*(row.open() for _ in range(count)))
+        await asyncio.gather(*(row.turn(c) for c in conversations))
+        turns = await asyncio.gather(*(row.turn(c) for c in conversations))
+    row.latencies = [t.answer for t in turns]
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
+
+
+def report(
+    rows: list[Row], turns: int, long_turns: int, count: int, *, sequential_table: bool = True
+) -> None:
+    if sequential_table:
+        per_turn(rows, turns, long_turns)
+    if count:
+        at_once(rows, count)
+
+
+def per_turn(rows: list[Row], turns: int, long_turns: int) -> None:
+    floor = next(r for r in rows if r.label == "session floor").figures
+    print(
+        f"\nPer turn ({turns} sequential turns each; the 2,000-token row {long_turns}), x the session floor"
+    )
+    head = (
+        "turn",
+        "events",
+        "x",
+        "actions",
+        "x",
+        "worker ms",
+        "x",
+        "server ms",
+        "x",
+        "TTFT p50",
+        "answer p50",
+    )
+    widths = (30, 7, 5, 8, 5, 10, 5, 10, 5, 9, 11)
+    print("  " + " ".join(f"{h:>{w}}" for h, w in zip(head, widths, strict=True)))
+    for row in rows:
+        f = row.figures
+        cells = (
+            row.label,
+            f"{f['events']:.1f}",
+            f"{f['events'] / floor['events']:.2f}",
+            f"{f['actions']:.1f}",
+            f"{f['actions'] / floor['actions']:.2f}",
+            f"{f['worker_ms']:.1f}",
+            f"{f['worker_ms'] / floor['worker_ms']:.2f}",
+            f"{f['server_ms']:.1f}",
+            f"{f['server_ms'] / floor['server_ms']:.2f}",
+            f"{f['first_ms']:.0f} ms",
+            f"{f['answer_ms']:.0f} ms",
+        )
+        print("  " + " ".join(f"{c:>{w}}" for c, w in zip(cells, widths, strict=True)))
+    for row in rows:
+        if "gateway_ms" in row.figures:
+            print(f"  {row.label}: the gateway's CPU {row.figures['gateway_ms']:.1f} ms per turn")
+    print("\nBilled actions per turn, by kind")
+    kinds = sorted({k for row in rows for k in row.figures if k.startswith("n_")})
+    print("  " + f"{'turn':>30} " + " ".join(f"{k[2:]:>10}" for k in kinds))
+    for row in rows:
+        print("  " + f"{row.label:>30} " + " ".join(f"{row.figures.get(k, 0.0):>10.1f}" for k in kinds))
+
+
+def at_once(rows: list[Row], count: int) -> None:
+    if count:
+        base = statistics.median(next(r for r in rows if r.label == "session floor").latencies)
+        print(f"\n{count} turns at once (each conversation its own workflow), time to the answer")
+        for row in rows:
+            if row.latencies:
+                p50 = statistics.median(row.latencies)
+                p99 = percentile(row.latencies, 0.99)
+                print(
+                    f"  {row.label:>30}  p50 {p50 * 1e3:7.0f} ms  p99 {p99 * 1e3:7.0f} ms  x{p50 / base:.2f}"
+                )
+
+
+async def start_floors(stack: Stack) -> subprocess.Popen[bytes]:
+    """The floors' worker process, polling its own task queue."""
+    log_path = stack.work / "floors.log"
+    command = [sys.executable, "-m", "bench.turn_floors", "--address", stack.address]
+    command += ["--task-queue", f"{stack.queue}-floors"]
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(  # noqa: ASYNC220 (returns at once)
+            die_with_parent(command), cwd=REPO, env=stack.env, stdout=log, stderr=subprocess.STDOUT
+        )
+    for _ in range(600):
+        if b"polling task queue" in log_path.read_bytes():
+            return process
+        if process.poll() is not None:
+            break
+        await asyncio.sleep(0.1)
+    raise BenchError(f"the floors' worker did not start; see {log_path}")
+
+
+async def start_live_worker(stack: Stack, url: str) -> tuple[subprocess.Popen[bytes], str]:
+    """A second `worker.py` writing its runs' live items to the channel at `url`, on its own queue."""
+    queue = f"{stack.queue}-live"
+    log_path = stack.work / "live-worker.log"
+    command = [sys.executable, "worker.py", "--address", stack.address, "--task-queue", queue]
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(  # noqa: ASYNC220 (returns at once)
+            die_with_parent(command),
+            cwd=REPO,
+            env={**stack.env, LIVE_URL_ENV: url},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    for _ in range(900):
+        if b"worker polling task queue" in log_path.read_bytes():
+            return process, queue
+        if process.poll() is not None:
+            break
+        await asyncio.sleep(0.1)
+    raise BenchError(f"the live worker did not start; see {log_path}")
+
+
+async def main(turns: int, long_turns: int, count: int) -> int:
+    print(f"# bench.turn_cost: {machine()}")
+    with tempfile.TemporaryDirectory(prefix="bench-turn-") as work:
+        stack = Stack(Path(work))
+        floors: subprocess.Popen[bytes] | None = None
+        live: subprocess.Popen[bytes] | None = None
+        redis: subprocess.Popen[bytes] | None = None
+        gateways: list[subprocess.Popen[bytes]] = []
+        http: httpx.AsyncClient | None = None
+        try:
+            await stack.start_server()
+            await stack.start_worker()
+            floors = await start_floors(stack)
+            port = free_port()
+            redis = start_redis(port)
+            url = f"redis://127.0.0.1:{port}/0"
+            live, live_queue = await start_live_worker(stack, url)
+            gateway, gateway_url = await start_gateway(stack)
+            gateways.append(gateway)
+            queue, folder = stack.queue, stack.work
+            # The second gateway follows runs on the channel, in front of the live worker.
+            stack.env[LIVE_URL_ENV], stack.queue, stack.work = url, live_queue, folder / "live"
+            stack.work.mkdir()
+            try:
+                gateway_live, gateway_live_url = await start_gateway(stack)
+            finally:
+                stack.queue, stack.work = queue, folder
+                stack.env.pop(LIVE_URL_ENV)
+            gateways.append(gateway_live)
+            http = httpx.AsyncClient(timeout=300, limits=httpx.Limits(max_connections=None))
+            assert stack.server is not None and stack.worker is not None
+            ours_queries, floor_queries = QueryCounter(), QueryCounter()
+            client = await connect(stack.address)
+            config = client.config()
+            config["interceptors"] = [ours_queries]
+            client = Client(**config)
+            plain = await Client.connect(stack.address, interceptors=[floor_queries])
+            pid = stack.worker.pid
+            rows = [
+                *floor_rows(plain, f"{stack.queue}-floors", floors.pid, floor_queries),
+                our_row("ours, unstreamed", client, stack.queue, pid, ours_queries, SHORT, False),
+                our_row("ours, streamed 400 chars", client, stack.queue, pid, ours_queries, SHORT, True),
+            ]
+            live_row = our_row(
+                "ours, streamed 400, live channel", client, live_queue, live.pid, ours_queries, SHORT, True
+            )
+            live_row.live_url = url
+            rows.append(live_row)
+            reader = await connect(stack.address)
+            rows.append(
+                gateway_row("ours via gateway, streamed 400", gateway_url, http, reader, pid, gateway.pid)
+            )
+            rows.append(
+                gateway_row(
+                    "ours via gateway, live channel",
+                    gateway_live_url,
+                    http,
+                    reader,
+                    live.pid,
+                    gateway_live.pid,
+                )
+            )
+            long = our_row("ours, streamed 2,000 tokens", client, stack.queue, pid, ours_queries, LONG, True)
+            long_live = our_row(
+                "ours, 2,000 tokens, live channel", client, live_queue, live.pid, ours_queries, LONG, True
+            )
+            long_live.live_url = url
+            await asyncio.sleep(5)  # the worker loads litellm in the background after it polls
+            for row in rows:
+                await sequential(row, client, stack.server.pid, turns)
+            if long_turns:
+                await sequential(long, client, stack.server.pid, long_turns)
+                await sequential(long_live, client, stack.server.pid, long_turns)
+            measured = [*rows, *([long, long_live] if long_turns else [])]
+            report(measured, turns, long_turns, 0)
+            if count:
+                for row in rows:
+                    await concurrent(row, count)
+                report(measured, turns, long_turns, count, sequential_table=False)
+        finally:
+            if http is not None:
+                await http.aclose()
+            for process in (*gateways, floors, live, redis):
+                if process is not None:
+                    process.terminate()
+                    process.wait(10)
+            stack.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--turns", type=int, default=10)
+    parser.add_argument("--long-turns", type=int, default=3)
+    parser.add_argument("--concurrent", type=int, default=50)
+    arguments = parser.parse_args()
+    sys.exit(asyncio.run(main(arguments.turns, arguments.long_turns, arguments.concurrent)))

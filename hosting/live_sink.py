@@ -1,0 +1,85 @@
+"""The worker's side of the live channel: the runs' accepted items, written to it in the background.
+
+`LiveSinkInterceptor` installs `workflows.live_sink.LIVE_EXTERN` for the worker's workflows.
+The workflow calls it from its activation's thread; the item is handed to the worker's event
+loop (`call_soon_threadsafe`) and written by one task: every run's pending items in one round
+trip (`LiveChannel.publish`), each run's in the order they came. Writing never blocks or fails a
+workflow task: a channel that cannot be reached drops the items (logged, at most once a
+minute) and followers read the durable truth instead (`clients.stream`). At most
+`MAX_PENDING_ITEMS` wait; past that the newest are dropped (and counted).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import MutableMapping
+from typing import Any, cast
+
+from temporalio.worker import Interceptor, WorkflowInboundInterceptor, WorkflowInterceptorClassInput
+
+from live.channel import LiveChannel
+from workflows.live_sink import LIVE_EXTERN
+
+MAX_PENDING_ITEMS = 100_000
+_log = logging.getLogger(__name__)
+
+
+class LiveSinkInterceptor(Interceptor):
+    """Writes every run's accepted live items to `channel` (add it to a worker; the plugin does)."""
+
+    def __init__(self, channel: LiveChannel) -> None:
+        """Write to `channel` from the event loop the worker runs on (bound at its first item)."""
+        self.channel = channel
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._pending: dict[str, list[bytes]] = {}
+        self._count = 0
+        self._wake: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
+        self.dropped = 0
+        self._warned_at = 0.0
+
+    def workflow_interceptor_class(
+        self, input: WorkflowInterceptorClassInput
+    ) -> type[WorkflowInboundInterceptor] | None:
+        """Expose the sink to this worker's workflows; no per-workflow interceptor is needed."""
+        try:
+            self._loop = asyncio.get_running_loop()
+        except RuntimeError:  # a worker built outside an event loop: nothing is written
+            _log.warning("live channel: the worker was built outside an event loop; not writing to it")
+        externs = cast(MutableMapping[str, Any], input.unsafe_extern_functions)  # pyright: ignore[reportUnknownMemberType]
+        externs[LIVE_EXTERN] = self._from_workflow
+        return None
+
+    def _from_workflow(self, workflow_id: str, item: bytes) -> None:
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._add, workflow_id, item)
+
+    def _add(self, workflow_id: str, item: bytes) -> None:
+        if self._count >= MAX_PENDING_ITEMS:
+            self.dropped += 1
+            return
+        self._pending.setdefault(workflow_id, []).append(item)
+        self._count += 1
+        if self._wake is None:
+            self._wake = asyncio.Event()
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._write())
+        self._wake.set()
+
+    async def _write(self) -> None:
+        assert self._wake is not None
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self._pending:
+                batch, self._pending, self._count = self._pending, {}, 0
+                try:
+                    await self.channel.publish(batch)
+                except Exception as error:  # the channel is down: followers read the durable truth
+                    self.dropped += sum(map(len, batch.values()))
+                    if time.monotonic() - self._warned_at > 60:
+                        self._warned_at = time.monotonic()
+                        _log.warning("live channel: %d items dropped (%s)", self.dropped, error)

@@ -1,0 +1,265 @@
+"""The live channel (`REACT_LIVE_URL`, Redis Streams): followers read a run without writing its history.
+
+A real `redis-server` (Debian's), a dev server and a worker whose plugin writes to the channel
+(`hosting.live_sink`), with no workflow cache (every workflow task replays: nothing may be
+written twice while replaying). The client follows through the same `RunHandle.events()`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+import pytest_asyncio
+from pydantic import TypeAdapter
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client
+
+from clients.runs import Runs
+from clients.sessions import Sessions
+from clients.stream import TextAssembler
+from contracts import AgentConfig
+from contracts.stream import DeltaEvent, StreamEvent, TraceItem
+from conversation import MessageEntry
+from hosting.plugin import DurableReactPlugin
+from live.channel import LIVE_URL_ENV, START, LiveChannel, LiveChannelError, live_url, open_channel
+from live.dev_redis import free_port, start_redis
+from testing import AgentTestEnvironment
+from tests.helpers import turn
+from worker import build_worker
+
+EVENTS: TypeAdapter[DeltaEvent | TraceItem] = TypeAdapter(StreamEvent)
+ANSWER = "word " * 60
+
+
+@pytest.fixture(scope="module")
+def redis_url() -> Iterator[str]:
+    port = free_port()
+    server = start_redis(port)
+    try:
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def live_agents(redis_url: str) -> AsyncIterator[AgentTestEnvironment]:
+    """A worker that writes to the channel (its plugin reads `REACT_LIVE_URL` when it is built)."""
+    os.environ[LIVE_URL_ENV] = redis_url
+    try:
+        environment = AgentTestEnvironment()
+    finally:
+        os.environ.pop(LIVE_URL_ENV, None)
+    async with environment:
+        yield environment
+
+
+@pytest.fixture
+def follow_live(redis_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """This test's client follows runs on the channel."""
+    monkeypatch.setenv(LIVE_URL_ENV, redis_url)
+    return redis_url
+
+
+def streamed(content: str = ANSWER, **fields: object) -> AgentConfig:
+    return AgentConfig.model_validate(
+        {
+            "model": "scripted",
+            "script": [turn(content, chunk_chars=4, chunk_delay_s=0.005)],
+            "stream": True,
+            **fields,
+        }
+    )
+
+
+async def follow(runs: Runs, run_workflow_id: str) -> tuple[str, list[str], list[DeltaEvent | TraceItem]]:
+    text = TextAssembler()
+    kinds: list[str] = []
+    events: list[DeltaEvent | TraceItem] = []
+    assembled = ""
+    async for event in runs.get(run_workflow_id).events():
+        events.append(event)
+        text.add(event)
+        if isinstance(event, DeltaEvent):
+            assembled = text.text
+        else:
+            kinds.append(event.event.kind)
+    return assembled, kinds, events
+
+
+async def channel_items(channel: LiveChannel, workflow_id: str) -> list[tuple[str, DeltaEvent | TraceItem]]:
+    found: list[tuple[str, DeltaEvent | TraceItem]] = []
+    offset = START
+    while batch := await channel.read(workflow_id, offset, 0.05):
+        found += [(o, EVENTS.validate_json(d)) for o, d in batch]
+        offset = batch[-1][0]
+    return found
+
+
+async def test_a_streamed_ask_is_followed_on_the_channel_with_no_poll_in_history(
+    live_agents: AgentTestEnvironment, follow_live: str
+) -> None:
+    client = live_agents.client
+    sessions = Sessions(client, task_queue=live_agents.task_queue)
+    runs = Runs(client, task_queue=live_agents.task_queue)
+    session = sessions.get(f"live-{uuid.uuid4().hex[:8]}")
+    accepted = await session.ask("Tell me.", config=streamed())
+    text, kinds, events = await follow(runs, accepted.run_workflow_id)
+    assert text == ANSWER
+    assert kinds[0] == "request_started" and kinds[-1] == "request_completed"
+    seqs = [e.event.seq for e in events if isinstance(e, TraceItem)]
+    assert seqs == sorted(set(seqs)) and seqs == list(range(seqs[0], seqs[0] + len(seqs)))
+    assert (await runs.get(accepted.run_workflow_id).result()).answer == ANSWER
+
+    history = await client.get_workflow_handle(accepted.run_workflow_id).fetch_history()
+    kinds_in_history = [e.event_type for e in history.events]
+    assert EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED not in kinds_in_history  # no poll
+
+    # The channel holds each item once, in the run's order, though every task replayed (no cache).
+    channel = open_channel(follow_live)
+    try:
+        items = await channel_items(channel, accepted.run_workflow_id)
+    finally:
+        await channel.close()
+    trace = [e.event.seq for _, e in items if isinstance(e, TraceItem)]
+    deltas = [(e.call, e.attempt, e.seq) for _, e in items if isinstance(e, DeltaEvent)]
+    assert trace == seqs and len(deltas) == len(set(deltas))
+    assert "".join(e.text for _, e in items if isinstance(e, DeltaEvent)) == ANSWER
+
+
+async def test_a_reader_resumes_from_a_durable_offset(
+    live_agents: AgentTestEnvironment, follow_live: str
+) -> None:
+    runs = Runs(live_agents.client, task_queue=live_agents.task_queue)
+    run = await runs.start("Tell me.", streamed())
+    await follow(runs, run.workflow_id)
+    channel = open_channel(follow_live)
+    try:
+        everything = await channel_items(channel, run.workflow_id)
+        middle = len(everything) // 2
+        resumed = await channel.read(run.workflow_id, everything[middle][0], 0.05)
+    finally:
+        await channel.close()
+    assert [o for o, _ in resumed] == [
+        o for o, _ in everything[middle + 1 :]
+    ]  # nothing twice, nothing missing
+
+
+async def test_an_interrupting_steer_keeps_what_followers_saw(
+    live_agents: AgentTestEnvironment, follow_live: str
+) -> None:
+    runs = Runs(live_agents.client, task_queue=live_agents.task_queue)
+    long = "lorem ipsum " * 400
+    config = AgentConfig.model_validate(
+        {
+            "model": "scripted",
+            "script": [turn(long, chunk_chars=5, chunk_delay_s=0.02), turn("Short.")],
+            "stream": True,
+            "stream_interval_s": 0.05,
+        }
+    )
+    run = await runs.start("Tell me a long story.", config)
+    seen, steered, saw = TextAssembler(), False, ""
+    async for event in run.events():
+        if isinstance(event, TraceItem) and event.event.kind == "llm_interrupted":
+            saw = seen.text  # what this follower had of the call when it was cut
+        seen.add(event)
+        if isinstance(event, DeltaEvent) and len(seen.text) > 100 and not steered:
+            steered = True
+            assert (await run.steer("Shorter, please.", mode="interrupt")).mode == "interrupt"
+    result = await run.result()
+    assert result.answer == "Short."
+    interrupted = [
+        e for e in result.entries if isinstance(e, MessageEntry) and e.refs.get("interrupted") == "true"
+    ]
+    assert len(interrupted) == 1
+    partial = interrupted[0].payload.content or ""
+    assert len(partial) > 100 and long.startswith(partial) and partial == saw
+
+
+async def test_a_run_whose_worker_has_no_channel_is_followed_on_its_stream(
+    client: Client, task_queue: str, follow_live: str
+) -> None:
+    # The tests' shared worker writes to no channel: the follower finds nothing there and polls.
+    runs = Runs(client, task_queue=task_queue)
+    run = await runs.start("Tell me.", streamed())
+    text, kinds, _ = await asyncio.wait_for(follow(runs, run.workflow_id), 60)
+    assert text == ANSWER and kinds[-1] == "request_completed"
+
+
+async def test_a_follower_whose_channel_fails_reads_the_run_s_stream(
+    live_agents: AgentTestEnvironment, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A Redis of this test only, killed while the follower reads it: the worker drops what it
+    # cannot write, and the follower goes on from the run's Workflow Stream, nothing twice.
+    port = free_port()
+    server = start_redis(port)
+    monkeypatch.setenv(LIVE_URL_ENV, f"redis://127.0.0.1:{port}/0")
+    queue = f"live-down-{uuid.uuid4().hex[:8]}"
+    content = "lorem ipsum " * 40
+    config = AgentConfig.model_validate(
+        {
+            "model": "scripted",
+            "script": [turn(content, chunk_chars=4, chunk_delay_s=0.01)],
+            "stream": True,
+            "stream_interval_s": 0.05,
+        }
+    )
+    try:
+        async with build_worker(live_agents.client, task_queue=queue, max_cached_workflows=0):
+            run = await Runs(live_agents.client, task_queue=queue).start("Tell me.", config)
+            text, at_end, seqs = TextAssembler(), "", list[int]()
+            async for event in run.events():
+                if isinstance(event, TraceItem):
+                    seqs.append(event.event.seq)
+                    if event.event.kind == "llm_completed":
+                        at_end = text.text
+                text.add(event)
+                if isinstance(event, DeltaEvent) and server.poll() is None:
+                    server.kill()
+                    server.wait(10)
+            assert at_end == content
+            assert seqs == list(range(seqs[0], seqs[0] + len(seqs))) and len(seqs) > 3
+            assert (await run.result()).answer == content
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait(10)
+
+
+def test_the_setting_names_a_redis_server_or_nothing() -> None:
+    assert live_url({}) is None and live_url({LIVE_URL_ENV: "  "}) is None
+    assert live_url({LIVE_URL_ENV: "redis://127.0.0.1:6379/0"}) == "redis://127.0.0.1:6379/0"
+    with pytest.raises(LiveChannelError, match="redis://"):
+        live_url({LIVE_URL_ENV: "http://127.0.0.1:6379"})
+    with pytest.raises(LiveChannelError):
+        open_plugin("nats://127.0.0.1:4222")  # a worker refuses to start with it
+
+
+def open_plugin(url: str) -> DurableReactPlugin:
+    os.environ[LIVE_URL_ENV] = url
+    try:
+        return DurableReactPlugin()
+    finally:
+        os.environ.pop(LIVE_URL_ENV, None)
+
+
+async def test_twenty_conversations_at_once_lose_nothing_on_the_channel(
+    live_agents: AgentTestEnvironment, follow_live: str
+) -> None:
+    sessions = Sessions(live_agents.client, task_queue=live_agents.task_queue)
+    runs = Runs(live_agents.client, task_queue=live_agents.task_queue)
+
+    async def conversation() -> tuple[str, list[str]]:
+        accepted = await sessions.get(f"live-{uuid.uuid4().hex[:8]}").ask("Tell me.", config=streamed())
+        text, kinds, _ = await follow(runs, accepted.run_workflow_id)
+        return text, kinds
+
+    outcomes = await asyncio.gather(*(conversation() for _ in range(20)))
+    assert all(text == ANSWER and kinds[-1] == "request_completed" for text, kinds in outcomes)
+    # Each trace event once: one start and one end in each conversation.
+    assert all(k.count("request_started") == 1 and k.count("request_completed") == 1 for _, k in outcomes)
