@@ -258,8 +258,14 @@ async function loadAgents() {
   $("agent").value = state.agent;
 }
 
+// The stored token in the token field, unless someone is typing one there: the page's start (after
+// the sign-in set-up's fetch) may come while a token is being typed, and must not wipe it.
+function showToken() {
+  if (document.activeElement !== $("token")) $("token").value = api.token();
+}
+
 async function start() {
-  $("token").value = api.token();
+  showToken();
   const params = new URL(location.href).searchParams;
   const saved = JSON.parse(localStorage.getItem(CURRENT_KEY) || "null");
   const current = params.get("thread") ? { agent: params.get("agent") || "default", threadId: params.get("thread") } : saved;
@@ -298,7 +304,7 @@ void guarded(async () => {
   await setUpSignIn((signedIn) => {
     $("sign-in").hidden = signedIn;
     $("sign-out").hidden = !signedIn;
-    $("token").value = api.token();
+    showToken();
   });
   await start();
 });
