@@ -80,6 +80,11 @@ TOOL_ERROR: Final = "tool_error"
 # ---- storage ----------------------------------------------------------------------------------
 BLOB_MISSING: Final = "blob_missing"
 
+# ---- identity and quotas at the gateway (gateway/identity/) ----------------------------------------
+FORBIDDEN: Final = "forbidden"
+QUOTA_EXCEEDED: Final = "quota_exceeded"
+RATE_LIMITED: Final = "rate_limited"
+
 # ---- the HTTP gateway (gateway/) ---------------------------------------------------------------
 UNAUTHORIZED: Final = "unauthorized"
 UNSUPPORTED_CONTENT: Final = "unsupported_content"
@@ -169,6 +174,17 @@ DESCRIPTIONS: Final[dict[str, str]] = {
     INVALID_RESULT: "A tool returned a value that is not JSON.",
     TOOL_ERROR: "A tool failed (a `ToolFailure` without its own type, or an exception).",
     BLOB_MISSING: "A payload or message referenced by hash is not in the payload store.",
+    FORBIDDEN: (
+        "The caller's token lacks the scope the call needs, named in the message (403). Nothing changed."
+    ),
+    QUOTA_EXCEEDED: (
+        "A principal's quota (active requests, or tokens today) is used up; the message names the quota "
+        "and the numbers, `Retry-After` says when to try again (429). Nothing was asked."
+    ),
+    RATE_LIMITED: (
+        "A principal sent more requests a minute than the gateway allows (429, with `Retry-After`). "
+        "Nothing was asked."
+    ),
     UNAUTHORIZED: "The gateway has tokens configured and the request has no valid bearer token (401).",
     UNSUPPORTED_CONTENT: "An A2A message part the agents cannot take (a file). Nothing started.",
     REQUEST_ID_REUSED: (

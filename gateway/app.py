@@ -33,15 +33,15 @@ from contracts.errors import INVALID_INPUT, NOT_FOUND
 from gateway.a2a import routes as a2a_routes
 from gateway.agui import routes as agui_routes
 from gateway.aisdk import routes as aisdk_routes
-from gateway.auth import Principal, authenticate
 from gateway.chat import routes as chat_routes
 from gateway.context import GatewayContext
-from gateway.errors import GatewayError, error_body, error_response
+from gateway.errors import GatewayError, error_body, error_headers, error_response
 from gateway.http_input import check_json_depth, principal_of, read_json
+from gateway.identity import admin_api, chat_signin, resource_metadata
+from gateway.identity.admission import Admission, admission_of
 from gateway.jsonrpc import PARSE_ERROR, jsonrpc_error_body
 from gateway.mcp import McpEndpoint
 from gateway.schedules import routes as schedules_routes
-from gateway.settings import GatewaySettings
 
 __all__ = ["build_app", "is_public", "principal_of", "read_json"]
 
@@ -61,9 +61,10 @@ def is_public(path: str) -> bool:
 class _Guard:
     """Authenticates every non-public request and refuses bodies over the limit (pure ASGI: streams pass)."""
 
-    def __init__(self, app: ASGIApp, ctx: GatewayContext) -> None:
+    def __init__(self, app: ASGIApp, ctx: GatewayContext, identity: Admission) -> None:
         self._app = app
         self._ctx = ctx
+        self._identity = identity
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -72,7 +73,9 @@ class _Guard:
         settings = self._ctx.settings
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         try:
-            principal = _principal(headers, settings, public=is_public(scope["path"]))
+            principal = await self._identity.principal(
+                headers, scope["path"], public=is_public(scope["path"])
+            )
             declared = headers.get("content-length")
             if declared is not None and declared.isdigit() and int(declared) > settings.max_body_bytes:
                 raise GatewayError.too_large(settings.max_body_bytes)
@@ -83,6 +86,7 @@ class _Guard:
                 except GatewayError as err:
                     await _refusal(scope["path"], err, PARSE_ERROR)(scope, receive, send)
                     return
+            receive, send = await self._identity.admit(scope, principal, receive, send)
         except GatewayError as err:
             await _refusal(scope["path"], err)(scope, receive, send)
             return
@@ -139,18 +143,8 @@ def _refusal(path: str, err: GatewayError, jsonrpc_code: int | None = None) -> R
     """The guard's refusal: JSON-RPC's error shape on the A2A and MCP endpoints, else the gateway's."""
     if path.startswith(JSONRPC_PREFIXES):
         body = jsonrpc_error_body(err) if jsonrpc_code is None else jsonrpc_error_body(err, jsonrpc_code)
-        return JSONResponse(body, status_code=err.status)
+        return JSONResponse(body, status_code=err.status, headers=error_headers(err))
     return error_response(err)
-
-
-def _principal(headers: dict[str, str], settings: GatewaySettings, *, public: bool) -> Principal | None:
-    """The caller (a public path may be called without a token: then None)."""
-    if not public:
-        return authenticate(headers, settings)
-    try:
-        return authenticate(headers, settings)
-    except GatewayError:
-        return None
 
 
 async def _healthz(request: Request) -> Response:
@@ -184,6 +178,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 def build_app(ctx: GatewayContext) -> Starlette:
     """The gateway's app on `ctx` (the caller owns `ctx.client`; the app closes the hub on shutdown)."""
     mcp = McpEndpoint(ctx)
+    identity = admission_of(ctx)
+    chat = chat_routes(ctx)
     routes: list[BaseRoute] = [
         Route("/healthz", _healthz, methods=["GET"]),
         _readyz(ctx),
@@ -191,7 +187,10 @@ def build_app(ctx: GatewayContext) -> Starlette:
         *aisdk_routes(ctx),
         *a2a_routes(ctx),
         mcp.route,
-        *chat_routes(ctx),
+        *chat,
+        *resource_metadata.routes(ctx.settings.identity.oidc),
+        *admin_api.routes(ctx, chat),
+        *chat_signin.routes(ctx.settings.identity.oidc),
         *schedules_routes(ctx),
     ]
 
@@ -200,6 +199,7 @@ def build_app(ctx: GatewayContext) -> Starlette:
         async with mcp.run():
             yield
         await ctx.hub.aclose()
+        await identity.aclose()
 
     middleware = [
         Middleware(
@@ -209,7 +209,7 @@ def build_app(ctx: GatewayContext) -> Starlette:
             allow_headers=["authorization", "content-type", "last-event-id", "accept"],
             max_age=600,
         ),
-        Middleware(_Guard, ctx=ctx),
+        Middleware(_Guard, ctx=ctx, identity=identity),
     ]
     return Starlette(
         routes=routes,

@@ -1,4 +1,8 @@
-"""Who is calling: a bearer token's principal, or `local` when the gateway has no tokens."""
+"""Who is calling: a static bearer token's principal, or `local` when the gateway has no tokens.
+
+Tokens of an OpenID provider are verified by `gateway.identity.admission` (which asks this module
+about static tokens first).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gateway.errors import GatewayError
+from gateway.identity.scopes import ALL_SCOPES, STATIC_DEFAULT
 from gateway.settings import GatewaySettings
 
 __all__ = ["LOCAL", "Principal", "authenticate"]
@@ -17,28 +22,32 @@ class Principal:
     """A caller; its `name` (matching `settings.PRINCIPAL_PATTERN`) owns the sessions it creates."""
 
     name: str
+    scopes: frozenset[str] = STATIC_DEFAULT
+    """What it may do (`gateway.identity.scopes`)."""
 
 
-LOCAL = Principal("local")
+LOCAL = Principal("local", frozenset(ALL_SCOPES))
 
 
 def authenticate(headers: Mapping[str, str], settings: GatewaySettings) -> Principal:
-    """The principal of `authorization: Bearer <token>` (every request is `local` without tokens).
+    """The principal of `authorization: Bearer <token>` among the static tokens, with its scopes.
+
+    Every request is `local` (with every scope) without tokens and without an OpenID provider.
 
     Raises:
-        GatewayError: 401 `unauthorized` when tokens are configured and none of them is given.
+        GatewayError: 401 `unauthorized` when the token is none of the static tokens.
     """
-    if not settings.tokens:
+    if not settings.tokens and settings.identity.oidc is None:
         return LOCAL
     scheme, _, token = headers.get("authorization", "").partition(" ")
     token = token.strip()
     if scheme.lower() != "bearer" or not token:
         raise GatewayError.unauthorized()
     # Compare against every token in constant time: the answer's timing says nothing about them.
-    found: str | None = None
+    found: tuple[str, str] | None = None
     for known, principal in settings.tokens.items():
         if hmac.compare_digest(known.encode(), token.encode()):
-            found = principal
+            found = (known, principal)
     if found is None:
         raise GatewayError.unauthorized()
-    return Principal(found)
+    return Principal(found[1], settings.identity.token_scopes.get(found[0], STATIC_DEFAULT))

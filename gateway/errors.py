@@ -10,24 +10,32 @@ error (`gateway.jsonrpc`). Messages never carry a secret, a stack trace or an in
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from starlette.responses import JSONResponse
 
 from contracts.errors import (
+    FORBIDDEN,
     INVALID_INPUT,
     NOT_FOUND,
     PAYLOAD_TOO_LARGE,
+    QUOTA_EXCEEDED,
+    RATE_LIMITED,
     UNAUTHORIZED,
     UNAVAILABLE,
     UNKNOWN_AGENT,
 )
 
-__all__ = ["GatewayError", "error_body", "error_response", "not_found", "status_of"]
+__all__ = ["GatewayError", "error_body", "error_headers", "error_response", "not_found", "status_of"]
 
 STATUSES = {
     NOT_FOUND: 404,
     UNKNOWN_AGENT: 404,
     UNAUTHORIZED: 401,
+    FORBIDDEN: 403,
     PAYLOAD_TOO_LARGE: 413,
+    QUOTA_EXCEEDED: 429,
+    RATE_LIMITED: 429,
     UNAVAILABLE: 503,
 }
 """The HTTP status of a refusal by its code; every other code (bad input, or a request the
@@ -42,17 +50,23 @@ def status_of(code: str) -> int:
 class GatewayError(Exception):
     """A refusal with an HTTP `status`, a product error `code` and a `message` safe to show."""
 
-    def __init__(self, status: int, code: str, message: str) -> None:
-        """A refusal: `status` (400, 401, 404, 413, ...), `code` (`contracts.errors`), `message`."""
+    def __init__(
+        self, status: int, code: str, message: str, headers: Mapping[str, str] | None = None
+    ) -> None:
+        """A refusal: `status` (400, 401, 404, ...), `code` (`contracts.errors`), `message`, `headers`.
+
+        `headers` go on the response (`WWW-Authenticate`, `Retry-After`).
+        """
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
+        self.headers = dict(headers or {})
 
     @classmethod
-    def refused(cls, code: str, message: str) -> GatewayError:
+    def refused(cls, code: str, message: str, headers: Mapping[str, str] | None = None) -> GatewayError:
         """A refusal with product code `code`, its HTTP status from `status_of`."""
-        return cls(status_of(code), code, message)
+        return cls(status_of(code), code, message, headers)
 
     @classmethod
     def unavailable(cls) -> GatewayError:
@@ -85,7 +99,13 @@ def error_body(err: GatewayError) -> dict[str, dict[str, str]]:
     return {"error": {"code": err.code, "message": err.message}}
 
 
+def error_headers(err: GatewayError) -> dict[str, str] | None:
+    """The response headers of a refusal: its own, and `WWW-Authenticate: Bearer` on every 401."""
+    headers = {"WWW-Authenticate": "Bearer"} if err.status == 401 else {}
+    headers.update(err.headers)
+    return headers or None
+
+
 def error_response(err: GatewayError) -> JSONResponse:
     """The HTTP response of a refusal (401 carries `WWW-Authenticate: Bearer`)."""
-    headers = {"WWW-Authenticate": "Bearer"} if err.status == 401 else None
-    return JSONResponse(error_body(err), status_code=err.status, headers=headers)
+    return JSONResponse(error_body(err), status_code=err.status, headers=error_headers(err))

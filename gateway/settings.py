@@ -1,6 +1,7 @@
 """The gateway's settings: address, tokens, CORS, body limit, and the agents clients may choose.
 
     REACT_GATEWAY_TOKENS="s3cret=alice,t0ken=bob"     # or "@/etc/react/tokens" (one token=principal a line)
+    REACT_GATEWAY_TOKENS="s3cret=ci-bot:agents:ask"   # a token with fewer scopes: principal:scope+scope
     REACT_GATEWAY_CORS_ORIGINS="https://app.example.com,http://localhost:3000"
     REACT_GATEWAY_MAX_BODY_BYTES=1048576
     REACT_GATEWAY_MAX_CONNECTIONS=4096                # open connections (lowered to fit the open-file limit)
@@ -31,6 +32,12 @@ from pydantic import JsonValue
 from activities.local_model import BUNDLED_MODEL, DEFAULT_API_BASE
 from activities.tool_loading import AGENTS_ENV, build_agent_profiles, option_values
 from contracts import TASK_QUEUE, AgentConfig, ModelSettings
+from gateway.identity.settings import (
+    IdentitySettings,
+    IdentitySettingsError,
+    load_identity,
+    parse_static_scopes,
+)
 
 __all__ = [
     "DEFAULT_AGENT",
@@ -40,6 +47,7 @@ __all__ = [
     "default_agent_config",
     "load_settings",
     "parse_tokens",
+    "token_entries",
 ]
 
 DEFAULT_AGENT = "default"
@@ -79,6 +87,8 @@ class GatewaySettings:
     )
     web_ui_url: str | None = None
     task_queue: str = TASK_QUEUE
+    identity: IdentitySettings = field(default_factory=IdentitySettings)
+    """The OpenID provider, the static tokens' scopes, the quotas (`gateway.identity.settings`)."""
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     """Open connections at most (`gateway.connections`); `gateway.py` lowers it to fit the open-file limit."""
     header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S
@@ -94,7 +104,7 @@ class GatewaySettings:
         Raises:
             GatewaySettingsError: tokens are needed to listen on `host`.
         """
-        if not self.tokens and not is_loopback(self.host):
+        if not self.tokens and self.identity.oidc is None and not is_loopback(self.host):
             raise GatewaySettingsError(
                 f"refusing to listen on {self.host} without tokens: set {TOKENS_ENV} "
                 "(token=principal pairs), or listen on 127.0.0.1"
@@ -112,11 +122,23 @@ def is_loopback(host: str) -> bool:
 
 
 def parse_tokens(value: str) -> Mapping[str, str]:
-    """`token=principal` pairs, comma-separated, or `@path` to a file of such lines (`#` comments).
+    """Token -> principal of `token_entries(value)`.
 
     Raises:
-        GatewaySettingsError: a pair without `=`, a short or repeated token, or a principal name
-            that does not match `PRINCIPAL_PATTERN`.
+        GatewaySettingsError: see `token_entries`.
+    """
+    return MappingProxyType({token: principal for token, principal, _ in token_entries(value)})
+
+
+def token_entries(value: str) -> list[tuple[str, str, frozenset[str] | None]]:
+    """(token, principal, scopes or None) of `token=principal[:scope+scope]` entries.
+
+    Entries are comma-separated, or `@path` names a file of one entry a line (`#` comments).
+    A principal name never holds `:`, so what follows the first one is the token's scopes.
+
+    Raises:
+        GatewaySettingsError: an entry without `=`, a short or repeated token, a principal name
+            that does not match `PRINCIPAL_PATTERN`, or scopes that are not the gateway's.
     """
     value = value.strip()
     if value.startswith("@"):
@@ -128,9 +150,14 @@ def parse_tokens(value: str) -> Mapping[str, str]:
         items = [line.strip() for line in text.splitlines() if not line.strip().startswith("#")]
     else:
         items = [item.strip() for item in value.split(",")]
-    tokens: dict[str, str] = {}
+    tokens: dict[str, tuple[str, str, frozenset[str] | None]] = {}
     for number, item in enumerate((i for i in items if i), start=1):
         token, sep, principal = (part.strip() for part in item.partition("="))
+        principal, colon, scope_text = principal.partition(":")
+        try:
+            scopes = parse_static_scopes(scope_text, f"{TOKENS_ENV}: entry {number}") if colon else None
+        except IdentitySettingsError as err:
+            raise GatewaySettingsError(str(err)) from None
         if not sep or not token:
             raise GatewaySettingsError(f"{TOKENS_ENV}: entry {number} is not token=principal")
         if len(token) < MIN_TOKEN_CHARS:
@@ -143,8 +170,8 @@ def parse_tokens(value: str) -> Mapping[str, str]:
             )
         if token in tokens:
             raise GatewaySettingsError(f"{TOKENS_ENV}: entry {number} repeats a token")
-        tokens[token] = principal
-    return MappingProxyType(tokens)
+        tokens[token] = (token, principal, scopes)
+    return list(tokens.values())
 
 
 def default_agent_config() -> AgentConfig:
@@ -195,6 +222,11 @@ def load_settings(
         raise GatewaySettingsError(f"{MAX_BODY_ENV} must be a number of bytes") from None
     if max_body < 1024:
         raise GatewaySettingsError(f"{MAX_BODY_ENV} must be at least 1024")
+    entries = token_entries(env.get(TOKENS_ENV, ""))
+    try:
+        identity = load_identity(env, [(token, scopes) for token, _, scopes in entries if scopes is not None])
+    except IdentitySettingsError as err:
+        raise GatewaySettingsError(str(err)) from None
     max_connections = _number(env, MAX_CONNECTIONS_ENV, DEFAULT_MAX_CONNECTIONS, int, low=16)
     header_timeout_s = _number(env, HEADER_TIMEOUT_ENV, DEFAULT_HEADER_TIMEOUT_S, float, low=0.1)
     keepalive_s = _number(env, KEEPALIVE_ENV, DEFAULT_KEEPALIVE_S, int, low=1)
@@ -204,12 +236,13 @@ def load_settings(
     settings = GatewaySettings(
         host=host,
         port=port,
-        tokens=parse_tokens(env.get(TOKENS_ENV, "")),
+        tokens=MappingProxyType({token: principal for token, principal, _ in entries}),
         cors_origins=tuple(o.strip().rstrip("/") for o in env.get(CORS_ENV, "").split(",") if o.strip()),
         max_body_bytes=max_body,
         agents=MappingProxyType(chosen),
         web_ui_url=(env.get(WEB_UI_ENV, "").strip().rstrip("/") or None),
         task_queue=task_queue or env.get("REACT_TASK_QUEUE", "") or TASK_QUEUE,
+        identity=identity,
         max_connections=max_connections,
         header_timeout_s=header_timeout_s,
         keepalive_s=keepalive_s,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import socket
 from collections.abc import AsyncIterator, Mapping
@@ -32,7 +33,8 @@ from starlette.applications import Starlette
 from contracts import AgentConfig
 from gateway.app import build_app
 from gateway.context import GatewayContext, build_context
-from gateway.settings import GatewaySettings, default_agent_config, parse_tokens
+from gateway.identity.settings import IdentitySettings
+from gateway.settings import GatewaySettings, default_agent_config, parse_tokens, token_entries
 from testing import AgentTestEnvironment, answer, call_tools, scripted_agent, tool_call
 
 __all__ = [
@@ -44,6 +46,7 @@ __all__ = [
     "SseEvent",
     "agui_run",
     "auth",
+    "loopback_socket",
     "module_gateway",
     "read_sse",
     "run_input",
@@ -104,7 +107,8 @@ class GatewayServer:
         return httpx.AsyncClient(base_url=self.url, headers=headers, timeout=60, **options)  # pyright: ignore[reportArgumentType]
 
 
-def _loopback_socket() -> socket.socket:
+def loopback_socket() -> socket.socket:
+    """A listening socket on a free loopback port (a gateway's, when its URL is needed before it starts)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
@@ -122,8 +126,17 @@ async def running_gateway(
     cors_origins: tuple[str, ...] = (),
     max_body_bytes: int = 256 * 1024,
     task_queue: str | None = None,
+    identity: IdentitySettings | None = None,
+    sock: socket.socket | None = None,
 ) -> AsyncIterator[GatewayServer]:
-    """A gateway on a free loopback port of this event loop, on `env`'s worker, until the block ends."""
+    """A gateway on a free loopback port of this event loop, on `env`'s worker, until the block ends.
+
+    `identity`: its OpenID provider and quotas (the static tokens' scopes come from `tokens`);
+    `sock`: the socket to serve on (`loopback_socket()`), when the test needs its URL first.
+    """
+    scoped = [(token, scopes) for token, _, scopes in token_entries(tokens) if scopes is not None]
+    identity = identity or IdentitySettings()
+    identity = dataclasses.replace(identity, token_scopes={**identity.token_scopes, **dict(scoped)})
     chosen = dict(agents if agents is not None else TEST_AGENTS)
     chosen.setdefault("default", default_agent_config())
     settings = GatewaySettings(
@@ -135,10 +148,11 @@ async def running_gateway(
         agents=MappingProxyType(chosen),
         web_ui_url="http://localhost:8233",
         task_queue=task_queue or env.task_queue,
+        identity=identity,
     )
     ctx = build_context(settings, env.client, env.store)
     app = build_app(ctx)
-    sock = _loopback_socket()
+    sock = sock or loopback_socket()
     port = sock.getsockname()[1]
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
     server = uvicorn.Server(config)

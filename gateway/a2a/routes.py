@@ -37,6 +37,7 @@ from gateway.a2a.handler import DurableRequestHandler
 from gateway.context import GatewayContext
 from gateway.errors import GatewayError, error_body
 from gateway.http_input import principal_of
+from gateway.identity.agent_card import declare_openid_connect
 from gateway.jsonrpc import METHOD_NOT_FOUND, jsonrpc_error_body
 
 __all__ = ["agent_card", "routes"]
@@ -125,7 +126,8 @@ def _agent_routes(ctx: GatewayContext, agent: str) -> list[BaseRoute]:
 
     async def card(request: Request) -> Response:
         url = str(request.url.replace(path=path, query="", fragment=""))
-        return JSONResponse(agent_card_to_dict(agent_card(agent, config, url)))
+        card = declare_openid_connect(agent_card(agent, config, url), ctx.settings.identity.oidc)
+        return JSONResponse(agent_card_to_dict(card))
 
     return [
         Route(path, rpc, methods=["POST"]),

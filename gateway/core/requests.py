@@ -49,6 +49,7 @@ from gateway.core.follow import RunEnd, follow_run
 from gateway.core.inputs import Decision
 from gateway.core.threads import Thread, temporal_reads
 from gateway.errors import GatewayError, not_found
+from gateway.identity.scopes import APPROVE, require
 from gateway.owners import fork_session_id, parse_session_id
 from gateway.single_flight import shared
 
@@ -364,10 +365,15 @@ class RequestCore:
     async def approve(self, thread: Thread, request_id: str, decision: Decision, *, approver: str) -> Ack:
         """Decide a call of the running request awaiting approval (`decision.call_id`, default the oldest).
 
+        The thread's principal needs the `agents:approve` scope (checked here once for every
+        protocol, before anything is read; the guard checks the scope of what it read in the body too).
+
         Raises:
-            GatewayError: `not_found`, `not_running`, `unknown_call`, or the run's refusal
-                (`already_decided`, `invalid_arguments`, ...): the call keeps waiting.
+            GatewayError: 403 `forbidden` (no `agents:approve`), `not_found`, `not_running`,
+                `unknown_call`, or the run's refusal (`already_decided`, `invalid_arguments`, ...):
+                the call keeps waiting.
         """
+        require(thread.principal, APPROVE)
         record = await self.running(thread, request_id)
         call_id = decision.call_id
         if call_id is None:

@@ -12,10 +12,11 @@ cancels a request's run (the request ends `cancelled`); a host's `notifications/
 an `ask` or `status` in flight only stops that call's wait: the durable run goes on (hosts
 cancel calls on their own timeouts), and its handle still follows it.
 
-Every tool call is authenticated by the gateway's guard and again here from its headers (the
-principal owns the sessions, exactly as for AG-UI and A2A). A refusal (`gateway.errors.GatewayError`)
-is the tool's error result (`isError`), its structured content `{"error": {"code", "message"}}`
-with a product code.
+Every tool call is authenticated by the gateway's guard, which also checks the tool's scope
+(`gateway.identity.scopes.MCP_TOOL_SCOPES`, 403 `insufficient_scope` before the SDK sees it); the
+tool takes the guard's principal (it owns the sessions, exactly as for AG-UI and A2A) and checks
+its scope again (`require`). A refusal (`gateway.errors.GatewayError`) is the tool's error result
+(`isError`), its structured content `{"error": {"code", "message"}}` with a product code.
 """
 
 from __future__ import annotations
@@ -34,10 +35,11 @@ from starlette.routing import Route
 from temporalio.service import RPCError
 
 from conversation import MessageEntry
-from gateway.auth import Principal, authenticate
+from gateway.auth import Principal
 from gateway.context import GatewayContext
 from gateway.core import RequestCore, open_thread, parse_decision, parse_mode, parse_on_busy, temporal_reads
 from gateway.errors import GatewayError
+from gateway.identity.scopes import MCP_TOOL_SCOPES, require
 from gateway.mcp.progress import ProgressText
 from gateway.mcp.views import Handle, history_item, parse_handle, state_view
 from gateway.settings import DEFAULT_AGENT
@@ -109,9 +111,14 @@ class McpEndpoint:
         async with self._manager.run():
             yield
 
-    async def _call(self, context: Context, call: Call) -> CallToolResult:
+    async def _call(self, context: Context, call: Call, tool: str) -> CallToolResult:
         try:
-            principal = authenticate(context.headers or {}, self._ctx.settings)
+            principal: Principal | None = getattr(
+                getattr(context.request_context.request, "state", None), "principal", None
+            )
+            if principal is None:
+                raise GatewayError.unauthorized()
+            require(principal, MCP_TOOL_SCOPES[tool])
             return _result(await call(principal))
         except GatewayError as error:
             return _refused(error)
@@ -145,7 +152,7 @@ class McpEndpoint:
                     )
                 return {**state_view(handle, state), "disposition": accepted.disposition}
 
-            return await self._call(context, call)
+            return await self._call(context, call, "ask")
 
         async def status(handle: str, context: Context, wait_s: float = 0.0) -> CallToolResult:
             async def call(principal: Principal) -> dict[str, Any]:
@@ -154,7 +161,7 @@ class McpEndpoint:
                     state = await core.wait(parsed.thread, parsed.request_id, wait_s, progress.report)
                 return state_view(parsed, state)
 
-            return await self._call(context, call)
+            return await self._call(context, call, "status")
 
         async def approve_call(
             handle: str,
@@ -172,7 +179,7 @@ class McpEndpoint:
                 ack = await core.approve(parsed.thread, parsed.request_id, decision, approver=principal.name)
                 return {"status": ack.status, "call_id": ack.call_id or call_id, "handle": str(parsed)}
 
-            return await self._call(context, call)
+            return await self._call(context, call, "approve")
 
         async def cancel_request(handle: str, context: Context) -> CallToolResult:
             async def call(principal: Principal) -> dict[str, Any]:
@@ -180,7 +187,7 @@ class McpEndpoint:
                 reason = f"cancelled through MCP by {principal.name}"
                 return state_view(parsed, await core.cancel(parsed.thread, parsed.request_id, reason=reason))
 
-            return await self._call(context, call)
+            return await self._call(context, call, "cancel")
 
         async def steer(handle: str, text: str, context: Context, mode: str = "queue") -> CallToolResult:
             async def call(principal: Principal) -> dict[str, Any]:
@@ -194,7 +201,7 @@ class McpEndpoint:
                 )
                 return {"status": ack.status, "input_id": ack.input_id, "mode": ack.mode}
 
-            return await self._call(context, call)
+            return await self._call(context, call, "steer")
 
         async def history_of(
             context: Context,
@@ -218,7 +225,7 @@ class McpEndpoint:
                 messages = [history_item(e) for e in page.entries if isinstance(e, MessageEntry)]
                 return {"messages": messages}
 
-            return await self._call(context, call)
+            return await self._call(context, call, "history")
 
         async def fork(
             session: str, context: Context, agent: str = DEFAULT_AGENT, seq: int | None = None
@@ -227,7 +234,7 @@ class McpEndpoint:
                 forked = await core.fork(open_thread(ctx, principal, agent, session), seq=seq)
                 return {"session": forked.thread.thread_id, "agent": agent}
 
-            return await self._call(context, call)
+            return await self._call(context, call, "fork")
 
         for fn, name in ((ask, "ask"), (status, "status"), (approve_call, "approve"), (steer, "steer")):
             self.server.add_tool(fn, name=name, description=DESCRIPTIONS[name])

@@ -16,7 +16,8 @@ those under `if TYPE_CHECKING:`, which never run. The layering, lowest first:
   which nothing else in the product imports.
 - `gateway` (and `gateway.py`) beside them, on the typed client. Inside it each protocol adapter
   has a room (`GATEWAY_ROOMS`: AG-UI, A2A, the AI SDK, MCP, the chat page, schedules and background
-  requests): a room imports the shared gateway modules (the request core `gateway.core`, the hub,
+  requests): a room imports the shared gateway modules (the request core `gateway.core`, identity
+  `gateway.identity`, the hub,
   the guards) and itself, never another room; the shared modules import no room, except
   `gateway.app`, which assembles them.
 
@@ -67,8 +68,8 @@ GATEWAY_ROOMS = (
     "gateway.schedules",
 )
 """The gateway's protocol adapters: each imports the shared `gateway.*` modules and itself, never another."""
-GATEWAY_SHARED_PACKAGES = ("gateway.core",)
-"""Packages of the gateway that are shared parts (the request core), not rooms."""
+GATEWAY_SHARED_PACKAGES = ("gateway.core", "gateway.identity")
+"""Packages of the gateway that are shared parts (the request core, identity and admission), not rooms."""
 GATEWAY_ASSEMBLY = frozenset({"gateway.app"})
 """The shared gateway module that puts the rooms together (the app's routes)."""
 

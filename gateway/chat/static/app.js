@@ -7,6 +7,7 @@ import * as api from "./api.js";
 import { Approvals } from "./approvals.js";
 import { el, LiveView, transcriptItems } from "./render.js";
 import { SchedulesPanel } from "./schedules.js";
+import { setUpSignIn, signIn, signOut } from "./signin.js";
 
 const $ = (id) => document.getElementById(id);
 const CURRENT_KEY = "react-chat:current";
@@ -260,8 +261,14 @@ async function loadAgents() {
 
 const schedules = new SchedulesPanel(() => ({ agent: state.agent, threadId: state.threadId }), guarded);
 
+// The stored token in the token field, unless someone is typing one there: the page's start (after
+// the sign-in set-up's fetch) may come while a token is being typed, and must not wipe it.
+function showToken() {
+  if (document.activeElement !== $("token")) $("token").value = api.token();
+}
+
 async function start() {
-  $("token").value = api.token();
+  showToken();
   const params = new URL(location.href).searchParams;
   const saved = JSON.parse(localStorage.getItem(CURRENT_KEY) || "null");
   const current = params.get("thread") ? { agent: params.get("agent") || "default", threadId: params.get("thread") } : saved;
@@ -295,4 +302,13 @@ $("agent").addEventListener("change", () => {
 });
 $("new-chat").addEventListener("click", newChat);
 $("reset").addEventListener("click", () => guarded(reset));
-void guarded(start);
+$("sign-in").addEventListener("click", () => guarded(signIn));
+$("sign-out").addEventListener("click", signOut);
+void guarded(async () => {
+  await setUpSignIn((signedIn) => {
+    $("sign-in").hidden = signedIn;
+    $("sign-out").hidden = !signedIn;
+    showToken();
+  });
+  await start();
+});

@@ -1,0 +1,110 @@
+"""What a caller may do: the four scopes, what each route needs (one table), and `require`.
+
+A token's scopes come from its `scope` claim (space-separated) or `scp` (a list of strings); a
+static token has the scopes its setting names (`token=principal:agents:ask+agents:approve`), else
+`STATIC_DEFAULT` (all but `agents:admin`). A missing scope is 403 `forbidden` naming it.
+
+The guard decides every request's scope from one table (`gateway.identity.operations`), reading
+the POST bodies of AG-UI, A2A and MCP for the operation inside; where the thing is done, `require`
+runs again: an MCP tool its `MCP_TOOL_SCOPES` (`gateway.mcp.server`), every approval, whichever
+protocol carries it, `agents:approve` (`gateway.core.RequestCore.approve`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Final, Protocol
+
+from contracts.errors import FORBIDDEN
+from gateway.errors import GatewayError
+
+__all__ = [
+    "ADMIN",
+    "ALL_SCOPES",
+    "APPROVE",
+    "ASK",
+    "MCP_TOOL_SCOPES",
+    "SCHEDULES",
+    "STATIC_DEFAULT",
+    "ScopeRefusal",
+    "Scoped",
+    "parse_scope_list",
+    "require",
+    "scopes_of_claims",
+]
+
+ASK: Final = "agents:ask"
+"""Ask, steer, cancel, fork, reset, and read one's own threads."""
+APPROVE: Final = "agents:approve"
+"""Approve or deny tool calls awaiting approval."""
+SCHEDULES: Final = "agents:schedules"
+"""Create, change and delete schedules."""
+ADMIN: Final = "agents:admin"
+"""Read every principal's threads."""
+ALL_SCOPES: Final = (ASK, APPROVE, SCHEDULES, ADMIN)
+STATIC_DEFAULT: Final = frozenset({ASK, APPROVE, SCHEDULES})
+"""A static token's scopes when its setting names none."""
+MAX_SCOPES_CHARS = 4096
+"""A longer `scope` claim is not read (its token is refused by its size bound anyway)."""
+
+MCP_TOOL_SCOPES: Final[Mapping[str, str]] = {
+    "ask": ASK,
+    "status": ASK,
+    "steer": ASK,
+    "cancel": ASK,
+    "history": ASK,
+    "fork": ASK,
+    "approve": APPROVE,
+}
+"""The scope each MCP tool needs (checked when it is called: `require`)."""
+
+
+class ScopeRefusal(GatewayError):
+    """403 `forbidden`: the caller's token lacks `scope`."""
+
+    def __init__(self, scope: str) -> None:
+        """The refusal of a call that needs `scope`."""
+        super().__init__(403, FORBIDDEN, f"this needs the scope {scope!r}, which the token does not have")
+        self.scope = scope
+
+
+class Scoped(Protocol):
+    """A caller with scopes (`gateway.auth.Principal`)."""
+
+    @property
+    def scopes(self) -> frozenset[str]:
+        """The scopes its token grants."""
+        ...
+
+
+def require(principal: Scoped, scope: str) -> None:
+    """Refuse unless `principal` has `scope`.
+
+    Raises:
+        ScopeRefusal: 403 `forbidden` naming `scope`.
+    """
+    if scope not in principal.scopes:
+        raise ScopeRefusal(scope)
+
+
+def parse_scope_list(text: str, *, separator: str = " ") -> frozenset[str]:
+    """The scopes of `text` split on `separator` (blank parts dropped)."""
+    return frozenset(part for part in (p.strip() for p in text.split(separator)) if part)
+
+
+def scopes_of_claims(claims: Mapping[str, object]) -> frozenset[str]:
+    """A token's scopes: `scope` (a space-separated string) and `scp` (a list, or a string), together."""
+    found: set[str] = set()
+    scope = claims.get("scope")
+    if isinstance(scope, str) and len(scope) <= MAX_SCOPES_CHARS:
+        found |= parse_scope_list(scope)
+    scp = claims.get("scp")
+    if isinstance(scp, str) and len(scp) <= MAX_SCOPES_CHARS:
+        found |= parse_scope_list(scp)
+    elif isinstance(scp, list):
+        found |= _strings(scp)  # pyright: ignore[reportUnknownArgumentType]
+    return frozenset(found)
+
+
+def _strings(values: Iterable[object]) -> set[str]:
+    return {value for value in values if isinstance(value, str) and value}

@@ -1,0 +1,188 @@
+"""Identity settings: the OpenID provider the gateway trusts, the static tokens' scopes, the quotas.
+
+    REACT_GATEWAY_OIDC_ISSUER="https://login.example.com/realms/acme"   # metadata: <issuer>/.well-known/...
+    REACT_GATEWAY_OIDC_AUDIENCE="https://agents.example.com"            # the gateway's canonical URL
+    REACT_GATEWAY_OIDC_PRINCIPAL_CLAIM="sub"                            # the claim naming the principal
+    REACT_GATEWAY_OIDC_CLIENT_ID="chat-page"                            # the chat page's public client
+    REACT_GATEWAY_OIDC_DISCOVERY_URL="http://keycloak:8080/realms/acme/.well-known/openid-configuration"
+                                                    # optional: where the gateway itself reads the metadata
+    REACT_GATEWAY_MAX_ACTIVE_PER_PRINCIPAL=4
+    REACT_GATEWAY_DAILY_TOKENS_PER_PRINCIPAL=2000000
+    REACT_GATEWAY_REQUESTS_PER_MINUTE=120
+
+Without an issuer the gateway takes static tokens only (`REACT_GATEWAY_TOKENS`); with one, both.
+Unset quotas are unlimited.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from urllib.parse import urlsplit
+
+from gateway.identity.scopes import ALL_SCOPES
+
+__all__ = [
+    "ISSUER_ENV",
+    "IdentitySettings",
+    "IdentitySettingsError",
+    "OidcSettings",
+    "QuotaSettings",
+    "load_identity",
+    "parse_static_scopes",
+]
+
+ISSUER_ENV = "REACT_GATEWAY_OIDC_ISSUER"
+AUDIENCE_ENV = "REACT_GATEWAY_OIDC_AUDIENCE"
+PRINCIPAL_CLAIM_ENV = "REACT_GATEWAY_OIDC_PRINCIPAL_CLAIM"
+CLIENT_ID_ENV = "REACT_GATEWAY_OIDC_CLIENT_ID"
+DISCOVERY_URL_ENV = "REACT_GATEWAY_OIDC_DISCOVERY_URL"
+MAX_ACTIVE_ENV = "REACT_GATEWAY_MAX_ACTIVE_PER_PRINCIPAL"
+DAILY_TOKENS_ENV = "REACT_GATEWAY_DAILY_TOKENS_PER_PRINCIPAL"
+REQUESTS_PER_MINUTE_ENV = "REACT_GATEWAY_REQUESTS_PER_MINUTE"
+ASYMMETRIC_ALGORITHMS = (
+    "RS256",
+    "RS384",
+    "RS512",
+    "PS256",
+    "PS384",
+    "PS512",
+    "ES256",
+    "ES384",
+    "ES512",
+    "EdDSA",
+)
+"""The only signature algorithms a token may use: never `none`, never HMAC (whose key could be
+made of the provider's public key)."""
+STATIC_SCOPE_SEPARATOR = "+"
+
+
+class IdentitySettingsError(ValueError):
+    """An identity setting the gateway cannot start with (one line, naming the setting)."""
+
+
+@dataclass(frozen=True)
+class OidcSettings:
+    """The OpenID provider whose tokens the gateway accepts."""
+
+    issuer: str
+    """The `iss` of its tokens; its metadata is at `<issuer>/.well-known/openid-configuration`."""
+    audience: str
+    """The gateway's canonical URL: a token's `aud` must name it (or `<audience>/mcp` on `/mcp`)."""
+    principal_claim: str = "sub"
+    client_id: str | None = None
+    """The chat page's public client (authorization code with PKCE, no secret)."""
+    algorithms: tuple[str, ...] = ASYMMETRIC_ALGORITHMS
+    leeway_s: float = 30.0
+    """Clock skew allowed on `exp`, `nbf` and `iat`."""
+    max_token_bytes: int = 8192
+    """A longer bearer token is refused before it is parsed."""
+    keys_refresh_min_s: float = 5.0
+    """An unknown `kid` refetches the keys at most this often (random `kid`s cannot hammer the provider)."""
+    keys_max_age_s: float = 3600.0
+    """Keys older than this are refetched on the next request that needs them."""
+    discovery_timeout_s: float = 5.0
+    fetch_discovery_from: str | None = None
+    """Where the gateway reads the metadata when the issuer's URL does not reach the provider from
+    the gateway's network (a container); the metadata must still name `issuer`."""
+
+    @property
+    def discovery_url(self) -> str:
+        """Where the provider's metadata is (what clients are told)."""
+        return f"{self.issuer.rstrip('/')}/.well-known/openid-configuration"
+
+    @property
+    def metadata_url(self) -> str:
+        """Where the gateway reads the provider's metadata."""
+        return self.fetch_discovery_from or self.discovery_url
+
+    @property
+    def mcp_resource(self) -> str:
+        """The MCP endpoint's resource URI (RFC 9728, RFC 8707): `<audience>/mcp`."""
+        return f"{self.audience}/mcp"
+
+
+@dataclass(frozen=True)
+class QuotaSettings:
+    """Per-principal limits (None: unlimited)."""
+
+    max_active_per_principal: int | None = None
+    daily_tokens_per_principal: int | None = None
+    requests_per_minute: int | None = None
+    tokens_cache_s: float = 5.0
+    """How long a principal's tokens-today reading is reused (summing it reads many runs)."""
+
+
+@dataclass(frozen=True)
+class IdentitySettings:
+    """Who may call and how much: the OpenID provider, static tokens' scopes, quotas."""
+
+    oidc: OidcSettings | None = None
+    token_scopes: Mapping[str, frozenset[str]] = field(default_factory=lambda: MappingProxyType({}))
+    """Static token -> its scopes, for the tokens whose setting names them (others: `STATIC_DEFAULT`)."""
+    quotas: QuotaSettings = field(default_factory=QuotaSettings)
+
+
+def parse_static_scopes(text: str, where: str) -> frozenset[str]:
+    """The scopes of a static token's setting (`agents:ask+agents:approve`).
+
+    Raises:
+        IdentitySettingsError: an empty list, or a scope that is not one of `ALL_SCOPES`.
+    """
+    scopes = frozenset(part.strip() for part in text.split(STATIC_SCOPE_SEPARATOR) if part.strip())
+    unknown = sorted(scopes - set(ALL_SCOPES))
+    if not scopes or unknown:
+        raise IdentitySettingsError(
+            f"{where}: scopes must be one or more of {', '.join(ALL_SCOPES)} joined by "
+            f"{STATIC_SCOPE_SEPARATOR!r}" + (f" (not {unknown[0]!r})" if unknown else "")
+        )
+    return scopes
+
+
+def load_identity(
+    env: Mapping[str, str], token_scopes: Iterable[tuple[str, frozenset[str]]] = ()
+) -> IdentitySettings:
+    """The identity settings of the environment, with the static tokens' scopes.
+
+    Raises:
+        IdentitySettingsError: an issuer without an audience (or the other way round), a URL that
+            is not http(s), an empty claim name, a quota that is not a positive whole number.
+    """
+    issuer = env.get(ISSUER_ENV, "").strip()
+    audience = env.get(AUDIENCE_ENV, "").strip().rstrip("/")
+    oidc: OidcSettings | None = None
+    if issuer or audience:
+        if not issuer or not audience:
+            raise IdentitySettingsError(f"{ISSUER_ENV} and {AUDIENCE_ENV} are set together")
+        for name, url in ((ISSUER_ENV, issuer), (AUDIENCE_ENV, audience)):
+            parts = urlsplit(url)
+            if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+                raise IdentitySettingsError(f"{name} must be an http(s) URL without query or fragment")
+        claim = env.get(PRINCIPAL_CLAIM_ENV, "").strip() or "sub"
+        client_id = env.get(CLIENT_ID_ENV, "").strip() or None
+        fetch_from = env.get(DISCOVERY_URL_ENV, "").strip() or None
+        if fetch_from is not None and not fetch_from.startswith(("http://", "https://")):
+            raise IdentitySettingsError(f"{DISCOVERY_URL_ENV} must be an http(s) URL")
+        oidc = OidcSettings(
+            issuer=issuer,
+            audience=audience,
+            principal_claim=claim,
+            client_id=client_id,
+            fetch_discovery_from=fetch_from,
+        )
+    quotas = QuotaSettings(
+        max_active_per_principal=_positive(env, MAX_ACTIVE_ENV),
+        daily_tokens_per_principal=_positive(env, DAILY_TOKENS_ENV),
+        requests_per_minute=_positive(env, REQUESTS_PER_MINUTE_ENV),
+    )
+    return IdentitySettings(oidc=oidc, token_scopes=MappingProxyType(dict(token_scopes)), quotas=quotas)
+
+
+def _positive(env: Mapping[str, str], name: str) -> int | None:
+    text = env.get(name, "").strip()
+    if not text:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise IdentitySettingsError(f"{name} must be a whole number of at least 1")
+    return int(text)

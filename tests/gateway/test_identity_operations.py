@@ -1,0 +1,108 @@
+"""The guard's reading of what a request does (`classify`), pure.
+
+Junk never raises (a body that cannot be read is classified by its route), and each protocol's
+operation gets its scope.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gateway.identity.operations import classify
+
+JUNK_BODIES = [
+    b"",
+    b"null",
+    b"[]",
+    b"\xff\xfe",
+    b"[" * 100_000 + b"]" * 100_000,
+    json.dumps({"method": "tools/call", "params": {"name": ["approve"]}}).encode(),
+    json.dumps([{"method": "tools/call", "params": None}] * 50).encode(),
+    json.dumps({"resume": "yes", "threadId": {"a": 1}}).encode(),
+    json.dumps({"method": "SendMessage", "params": {"message": {"taskId": 7, "parts": "x"}}}).encode(),
+]
+PATHS = [
+    "/agui/default",
+    "/ai-sdk/default",
+    "/a2a/default",
+    "/mcp",
+    "/api/threads/a/b/fork",
+    "/api/threads/a/b/requests",
+    "/api/schedules/x",
+    "/nowhere",
+]
+
+
+@pytest.mark.parametrize("body", JUNK_BODIES)
+def test_junk_bodies_are_classified_by_route(body: bytes) -> None:
+    for path in PATHS:
+        for operation in classify("POST", path, body):
+            assert operation.action and len(operation.target) <= 200
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+        lambda c: st.lists(c) | st.dictionaries(st.text(max_size=10), c),
+        max_leaves=30,
+    )
+)
+def test_any_json_is_classified_without_raising(value: object) -> None:
+    body = json.dumps(value).encode()
+    for path in PATHS:
+        classify("POST", path, body)
+
+
+def test_each_protocol_names_its_operation_and_scope() -> None:
+    def one(path: str, body: object) -> tuple[str, str | None, bool]:
+        [operation] = classify("POST", path, json.dumps(body).encode())
+        return operation.action, operation.scope, operation.starts_run
+
+    assert one("/agui/default", {"threadId": "t", "messages": []}) == ("ask", "agents:ask", True)
+    assert one("/agui/default", {"threadId": "t", "resume": [{"interruptId": "c"}]}) == (
+        "approve",
+        "agents:approve",
+        False,
+    )
+    a2a_decision = {
+        "method": "message/send",
+        "params": {"message": {"taskId": "t", "parts": [{"kind": "data", "data": {"approved": False}}]}},
+    }
+    assert one("/a2a/default", a2a_decision) == ("approve", "agents:approve", False)
+    a2a_steer = {
+        "method": "SendMessage",
+        "params": {"message": {"taskId": "t", "parts": [{"text": "faster"}]}},
+    }
+    assert one("/a2a/default", a2a_steer) == ("steer", "agents:ask", False)
+    assert one("/a2a/default", {"method": "tasks/cancel", "params": {"id": "t"}}) == (
+        "cancel",
+        "agents:ask",
+        False,
+    )
+    assert one("/a2a/default", {"method": "SendMessage", "params": {"message": {"parts": []}}}) == (
+        "ask",
+        "agents:ask",
+        True,
+    )
+    mcp = {"method": "tools/call", "params": {"name": "approve", "arguments": {"handle": "a:b:c"}}}
+    assert one("/mcp", mcp) == ("approve", "agents:approve", False)
+    assert one("/mcp", {"method": "tools/list"}) == ("connect", None, False)
+    assert one("/ai-sdk/default", {"id": "t", "messages": [{"role": "user", "parts": []}]}) == (
+        "ask",
+        "agents:ask",
+        True,
+    )
+    aisdk_decision = {
+        "id": "t",
+        "messages": [{"role": "assistant", "parts": [{"state": "approval-responded"}]}],
+    }
+    assert one("/ai-sdk/default", aisdk_decision) == ("approve", "agents:approve", False)
+    assert one("/api/threads/default/t/requests", {"message": "hi"}) == ("ask", "agents:ask", True)
+    assert classify("GET", "/ai-sdk/default/t/stream", None)[0].scope == "agents:ask"
+    assert classify("DELETE", "/api/schedules/nightly", None)[0].scope == "agents:schedules"
+    assert classify("GET", "/healthz", None) == []
