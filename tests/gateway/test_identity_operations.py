@@ -92,7 +92,8 @@ def test_each_protocol_names_its_operation_and_scope() -> None:
     mcp = {"method": "tools/call", "params": {"name": "approve", "arguments": {"handle": "a:b:c"}}}
     assert one("/mcp", mcp) == ("approve", "agents:approve", False)
     assert one("/mcp", {"method": "tools/list"}) == ("connect", None, False)
-    assert one("/ai-sdk/default", {"id": "t", "messages": [{"role": "user", "parts": []}]}) == (
+    user_ask: dict[str, object] = {"id": "t", "messages": [{"role": "user", "parts": []}]}
+    assert one("/ai-sdk/default", user_ask) == (
         "ask",
         "agents:ask",
         True,
