@@ -38,67 +38,50 @@ if ! command -v uv >/dev/null 2>&1 || [ "$(uv --version 2>/dev/null | cut -d' ' 
     -r scripts/bootstrap-requirements.txt
 fi
 
-install_browser() {
-  [ -x /usr/bin/chromium ] && return 0
+# Installs Debian's package $1 unless $2 (a command or a path) is there; $3 says which tests need
+# it and $4 is the flag that skips it (apt-get, with sudo when not root).
+install_debian() {
+  local package=$1 provides=$2 needed_by=$3 skip=$4
+  command -v "$provides" >/dev/null 2>&1 && return 0
   local sudo=()
   if [ "$(id -u)" -ne 0 ]; then
     if ! command -v sudo >/dev/null 2>&1; then
-      echo "setup: tests/browser/test_web_ui.py needs Debian's chromium (/usr/bin/chromium), and this user" \
-        "is not root and has no sudo: run 'apt-get install -y chromium' as root, or pass --no-browser." >&2
+      echo "setup: $needed_by need Debian's $package ($provides), and this user is not root and has" \
+        "no sudo: run 'apt-get install -y $package' as root, or pass $skip." >&2
       exit 1
     fi
     sudo=(sudo)
   fi
   if ! command -v apt-get >/dev/null 2>&1; then
-    echo "setup: tests/browser/test_web_ui.py needs Debian's chromium (/usr/bin/chromium), and there is" \
-      "no apt-get here: install Chromium so that /usr/bin/chromium exists, or pass --no-browser." >&2
+    echo "setup: $needed_by need Debian's $package ($provides), and there is no apt-get here:" \
+      "install it so that $provides exists, or pass $skip." >&2
     exit 1
   fi
-  echo "Installing Debian's chromium for the Web UI test (tests/browser/test_web_ui.py; skip with --no-browser)." >&2
+  echo "Installing Debian's $package for $needed_by (skip with $skip)." >&2
   if ! ${sudo[@]+"${sudo[@]}"} apt-get update -qq ||
     ! ${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive \
-      apt-get install -y -qq --no-install-recommends chromium >/dev/null; then
-    echo "setup: 'apt-get install chromium' failed (see above); install it so that /usr/bin/chromium" \
-      "exists, or pass --no-browser." >&2
+      apt-get install -y -qq --no-install-recommends "$package" >/dev/null; then
+    echo "setup: 'apt-get install $package' failed (see above); install it, or pass $skip." >&2
     exit 1
   fi
-  if [ ! -x /usr/bin/chromium ]; then
-    echo "setup: the chromium package installed no /usr/bin/chromium (not Debian?); install Debian's" \
-      "chromium, or pass --no-browser." >&2
+  if ! command -v "$provides" >/dev/null 2>&1; then
+    echo "setup: the $package package installed no $provides (not Debian?); install Debian's" \
+      "$package, or pass $skip." >&2
     exit 1
   fi
 }
-if [ "$browser" = 1 ]; then install_browser; fi
-
-install_redis() {
-  command -v redis-server >/dev/null 2>&1 && return 0
-  local sudo=()
-  if [ "$(id -u)" -ne 0 ]; then
-    if ! command -v sudo >/dev/null 2>&1; then
-      echo "setup: tests/stream/test_live_channel.py needs Debian's redis-server, and this user is not" \
-        "root and has no sudo: run 'apt-get install -y redis-server' as root, or pass --no-redis." >&2
-      exit 1
-    fi
-    sudo=(sudo)
-  fi
-  if ! command -v apt-get >/dev/null 2>&1; then
-    echo "setup: tests/stream/test_live_channel.py needs redis-server, and there is no apt-get here:" \
-      "install Redis so that redis-server is on PATH, or pass --no-redis." >&2
-    exit 1
-  fi
-  echo "Installing Debian's redis-server for the live channel's tests (skip with --no-redis)." >&2
-  if ! ${sudo[@]+"${sudo[@]}"} apt-get update -qq ||
-    ! ${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive \
-      apt-get install -y -qq --no-install-recommends redis-server >/dev/null; then
-    echo "setup: 'apt-get install redis-server' failed (see above); install it, or pass --no-redis." >&2
-    exit 1
-  fi
-}
-if [ "$redis" = 1 ]; then install_redis; fi
+if [ "$browser" = 1 ]; then
+  install_debian chromium /usr/bin/chromium "the browser tests (tests/browser/)" --no-browser
+fi
+if [ "$redis" = 1 ]; then
+  install_debian redis-server redis-server "the live channel's tests (tests/stream/test_live_channel.py)" --no-redis
+fi
 
 # With the dev tools: the official JavaScript clients the gateway's tests drive (tests/js:
-# @ag-ui/client, @a2a-js/sdk), exactly as its package-lock.json pins them.
-if [ "$js_clients" = 1 ] && command -v npm >/dev/null 2>&1 && [ ! -d tests/js/node_modules ]; then
+# @ag-ui/client, @a2a-js/sdk, ai), exactly as its package-lock.json pins them.
+# Again when the lock file is newer than what node_modules holds (a client was added).
+if [ "$js_clients" = 1 ] && command -v npm >/dev/null 2>&1 &&
+  [ tests/js/package-lock.json -nt tests/js/node_modules/.package-lock.json ]; then
   npm ci --prefix tests/js --no-audit --no-fund --silent
 fi
 
