@@ -25,7 +25,7 @@ from cli import ops, render, render_session, session_ops
 from cli.chat_approvals import ApprovalPrompt, Decide
 from cli.common import Target, out, say, say_lines
 from cli.errors import CliError, err_console, error_line
-from clients import inputs as client_inputs
+from clients import session_ask
 from contracts import Ack
 from contracts.session import OnBusy
 from conversation import Context, Message
@@ -194,7 +194,7 @@ class Chat:
     async def _turn(self, query: str) -> bool:
         """Ask `query`, stream its run (typed lines steer it), print the answer. False on /quit."""
         expected = self.expected_last_request
-        ask = client_inputs.ask_input(query, on_busy=self.on_busy, expected_last_request=expected)
+        ask = session_ask.ask_input(query, on_busy=self.on_busy, expected_last_request=expected)
         accepted = await self.asker.ask(ask)
         request = accepted.request_id
         if self.expected_last_request is not None:

@@ -36,7 +36,7 @@ from cli.params import (
 from cli.schedule_commands import schedule_app
 from cli.session_args import resume_hint, session_id_of
 from cli.session_inspect_commands import export, history, status
-from clients import inputs as client_inputs
+from clients import session_ask
 from clients.output import output_override
 from clients.sessions import session_workflow_id
 from contracts.session import AskInput
@@ -74,7 +74,7 @@ def ask(
         output = load_output_schema(output_schema)
 
         def ask_of(text: str) -> AskInput:
-            return client_inputs.ask_input(
+            return session_ask.ask_input(
                 text,
                 request_id=request_id,
                 overrides=output_override(output) if output is not None else {},

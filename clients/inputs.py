@@ -20,13 +20,12 @@ from clients.errors import RejectedError, invalid_payload
 from contracts import AgentConfig, CancelInput, RunInput, SteerInput, ThreadQuery
 from contracts.approval import ApproveInput
 from contracts.errors import BLANK_CONTENT, INVALID_INPUT, INVALID_OP
-from contracts.session import AskInput, RequestRef, SessionInput
+from contracts.session import RequestRef
 from contracts.thread import DEFAULT_PAGE_ENTRIES
 from conversation import (
     DEFAULT_CONTEXT_REF,
     Context,
     ContextModifyInput,
-    ContextPolicy,
     InvalidContextOpError,
     validate_operation,
 )
@@ -87,62 +86,6 @@ def run_input(
     not_blank(run.config.model, "config.model")
     not_blank(run.context_ref, "context_ref")
     return run
-
-
-def session_input(
-    agent_id: str,
-    config: AgentConfig,
-    *,
-    context_policy: ContextPolicy | None = None,
-    snapshot: str | None = None,
-) -> SessionInput:
-    """The input that starts a session (used only when the session does not run yet)."""
-    session = checked(
-        SessionInput,
-        {
-            "agent_id": agent_id,
-            "config": config.model_dump(),
-            "context_policy": dumped(context_policy),
-            "snapshot": snapshot,
-        },
-        "AgentSession input",
-    )
-    not_blank(session.config.model, "config.model")
-    return session
-
-
-def ask_input(
-    query: str | AskInput,
-    *,
-    request_id: str | None = None,
-    overrides: Mapping[str, JsonValue] | None = None,
-    context_policy: ContextPolicy | None = None,
-    on_busy: str = "reject",
-    expected_last_request: str | None = None,
-    webhook_url: str | None = None,
-) -> AskInput:
-    """An ask; without `request_id` the client chooses one, so a retried ask is answered, not run twice.
-
-    `query` may be an ask built before (checked again, the other arguments unused). A
-    `webhook_url` is checked against the deployment's allow-list (`webhook_url_problem`).
-    """
-    data = (
-        query.model_dump()
-        if isinstance(query, AskInput)
-        else {
-            "query": query,
-            "request_id": request_id or new_id(),
-            "overrides": dict(overrides or {}),
-            "context_policy": dumped(context_policy),
-            "on_busy": on_busy,
-            "expected_last_request": expected_last_request,
-            "webhook_url": webhook_url,
-        }
-    )
-    ask = checked(AskInput, data, "ask")
-    not_blank(ask.query, "query")
-    check_webhook_url(ask.webhook_url)
-    return ask
 
 
 def check_webhook_url(url: str | None) -> None:

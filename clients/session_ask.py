@@ -1,6 +1,11 @@
-"""An ask's payloads and update-with-start, and whether a `busy` refusal is stale (then `ask` retries).
+"""An ask, whole: its payload, the session it may start, update-with-start, a stale `busy`.
 
-`SessionHandle.ask` (in `clients.session_handle`) documents each option.
+`ask_input` builds the payload (checked before it is sent), `session_input` the input of the
+session it may start; `ask_with_start` sends it; `busy_with_an_ended_run` tells a stale `busy`
+refusal (then `SessionHandle.ask` retries).
+
+`SessionHandle.ask` (in `clients.session_handle`) documents each option; the checks are those of
+`clients.inputs` (the payload model's limits, blank text, the webhook allow-list).
 """
 
 from __future__ import annotations
@@ -56,6 +61,62 @@ class AskOptions(TypedDict, total=False):
     webhook_url: str | None
 
 
+def session_input(
+    agent_id: str,
+    config: AgentConfig,
+    *,
+    context_policy: ContextPolicy | None = None,
+    snapshot: str | None = None,
+) -> SessionInput:
+    """The input that starts a session (used only when the session does not run yet)."""
+    session = inputs.checked(
+        SessionInput,
+        {
+            "agent_id": agent_id,
+            "config": config.model_dump(),
+            "context_policy": inputs.dumped(context_policy),
+            "snapshot": snapshot,
+        },
+        "AgentSession input",
+    )
+    inputs.not_blank(session.config.model, "config.model")
+    return session
+
+
+def ask_input(
+    query: str | AskInput,
+    *,
+    request_id: str | None = None,
+    overrides: Mapping[str, JsonValue] | None = None,
+    context_policy: ContextPolicy | None = None,
+    on_busy: str = "reject",
+    expected_last_request: str | None = None,
+    webhook_url: str | None = None,
+) -> AskInput:
+    """An ask; without `request_id` the client chooses one, so a retried ask is answered, not run twice.
+
+    `query` may be an ask built before (checked again, the other arguments unused). A
+    `webhook_url` is checked against the deployment's allow-list (`webhook_url_problem`).
+    """
+    data = (
+        query.model_dump()
+        if isinstance(query, AskInput)
+        else {
+            "query": query,
+            "request_id": request_id or inputs.new_id(),
+            "overrides": dict(overrides or {}),
+            "context_policy": inputs.dumped(context_policy),
+            "on_busy": on_busy,
+            "expected_last_request": expected_last_request,
+            "webhook_url": webhook_url,
+        }
+    )
+    ask = inputs.checked(AskInput, data, "ask")
+    inputs.not_blank(ask.query, "query")
+    inputs.check_webhook_url(ask.webhook_url)
+    return ask
+
+
 def ask_payload(query: str | AskInput, options: AskOptions) -> AskInput:
     """The `ask` Update's input: `query` with the options, or a built ask checked again.
 
@@ -67,10 +128,10 @@ def ask_payload(query: str | AskInput, options: AskOptions) -> AskInput:
         given = [name for name in ASK_FIELDS if name in options]
         if given:
             raise TypeError(f"a built AskInput already carries {', '.join(given)}: set them when building it")
-        return inputs.ask_input(query)
+        return ask_input(query)
     output = options.get("output")
     overrides = {**(options.get("overrides") or {}), **(output_override(output) if output else {})}
-    return inputs.ask_input(
+    return ask_input(
         query,
         request_id=options.get("request_id"),
         overrides=overrides,
@@ -83,7 +144,7 @@ def ask_payload(query: str | AskInput, options: AskOptions) -> AskInput:
 
 def start_payload(config: AgentConfig, options: AskOptions) -> SessionInput:
     """The input a session that does not run yet starts with (`config`, `agent_id`, policy, snapshot)."""
-    return inputs.session_input(
+    return session_input(
         options.get("agent_id", DEFAULT_AGENT_ID),
         config,
         context_policy=options.get("session_policy"),

@@ -74,7 +74,7 @@ class SessionHandle(WorkflowControls):
         session keeps its own config. Without `config` the session must already run.
 
         Args:
-            query: the user's turn, or an ask built by `clients.inputs.ask_input` (it carries
+            query: the user's turn, or an ask built by `clients.session_ask.ask_input` (it carries
                 `request_id`, `overrides`, `context_policy`, `on_busy` and `expected_last_request`;
                 `output` goes into its `overrides`: `clients.output.output_override`).
             **options: keyword arguments (`AskOptions`):

@@ -11,7 +11,7 @@ import pytest
 from temporalio.client import Client
 
 from client import AgentConfig, RejectedError, Sessions
-from clients import inputs, session_inputs
+from clients import inputs, session_ask, session_inputs
 from contracts.limits import MAX_QUERY_CHARS
 from tests.helpers import turn
 from tests.session_helpers import new_session_id
@@ -20,7 +20,7 @@ from tests.session_helpers import new_session_id
 async def test_a_built_ask_steer_and_fork_reach_the_session(client: Client, task_queue: str) -> None:
     session = Sessions(client, task_queue=task_queue).get(new_session_id())
     agent = AgentConfig.model_validate({"model": "scripted", "script": [turn("first"), turn("second")]})
-    ask = inputs.ask_input("Hello?", request_id="built-1", overrides={"max_iterations": 3})
+    ask = session_ask.ask_input("Hello?", request_id="built-1", overrides={"max_iterations": 3})
     answer = await session.ask_sync(ask, config=agent)
     assert (answer.request_id, answer.status, answer.result) == ("built-1", "completed", "first")
     steered = await session.steer(inputs.steer_input("Between turns.", source="built"))
@@ -33,7 +33,7 @@ async def test_a_built_payload_is_checked_again_and_its_options_are_not_given_tw
     client: Client, task_queue: str
 ) -> None:
     session = Sessions(client, task_queue=task_queue).get(new_session_id())
-    ask = inputs.ask_input("Fine.")
+    ask = session_ask.ask_input("Fine.")
     with pytest.raises(TypeError, match="already carries on_busy"):
         await session.ask(ask, on_busy="enqueue")
     oversized = ask.model_copy(update={"query": "q" * (MAX_QUERY_CHARS + 1)})  # no validation on copy

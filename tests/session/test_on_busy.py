@@ -17,7 +17,7 @@ from temporalio.exceptions import ApplicationError
 from activities.message_cache import MessageCache
 from clients import sessions
 from clients.errors import RejectedError
-from clients.inputs import ask_input
+from clients.session_ask import ask_input
 from clients.sessions import Sessions
 from contracts.limits import MAX_QUEUED_ASKS
 from contracts.llm import LLMResponse
