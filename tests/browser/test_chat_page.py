@@ -8,6 +8,7 @@ own browser context (its own localStorage: token, thread id, last event id).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import AsyncIterator
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 import pytest_asyncio
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Browser, Page, Route, expect
 
 from clients.session_handle import SessionHandle
 from contracts import ScriptTurn
@@ -100,6 +101,34 @@ async def partial_answer(page: Page) -> str:
     live = page.locator("#live .msg.assistant .text").first
     await expect(live).not_to_be_empty(timeout=WAIT_MS)
     return await live.inner_text()
+
+
+async def test_a_message_sent_while_the_page_starts_keeps_its_answer(chat: Chat) -> None:
+    """A message sent while the page starts keeps its answer.
+
+    The page's start (after a token is entered) opens a chat; a message sent before it got there
+    lost its stream (the start's new chat cut it): Send now waits for the start.
+    """
+    page = await chat.page(ALICE)
+    release = asyncio.Event()
+
+    async def slow_threads(route: Route) -> None:
+        await release.wait()  # the start stays between its reads and opening a chat
+        await route.continue_()
+
+    await page.route("**/api/threads", slow_threads)
+    await page.locator("#token").fill(ALICE + " ")  # changed (the page trims it): a new start
+    await page.locator("#token").press("Enter")  # a start: agents, then the slow threads
+    await page.locator("#message").fill("Sent during the start.")
+    await expect(page.locator("#send")).to_be_disabled(timeout=WAIT_MS)
+    await page.locator("#message").press("Enter")  # refused while starting: the text stays
+    await expect(page.locator("#message")).to_have_value("Sent during the start.")
+    release.set()
+    await page.locator("#send").click()  # waits until the start is over
+    await expect(page.locator("#transcript .msg.assistant").first).to_contain_text(
+        SLOW_ANSWER, timeout=WAIT_MS
+    )
+    await page.unroute("**/api/threads")
 
 
 async def test_tokens_appear_while_the_answer_is_written(chat: Chat) -> None:

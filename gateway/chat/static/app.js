@@ -267,22 +267,29 @@ function showToken() {
   if (document.activeElement !== $("token")) $("token").value = api.token();
 }
 
+// Send waits while the page (re)starts: a start opens the saved conversation or a new chat, which
+// would drop the stream of a message sent before it got there.
 async function start() {
-  showToken();
-  const params = new URL(location.href).searchParams;
-  const saved = JSON.parse(localStorage.getItem(CURRENT_KEY) || "null");
-  const current = params.get("thread") ? { agent: params.get("agent") || "default", threadId: params.get("thread") } : saved;
-  await loadAgents();
-  await loadSessions();
-  if (current) await openThread(current.agent, current.threadId);
-  else newChat();
+  $("send").disabled = true;
+  try {
+    showToken();
+    const params = new URL(location.href).searchParams;
+    const saved = JSON.parse(localStorage.getItem(CURRENT_KEY) || "null");
+    const current = params.get("thread") ? { agent: params.get("agent") || "default", threadId: params.get("thread") } : saved;
+    await loadAgents();
+    await loadSessions();
+    if (current) await openThread(current.agent, current.threadId);
+    else newChat();
+  } finally {
+    $("send").disabled = false;
+  }
   await schedules.load(); // last: the conversation is open before anything else is awaited
 }
 
 $("composer").addEventListener("submit", (event) => {
   event.preventDefault();
   const text = $("message").value.trim();
-  if (!text) return;
+  if (!text || $("send").disabled) return; // starting: the text stays for the next Enter
   $("message").value = "";
   void guarded(() => send(text));
 });
