@@ -39,7 +39,7 @@ from gateway.errors import GatewayError, error_body, error_headers, error_respon
 from gateway.http_input import check_json_depth, principal_of, read_json
 from gateway.identity import admin_api, chat_signin, resource_metadata
 from gateway.identity.admission import Admission, admission_of
-from gateway.jsonrpc import PARSE_ERROR, jsonrpc_error_body
+from gateway.jsonrpc import INVALID_REQUEST, PARSE_ERROR, jsonrpc_error_body
 from gateway.mcp import McpEndpoint
 from gateway.schedules import routes as schedules_routes
 
@@ -139,11 +139,12 @@ async def _body(receive: Receive, limit: int) -> tuple[bytes, Receive]:
     return body, replay
 
 
-def _refusal(path: str, err: GatewayError, jsonrpc_code: int | None = None) -> Response:
+def _refusal(path: str, err: GatewayError, jsonrpc_code: int = INVALID_REQUEST) -> Response:
     """The guard's refusal: JSON-RPC's error shape on the A2A and MCP endpoints, else the gateway's."""
     if path.startswith(JSONRPC_PREFIXES):
-        body = jsonrpc_error_body(err) if jsonrpc_code is None else jsonrpc_error_body(err, jsonrpc_code)
-        return JSONResponse(body, status_code=err.status, headers=error_headers(err))
+        return JSONResponse(
+            jsonrpc_error_body(err, jsonrpc_code), status_code=err.status, headers=error_headers(err)
+        )
     return error_response(err)
 
 
