@@ -12,6 +12,10 @@ A run whose config lists `agents=[AgentTool(name="researcher")]` offers the mode
 `researcher` that takes `{"query": "..."}`; the `resolve_agents` activity gives the run
 each named profile (its description and config), and calling the tool starts a child run
 with that config. A profile's name follows the rules of tool names.
+
+A profile's `config.webhook_url` is its default webhook: a session started with the profile's
+config (the gateway's `--agents`, a schedule's agent) sends its requests' webhooks there when
+neither the ask nor the session names one. It is checked against `REACT_WEBHOOK_ALLOW` here.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from contracts.agent import AgentConfig
 from contracts.agent_profiles import AgentProfile, ResolveAgentsRequest
 from contracts.errors import UNKNOWN_AGENT
 from payloads.redaction import redact, redact_json
+from payloads.webhook_policy import WebhookPolicy
 
 __all__ = ["AgentProfiles", "ResolveAgentsActivity"]
 
@@ -50,7 +55,8 @@ class AgentProfiles:
                 (default: "Ask the <name> agent").
 
         Raises:
-            ValueError: The name is invalid or already registered, or the description too long.
+            ValueError: The name is invalid or already registered, the description too long,
+                or `config.webhook_url` refused by the deployment's allow-list (named so).
             TypeError: `config` is not an `AgentConfig`.
         """
         if not TOOL_NAME.match(name):
@@ -65,6 +71,9 @@ class AgentProfiles:
             )
         if name in self._profiles:
             raise ValueError(f"agent profile {name!r} is already registered")
+        problem = config.webhook_url and WebhookPolicy.from_env().url_problem(config.webhook_url)
+        if problem:
+            raise ValueError(f"agent profile {name!r}: invalid_input: config.webhook_url: {problem}")
         self._profiles[name] = AgentProfile(name=name, description=description, config=config)
 
     def include(self, other: AgentProfiles) -> None:

@@ -47,7 +47,13 @@ from contracts.session import (
     SessionInput,
     SessionStatus,
 )
-from contracts.session_config import ModelInput, SystemPromptInput, ToolContextInput, ToolNameInput
+from contracts.session_config import (
+    ModelInput,
+    SystemPromptInput,
+    ToolContextInput,
+    ToolNameInput,
+    WebhookInput,
+)
 from contracts.signals import ControlAck
 from contracts.stream import EVENTS_TOPIC, StreamEvent
 from conversation import Context, ContextModifyInput
@@ -176,6 +182,13 @@ SESSION_API = WorkflowApi(
             "set_tool_context", "signal_and_update", ToolContextInput, Ack, "What tools get as tool_context."
         ),
         Handler("set_model", "signal_and_update", ModelInput, Ack, "The next runs' model and settings."),
+        Handler(
+            "set_webhook",
+            "signal_and_update",
+            WebhookInput,
+            Ack,
+            "The session's default webhook (None: none).",
+        ),
         Handler("export", "update", ExportInput, ExportResult, "A signed snapshot token of a lane."),
         Handler("fork", "update", ForkInput, ForkResult, "Start a new session from the thread at a seq."),
         Handler(

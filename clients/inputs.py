@@ -88,17 +88,20 @@ def run_input(
     return run
 
 
-def check_webhook_url(url: str | None) -> None:
+def check_webhook_url(url: str | None, field: str = "webhook_url") -> None:
     """Refuse a webhook URL the deployment's allow-list refuses (`payloads.webhook_policy`).
 
+    Every place a webhook URL is set calls it: an ask's, a session's default, an agent's
+    config (`config.webhook_url`), a schedule's.
+
     Raises:
-        RejectedError: `invalid_input` naming `webhook_url` and why.
+        RejectedError: `invalid_input` naming `field` and why.
     """
     if url is None:
         return
     problem = WebhookPolicy.from_env().url_problem(url)
     if problem is not None:
-        raise RejectedError(INVALID_INPUT, f"webhook_url: {problem}")
+        raise RejectedError(INVALID_INPUT, f"{field}: {problem}")
 
 
 def request_ref(request_id: str) -> RequestRef:

@@ -42,6 +42,7 @@ ASK_FIELDS = (
     "on_busy",
     "expected_last_request",
     "webhook_url",
+    "no_webhook",
 )
 
 
@@ -59,6 +60,8 @@ class AskOptions(TypedDict, total=False):
     on_busy: OnBusy
     expected_last_request: str | None
     webhook_url: str | None
+    no_webhook: bool
+    session_webhook_url: str | None
 
 
 def session_input(
@@ -67,8 +70,13 @@ def session_input(
     *,
     context_policy: ContextPolicy | None = None,
     snapshot: str | None = None,
+    webhook_url: str | None = None,
 ) -> SessionInput:
-    """The input that starts a session (used only when the session does not run yet)."""
+    """The input that starts a session (used only when the session does not run yet).
+
+    `webhook_url` is the session's default webhook; it and the agent's (`config.webhook_url`)
+    are checked against the deployment's allow-list.
+    """
     session = inputs.checked(
         SessionInput,
         {
@@ -76,10 +84,13 @@ def session_input(
             "config": config.model_dump(),
             "context_policy": inputs.dumped(context_policy),
             "snapshot": snapshot,
+            "webhook_url": webhook_url,
         },
         "AgentSession input",
     )
     inputs.not_blank(session.config.model, "config.model")
+    inputs.check_webhook_url(session.webhook_url, "session_webhook_url")
+    inputs.check_webhook_url(session.config.webhook_url, "config.webhook_url")
     return session
 
 
@@ -92,6 +103,7 @@ def ask_input(
     on_busy: str = "reject",
     expected_last_request: str | None = None,
     webhook_url: str | None = None,
+    no_webhook: bool = False,
 ) -> AskInput:
     """An ask; without `request_id` the client chooses one, so a retried ask is answered, not run twice.
 
@@ -109,6 +121,7 @@ def ask_input(
             "on_busy": on_busy,
             "expected_last_request": expected_last_request,
             "webhook_url": webhook_url,
+            "no_webhook": no_webhook,
         }
     )
     ask = inputs.checked(AskInput, data, "ask")
@@ -139,16 +152,18 @@ def ask_payload(query: str | AskInput, options: AskOptions) -> AskInput:
         on_busy=options.get("on_busy", "reject"),
         expected_last_request=options.get("expected_last_request"),
         webhook_url=options.get("webhook_url"),
+        no_webhook=options.get("no_webhook", False),
     )
 
 
 def start_payload(config: AgentConfig, options: AskOptions) -> SessionInput:
-    """The input a session that does not run yet starts with (`config`, `agent_id`, policy, snapshot)."""
+    """The input of a session that does not run yet: `config`, agent id, policy, snapshot, webhook."""
     return session_input(
         options.get("agent_id", DEFAULT_AGENT_ID),
         config,
         context_policy=options.get("session_policy"),
         snapshot=options.get("snapshot"),
+        webhook_url=options.get("session_webhook_url"),
     )
 
 

@@ -95,7 +95,10 @@ class SessionHandle(WorkflowControls):
                 expected_last_request: the request you believe was asked last (`stale` if another
                     one was asked since; with no request yet, any id is stale).
                 webhook_url: where a signed webhook goes when the request ends (checked against
-                    `REACT_WEBHOOK_ALLOW`; docs/schedules-and-webhooks.md).
+                    `REACT_WEBHOOK_ALLOW`; docs/schedules-and-webhooks.md). Without it, the
+                    session's default (`set_webhook`), then the agent's (`config.webhook_url`).
+                no_webhook: no webhook for this request, whatever the defaults say.
+                session_webhook_url: the default webhook of a new session (checked as `webhook_url`).
 
         A `busy` refusal is retried for up to `STALE_REFUSAL_S` while the request that made the
         session busy has in fact ended: a run ends a moment before its session records that, so
@@ -206,6 +209,18 @@ class SessionHandle(WorkflowControls):
     async def set_model(self, model: str, settings: ModelSettings | None = None) -> Ack:
         """The model (and optionally its settings) from the next run on."""
         return await self._acked("set_model", lambda: session_inputs.model_input(model, settings))
+
+    async def set_webhook(self, webhook_url: str | None) -> Ack:
+        """The session's default webhook for the requests asked from now on (None clears it).
+
+        A request asked without its own `webhook_url` calls back there (over the agent's
+        `config.webhook_url`); requests already asked keep theirs.
+
+        Returns:
+            `accepted`, or `rejected` with `invalid_input` naming `webhook_url` when the
+            deployment's allow-list refuses it (nothing was sent).
+        """
+        return await self._acked("set_webhook", lambda: session_inputs.webhook_input(webhook_url))
 
     # ---- reading the session -----------------------------------------------------------------
 

@@ -10,11 +10,17 @@ from collections.abc import Mapping
 
 from pydantic import JsonValue
 
-from clients.inputs import checked, dumped, not_blank
+from clients.inputs import check_webhook_url, checked, dumped, not_blank
 from contracts import ModelSettings
 from contracts.compaction import CompactInput
 from contracts.session import ContextQuery, ExportInput, ForkInput, ResetInput
-from contracts.session_config import ModelInput, SystemPromptInput, ToolContextInput, ToolNameInput
+from contracts.session_config import (
+    ModelInput,
+    SystemPromptInput,
+    ToolContextInput,
+    ToolNameInput,
+    WebhookInput,
+)
 
 
 def compact_input(op_id: str | CompactInput | None = None, model: str | None = None) -> CompactInput:
@@ -44,6 +50,13 @@ def model_input(model: str, settings: ModelSettings | None = None) -> ModelInput
     """`set_model`."""
     payload = checked(ModelInput, {"model": model, "model_settings": dumped(settings)}, "set_model")
     not_blank(payload.model, "model")
+    return payload
+
+
+def webhook_input(webhook_url: str | None) -> WebhookInput:
+    """`set_webhook` (None clears the session's default), checked against the deployment's allow-list."""
+    payload = checked(WebhookInput, {"webhook_url": webhook_url}, "set_webhook")
+    check_webhook_url(payload.webhook_url)
     return payload
 
 

@@ -28,6 +28,7 @@ from contracts.limits import (
     MAX_TOOLS,
 )
 from contracts.output import OutputSpec
+from contracts.webhooks import WebhookUrl
 from conversation.messages import OmitDefaults
 from conversation.policy import ContextPolicy
 
@@ -143,6 +144,9 @@ class AgentConfig(BaseModel):
     `request_transformer` names a transformer registered on the worker
     (`contracts.transform`); `effect_policy` lists the state paths tools may change
     (`contracts.effects`); `usage_limits` caps tokens, cost and LLM calls.
+    `webhook_url` is the agent's (an agent profile's) default webhook: a session's requests
+    call back there when neither the ask nor the session names one
+    (`workflows.session.settings.webhook_for`); a run started on its own ignores it.
     """
 
     model_config = _FINITE
@@ -181,6 +185,7 @@ class AgentConfig(BaseModel):
     ] = []
     usage_limits: UsageLimits | None = None
     script: Annotated[list[ScriptTurn], json_size_at_most(MAX_SCRIPT_BYTES, "script")] = []
+    webhook_url: WebhookUrl | None = None
 
 
 QueryText = Annotated[str, StringConstraints(max_length=MAX_QUERY_CHARS)]

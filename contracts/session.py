@@ -100,7 +100,9 @@ class SessionInput(BaseModel):
     """Start a session: which agent, its config, optionally a snapshot token to restore.
 
     A forked session starts from `fork_context` (the parent lane's projection at the fork
-    seq) and `agent_state`, and names its parent in `forked_from`.
+    seq) and `agent_state`, and names its parent in `forked_from`. `webhook_url` is the
+    session's default webhook (`set_webhook` changes it; carried across continue-as-new and
+    into forks): its requests call back there when their ask names none.
     """
 
     agent_id: Id
@@ -111,6 +113,7 @@ class SessionInput(BaseModel):
     forked_from: ForkOrigin | None = None
     fork_context: Annotated[Context, json_size_at_most(MAX_CONTEXT_BYTES, "fork_context")] | None = None
     agent_state: Annotated[AgentState, json_size_at_most(MAX_STATE_BYTES, "agent_state")] = {}
+    webhook_url: WebhookUrl | None = None
 
 
 class ForkInput(BaseModel):
@@ -153,7 +156,9 @@ class AskInput(BaseModel):
     the request the caller believes ran last: another one since is refused as `stale`.
     `refs` are where the ask came from (a schedule's firing: `schedule_id`, `firing_id`):
     the request's record keeps them, and so does the user message its run appends.
-    `webhook_url`: where a signed webhook goes when the request ends (`contracts.webhooks`).
+    `webhook_url`: where a signed webhook goes when the request ends (`contracts.webhooks`);
+    without one, the session's default, then the agent's (`workflows.session.settings.webhook_for`).
+    `no_webhook`: no webhook for this request, whatever the defaults say.
     """
 
     query: QueryText
@@ -164,6 +169,13 @@ class AskInput(BaseModel):
     expected_last_request: Id | None = None
     refs: Refs = {}
     webhook_url: WebhookUrl | None = None
+    no_webhook: bool = False
+
+    @model_validator(mode="after")
+    def _one_webhook_choice(self) -> AskInput:
+        if self.no_webhook and self.webhook_url is not None:
+            raise ValueError("webhook_url and no_webhook: give one or the other")
+        return self
 
 
 class AskAccepted(BaseModel):
@@ -205,6 +217,8 @@ class SessionStatus(BaseModel):
     requests_kept: int = 0
     waiting_requests: int = 0
     forked_from: ForkOrigin | None = None
+    webhook_url: str | None = None
+    """The session's own default webhook (`set_webhook`); the agent's is `config.webhook_url`."""
 
 
 class ContextQuery(BaseModel):

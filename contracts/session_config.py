@@ -9,6 +9,7 @@ from pydantic import BaseModel, JsonValue, StringConstraints
 from contracts.agent import ModelSettings, ToolName
 from contracts.bounds import json_size_at_most
 from contracts.limits import MAX_MODEL_CHARS, MAX_SYSTEM_PROMPT_CHARS, MAX_TOOL_CONTEXT_BYTES
+from contracts.webhooks import WebhookUrl
 
 
 class SystemPromptInput(BaseModel):
@@ -36,3 +37,13 @@ class ModelInput(BaseModel):
 
     model: Annotated[str, StringConstraints(max_length=MAX_MODEL_CHARS)]
     model_settings: ModelSettings | None = None
+
+
+class WebhookInput(BaseModel):
+    """`set_webhook`: the session's default webhook, for the requests asked from now on (None clears it).
+
+    The client checks it against the deployment's allow-list (`REACT_WEBHOOK_ALLOW`) before it
+    is sent; the worker checks every address again where it delivers.
+    """
+
+    webhook_url: WebhookUrl | None = None

@@ -231,6 +231,7 @@ async def a_session(client: Client, task_queue: str, store: BlobStore) -> str:
     await session.unregister_tool("echo")
     await session.set_tool_context({"tenant": "t-1"})
     await session.set_model("scripted")
+    await session.set_webhook(None)
     await session.export()
     await session.reset_thread(reason="schema test")
     await session.fork(seq=0)

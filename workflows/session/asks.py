@@ -121,7 +121,8 @@ class SessionAsks:
     def _start(self, ask: AskInput, request_id: str | None = None) -> AskAccepted:
         request_id = request_id or ask.request_id or str(workflow.uuid4())
         run = self._settings.run_input(ask, request_id)
-        record = self._book.open(run, workflow.info().workflow_id, workflow.now(), ask.webhook_url)
+        webhook_url = self._settings.webhook_of(ask)
+        record = self._book.open(run, workflow.info().workflow_id, workflow.now(), webhook_url)
         return _accepted(record)
 
     def _wait(self, ask: AskInput, request_id: str, *, replacement: bool) -> tuple[RequestRecord, int]:
@@ -131,7 +132,7 @@ class SessionAsks:
             workflow.info().workflow_id,
             workflow.now(),
             replacement=replacement,
-            webhook_url=ask.webhook_url,
+            webhook_url=self._settings.webhook_of(ask),
         )
 
     async def _steer(self, ask: AskInput, request_id: str, active: RequestRecord | None) -> AskAccepted:

@@ -102,7 +102,11 @@ class SessionLoop:
             forks_started=self._forks.started,
         )
         return SessionInput(
-            agent_id=self._agent_id, config=settings.config, context_policy=settings.policy, carry=carry
+            agent_id=self._agent_id,
+            config=settings.config,
+            context_policy=settings.policy,
+            carry=carry,
+            webhook_url=settings.webhook_url,
         )
 
     async def accept(self, ask: AskInput) -> AskAccepted:
@@ -128,6 +132,7 @@ class SessionLoop:
             requests_kept=len(self._book.records),
             waiting_requests=self._book.waiting_count,
             forked_from=self._forked_from,
+            webhook_url=self._settings.webhook_url,
         )
 
     async def export(self, request: ExportInput) -> ExportResult:
@@ -160,6 +165,7 @@ class SessionLoop:
             config=self._settings.config,
             context_policy=self._settings.policy,
             agent_state=self._requests.agent_state,
+            webhook_url=self._settings.webhook_url,
         )
         child_id = await start_fork(start, origin, context, payload.session_id, self._forks)
         return ForkResult(session_id=child_id, forked_from=origin)

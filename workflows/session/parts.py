@@ -51,7 +51,7 @@ class SessionParts:
             conversation=ConversationState.new(session.config.system_prompt), config=session.config
         )
         thread = SessionThread(carry.conversation, carry.archive, carry.window_tokens)
-        settings = SessionSettings(carry.config, session.context_policy)
+        settings = SessionSettings(carry.config, session.context_policy, session.webhook_url)
         book = RequestBook(carry.requests, carry.runs_started)
         ops = OpSlot()
         forwarder = RunForwarder(book)

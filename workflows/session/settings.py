@@ -3,7 +3,8 @@
 Config changes take effect from the next run on. `set_system_prompt` also changes
 the conversation's base prompt (lanes whose anchor carries a prompt keep theirs).
 `ask_problems` is the one definition of what ask a session accepts, used by the
-`ask` validator and, through `input_problems`, shared with the run itself.
+`ask` validator and, through `input_problems`, shared with the run itself. `webhook_for`
+is the one rule for where a request's webhooks go.
 """
 
 from __future__ import annotations
@@ -18,19 +19,27 @@ from contracts.activities import RESOLVE_TOOLS
 from contracts.decoding import PayloadProblem, problem_of
 from contracts.errors import INVALID_INPUT, UNKNOWN_TOOL
 from contracts.session import AskInput
-from contracts.session_config import ModelInput, SystemPromptInput, ToolContextInput, ToolNameInput
+from contracts.session_config import (
+    ModelInput,
+    SystemPromptInput,
+    ToolContextInput,
+    ToolNameInput,
+    WebhookInput,
+)
 from conversation.policy import ContextPolicy, resolve_policy
 from workflows.activity_calls import call_activity
 from workflows.failures import run_error
 from workflows.validation import input_problems
 
-OVERRIDABLE = frozenset(AgentConfig.model_fields)
+OVERRIDABLE = frozenset(AgentConfig.model_fields) - {"webhook_url"}
+"""An ask names its webhook in `AskInput.webhook_url`, not as an override of the agent's."""
 CONFIG_CONTROLS: dict[str, type[BaseModel]] = {
     "set_system_prompt": SystemPromptInput,
     "register_tool": ToolNameInput,
     "unregister_tool": ToolNameInput,
     "set_tool_context": ToolContextInput,
     "set_model": ModelInput,
+    "set_webhook": WebhookInput,
 }
 
 
@@ -39,13 +48,34 @@ def effective_config(config: AgentConfig, overrides: Mapping[str, object]) -> Ag
     return AgentConfig.model_validate({**config.model_dump(), **overrides})
 
 
-class SessionSettings:
-    """The agent config of the next run, and the session's own context policy."""
+def webhook_for(ask: AskInput, session_url: str | None, agent_url: str | None) -> str | None:
+    """Where a request's webhooks go: the one rule, applied when the session records the ask.
 
-    def __init__(self, config: AgentConfig, policy: ContextPolicy | None) -> None:
-        """Start from the session's config and policy."""
+    Highest first: the ask's own `webhook_url` (a schedule's firing asks with the schedule's, so
+    for a firing the schedule's comes here), the session's default (`SessionInput.webhook_url`,
+    `set_webhook`), the agent's (`AgentConfig.webhook_url`, an agent profile's); None: no webhook.
+    An ask with `no_webhook` gets none whatever the defaults say. The request's record keeps the
+    URL chosen, so changing a default later does not move a request already asked.
+    """
+    if ask.no_webhook:
+        return None
+    return ask.webhook_url or session_url or agent_url
+
+
+class SessionSettings:
+    """The agent config of the next run, the session's own context policy and default webhook."""
+
+    def __init__(
+        self, config: AgentConfig, policy: ContextPolicy | None, webhook_url: str | None = None
+    ) -> None:
+        """Start from the session's config, policy and default webhook."""
         self.config = config
         self.policy = policy
+        self.webhook_url = webhook_url
+
+    def webhook_of(self, ask: AskInput) -> str | None:
+        """Where the webhooks of the request `ask` makes go (`webhook_for`)."""
+        return webhook_for(ask, self.webhook_url, self.config.webhook_url)
 
     def ask_problem(self, ask: AskInput) -> PayloadProblem | None:
         """Why an ask cannot run (`invalid_input` / `payload_too_large`), or None."""
@@ -89,6 +119,8 @@ class SessionSettings:
             self.config = self.config.model_copy(
                 update={"tools": [t for t in self.config.tools if t != payload.name]}
             )
+        elif isinstance(payload, WebhookInput):
+            self.webhook_url = payload.webhook_url
         elif isinstance(payload, ToolContextInput):
             self.config = self.config.model_copy(update={"tool_context": payload.tool_context})
         elif isinstance(payload, ModelInput):
