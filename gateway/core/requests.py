@@ -441,6 +441,20 @@ class RequestCore:
             ack = await self.session(thread).reset_thread(reason=reason)
         return _accepted(ack, "the reset was refused")
 
+    async def set_webhook(self, thread: Thread, webhook_url: str | None) -> SessionStatus:
+        """Set (None: clear) the thread's default webhook for the requests asked from now on.
+
+        Raises:
+            GatewayError: `not_found` (checked first), `invalid_input` naming `webhook_url` (the
+                deployment's allow-list refuses it; nothing changed).
+        """
+        await self.status(thread)
+        with temporal_reads():
+            ack = await self.session(thread).set_webhook(webhook_url)
+        _accepted(ack, "the webhook was refused")
+        with temporal_reads():
+            return await self.session(thread).status()
+
     # ---- waiting -------------------------------------------------------------------------------
 
     async def until_started(self, thread: Thread, request_id: str) -> None:

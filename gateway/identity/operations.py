@@ -73,6 +73,11 @@ ROUTES: Final[tuple[tuple[str, re.Pattern[str], Operation], ...]] = (
         re.compile(r"^/api/threads/(?P<agent>[^/]+)/(?P<thread>[^/]+)/reset$"),
         Operation("reset", ASK, audited=True),
     ),
+    (
+        "PUT",
+        re.compile(r"^/api/threads/(?P<agent>[^/]+)/(?P<thread>[^/]+)/webhook$"),
+        Operation("configure", ASK, audited=True),
+    ),
     ("*", re.compile(r"^/api/identity(/token)?$"), Operation("sign_in", None)),
     ("GET", re.compile(r"^/api/schedules(/.*)?$"), Operation("read", SCHEDULES)),
     (

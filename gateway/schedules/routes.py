@@ -1,13 +1,13 @@
-"""The room's routes: the schedules API (`api`) and the background requests API (`background`)."""
+"""The room's routes: the schedules API (`api`), background requests (`background`), a thread's webhook."""
 
 from starlette.routing import BaseRoute
 
 from gateway.context import GatewayContext
-from gateway.schedules import api, background
+from gateway.schedules import api, background, thread_webhook
 
 __all__ = ["routes"]
 
 
 def routes(ctx: GatewayContext) -> list[BaseRoute]:
-    """`/api/schedules...` and `/api/threads/{agent}/{thread}/requests...`."""
-    return [*api.routes(ctx), *background.routes(ctx)]
+    """`/api/schedules...`, `/api/threads/{agent}/{thread}/requests...` and `.../webhook`."""
+    return [*api.routes(ctx), *background.routes(ctx), *thread_webhook.routes(ctx)]
