@@ -35,6 +35,7 @@ from cli.params import (
     ScriptOpt,
     SessionArg,
     SessionOpt,
+    SessionWebhookOpt,
     SnapshotOpt,
     ToolOpt,
 )
@@ -149,6 +150,7 @@ class SessionOptions(OptionGroup):
     agent: AgentOptions = AgentOptions()
     agent_id: AgentIdOpt = DEFAULT_AGENT_ID
     snapshot: SnapshotOpt = None
+    session_webhook_url: SessionWebhookOpt = None
 
 
 @dataclass(frozen=True)

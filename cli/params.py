@@ -81,6 +81,10 @@ IterationsOpt = Annotated[int | None, option(min=1, help="LLM turns before givin
 ScriptOpt = Annotated[Path | None, option(help="JSON list of script turns (scripted model).")]
 AgentIdOpt = Annotated[str, option(help="Agent id of a new session.")]
 SnapshotOpt = Annotated[str | None, option(help="Snapshot token a new session starts from.")]
+SessionWebhookOpt = Annotated[
+    str | None,
+    option(help="A new session's default webhook: where its requests call back when they name none."),
+]
 OnBusyOpt = Annotated[
     OnBusy,
     option(

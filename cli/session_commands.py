@@ -36,6 +36,7 @@ from cli.params import (
 from cli.schedule_commands import schedule_app
 from cli.session_args import resume_hint, session_id_of
 from cli.session_inspect_commands import export, history, status
+from cli.webhook_commands import webhook
 from clients import session_ask
 from clients.output import output_override
 from clients.sessions import session_workflow_id
@@ -52,6 +53,9 @@ def ask(
     options: SessionOptions,
     request_id: Annotated[str | None, option(help="Request id (default: chosen by the session).")] = None,
     no_follow: Annotated[bool, option("--no-follow", help="Print the request id and exit.")] = False,
+    webhook_url: Annotated[
+        str | None, option(help="Where this request's signed webhooks go (over the session's default).")
+    ] = None,
     rules: AskRules,
     output_schema: OutputSchemaOpt = None,
     server: ServerOptions,
@@ -66,7 +70,9 @@ def ask(
     and run it. --expected-last-request refuses it (`stale`) if another request was
     asked since that one. The agent streams (--no-stream: the trace query is polled
     instead). --output-schema: this request's answer must match that JSON Schema (see
-    `run`); its parsed output is printed as JSON. Exits 1 unless the request completes.
+    `run`); its parsed output is printed as JSON. --webhook-url: this request's webhook;
+    --session-webhook-url: a new session's default (`webhook` changes it later). Exits 1 unless
+    the request completes.
     """
     target = server.target(ctx)
     sid, query = which_session(target, ref, query, "the QUERY")
@@ -80,6 +86,7 @@ def ask(
                 overrides=output_override(output) if output is not None else {},
                 on_busy=rules.on_busy,
                 expected_last_request=rules.expected_last_request,
+                webhook_url=webhook_url,
             )
 
         built = None if query is None else ask_of(query)  # limits, before connecting
@@ -190,6 +197,6 @@ def chat(
 
 app.command()(with_groups(ask))
 app.command("await")(with_groups(await_request))
-for command in (status, history, export, fork, reset, chat):
+for command in (status, history, export, fork, reset, webhook, chat):
     app.command()(with_groups(command))
 app.add_typer(schedule_app, name="schedule")

@@ -52,6 +52,8 @@ class Asker:
     overrides: dict[str, JsonValue]
     snapshot: str | None = None
     stream: bool = True
+    webhook_url: str | None = None
+    """A new session's default webhook."""
 
     @property
     def session_id(self) -> str:
@@ -66,7 +68,13 @@ class Asker:
         """
         if self.overrides:
             ask = ask.model_copy(update={"overrides": {**self.overrides, **ask.overrides}})
-        return await self.session.ask(ask, config=self.config, agent_id=self.agent_id, snapshot=self.snapshot)
+        return await self.session.ask(
+            ask,
+            config=self.config,
+            agent_id=self.agent_id,
+            snapshot=self.snapshot,
+            session_webhook_url=self.webhook_url,
+        )
 
 
 async def open_asker(
@@ -85,11 +93,23 @@ async def open_asker(
     running = await is_running(client, session_id)
     if running and options.snapshot is not None:
         err_console.print("note: --snapshot is ignored, the session already runs", style="dim", markup=False)
+    if running and options.session_webhook_url is not None:
+        note = "note: --session-webhook-url is ignored, the session already runs (see `webhook`)"
+        err_console.print(note, style="dim", markup=False)
     if not running and demo:
         err_console.print(demo_notice(config), markup=False, soft_wrap=True, style="bold")
     session = ops.sessions_of(client).get(session_id)
     overrides = explicit if running else {}
-    asker = Asker(client, session, options.agent_id, config, overrides, options.snapshot, stream)
+    asker = Asker(
+        client,
+        session,
+        options.agent_id,
+        config,
+        overrides,
+        options.snapshot,
+        stream,
+        options.session_webhook_url,
+    )
     return asker, demo and not running
 
 
