@@ -171,6 +171,7 @@ class Schedules(ClientScope):
         if note is not None and len(note) > MAX_NOTE_CHARS:
             raise RejectedError(INVALID_INPUT, f"note: at most {MAX_NOTE_CHARS} characters")
         check_webhook_url(webhook_url)
+        check_webhook_url(config.webhook_url, "config.webhook_url")
         if overlap is not None and overlap not in get_args(Overlap):
             raise RejectedError(INVALID_INPUT, f"overlap: one of {', '.join(get_args(Overlap))}")
         if session_id is not None:
@@ -247,9 +248,21 @@ class Schedules(ClientScope):
         return await self.describe(schedule_id)
 
     async def list(self, owner: str) -> list[ScheduleView]:
-        """`owner`'s schedules (without their recent firings; `describe` reads those)."""
+        """`owner`'s schedules (without their recent firings; `describe` reads those).
+
+        The server filters them by id, `ScheduleId STARTS_WITH "schedule/<owner>/"` (the owner
+        lives in the id, and its pattern has no quote), so only the owner's are described: one
+        describe each, for the count of firings, which a listing does not carry. Checked on the
+        dev server (`temporal server start-dev`, Server 1.32: 20 of 40 schedules in 0.02 s); a
+        search attribute would need registering on every deployment, and the memo cannot be
+        queried. Visibility is eventually consistent: a schedule created a moment ago may not
+        be listed yet (as without the filter).
+        """
+        if not OWNER_PATTERN.match(owner):
+            return []
+        query = f'ScheduleId STARTS_WITH "{PREFIX}/{owner}/"'
         views: list[ScheduleView] = []
-        async for listed in await self._client.list_schedules(rpc_timeout=self._timeouts.query):
+        async for listed in await self._client.list_schedules(query=query, rpc_timeout=self._timeouts.query):
             if owner_of(listed.id) != owner:
                 continue
             try:
