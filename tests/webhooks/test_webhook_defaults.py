@@ -7,6 +7,7 @@ signature with `standardwebhooks`. The rule is `workflows.session.settings.webho
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import AsyncIterator
 
 import pytest
@@ -15,7 +16,7 @@ from temporalio.client import Client
 from temporalio.service import RPCError
 
 from activities.agent_profiles import AgentProfiles
-from client import RejectedError, Schedules, Sessions
+from client import RejectedError, Schedules, ScheduleView, Sessions
 from testing import answer, scripted_agent
 from tests.session_helpers import new_session_id
 from tests.webhook_receiver import Receiver
@@ -140,3 +141,43 @@ async def test_a_refused_url_is_refused_by_name_wherever_it_is_set_and_changes_n
     assert "hooked" not in profiles
     await asyncio.sleep(0.5)
     assert sessions.received == []
+
+
+async def test_a_firings_request_goes_to_the_schedules_url_over_the_sessions_and_else_to_the_sessions(
+    client: Client, task_queue: str, receivers: tuple[Receiver, Receiver, Receiver]
+) -> None:
+    agents, sessions, scheduled = receivers
+    session = Sessions(client, task_queue=task_queue).get(new_session_id())
+    agent = scripted_agent(answer("ok"), webhook_url=agents.url)
+    await session.ask_sync("Start", config=agent, session_webhook_url=sessions.url, no_webhook=True)
+    schedules, who = Schedules(client, task_queue=task_queue), f"hooks-{uuid.uuid4().hex[:8]}"
+
+    async def create(name: str, webhook_url: str | None = None) -> ScheduleView:
+        return await schedules.create(
+            owner=who,
+            agent_id="a",
+            config=agent,
+            message=name,
+            name=name,
+            every_s=3600,
+            session_id=session.workflow_id,
+            webhook_url=webhook_url,
+        )
+
+    with_url, without = await create("with", scheduled.url), await create("without")
+    await schedules.trigger(with_url.schedule_id)
+    got = await scheduled.wait_for(2)  # `schedule.fired`, then the request's end
+    assert sorted(r.body["type"] for r in got) == ["request.completed", "schedule.fired"]
+    await schedules.trigger(without.schedule_id)
+    [to_session] = await sessions.wait_for(1)
+    assert to_session.body["data"]["schedule_id"] == without.schedule_id and to_session.verified
+    both = [with_url.schedule_id, without.schedule_id]
+    for _ in range(50):  # the server filters by owner; its listing lags a moment behind
+        listed = [v.schedule_id for v in await schedules.list(who)]
+        if listed == both:
+            break
+        await asyncio.sleep(0.2)
+    assert listed == both
+    for view in (with_url, without):
+        await schedules.delete(view.schedule_id)
+    assert agents.received == []
