@@ -59,7 +59,13 @@ async def test_a_threads_default_webhook_is_set_read_refused_and_cleared_over_ht
         }
         by_thread = await ask()
         by_own = await ask(webhook_url=own.url)
-        for bad in ({"webhook_url": "http://10.0.0.1/"}, {"webhook_url": 5}, {"url": thread_hook.url}, []):
+        bodies: list[object] = [
+            {"webhook_url": "http://10.0.0.1/"},
+            {"webhook_url": 5},
+            {"url": thread_hook.url},
+            [],
+        ]
+        for bad in bodies:
             refused = await http.put(f"{base}/webhook", json=bad)
             assert (refused.status_code, refused.json()["error"]["code"]) == (400, "invalid_input"), bad
             assert "webhook_url" in refused.json()["error"]["message"]
