@@ -142,6 +142,8 @@ class Row:
     """The live channel this row's worker writes to and its client reads (None: none)."""
     gateway_pid: int | None = None
     """The gateway process this row's turns go through (None: the typed client)."""
+    stream_size: int | None = None
+    """The characters a streamed row's model streams (None: unstreamed, or a floor)."""
 
     @contextlib.contextmanager
     def client_env(self) -> Iterator[None]:
@@ -222,7 +224,7 @@ def our_row(
             raise BenchError(f"{label}: the answer differs ({accepted.run_workflow_id})")
         return Turn(first, time.perf_counter() - began, [accepted.run_workflow_id])
 
-    return Row(label, pid, open_ours, ours, queries)
+    return Row(label, pid, open_ours, ours, queries, stream_size=size if stream else None)
 
 
 async def ask(session: SessionHandle, agent: AgentConfig) -> AskAccepted:
@@ -283,7 +285,8 @@ def gateway_row(
         records = await Sessions(reader).get(conversation.workflow_id).requests()
         return Turn(first, answered, [records[-1].run_workflow_id])
 
-    row = Row(label, worker_pid, open_thread, through_gateway, QueryCounter())
+    size = len(GATEWAY_ANSWER)
+    row = Row(label, worker_pid, open_thread, through_gateway, QueryCounter(), stream_size=size)
     row.gateway_pid = gateway_pid
     return row
 
@@ -316,6 +319,7 @@ async def sequential(row: Row, client: Client, address_pid: int, turns: int) -> 
 async def _sequential(row: Row, client: Client, address_pid: int, turns: int) -> None:
     conversation = await row.open()
     await row.turn(conversation)  # warm-up, and the session exists before counting
+    await asyncio.sleep(SETTLE_S)  # the warm-up's last session events (its first patch markers) land first
     before = len(await history(client, conversation.workflow_id))
     queries = row.queries.count
     worker, server = cpu_s(row.worker_pid), cpu_s(address_pid)
@@ -424,6 +428,42 @@ def at_once(rows: list[Row], count: int) -> None:
                 print(
                     f"  {row.label:>30}  p50 {p50 * 1e3:7.0f} ms  p99 {p99 * 1e3:7.0f} ms  x{p50 / base:.2f}"
                 )
+
+
+async def model_stream_ms(size: int) -> float:
+    """CPU of the scripted model streaming `size` characters into a sink that drops every fragment.
+
+    As the streamed rows ask it, in this process, with no Temporal and no channel. That pacing (one
+    event-loop wake a chunk) is the model's own work, which a real provider's stream costs too (a
+    read a chunk); a worker's figure less it is what streaming costs the product.
+    """
+    from activities import scripted
+    from contracts.llm import LLMRequest, ScriptedCall, StreamTarget
+    from conversation import Message
+
+    turn = answer_turn(ANSWER[:size], True)
+    request = LLMRequest(
+        model="scripted",
+        messages=[Message(role="user", content="Tell me.")],
+        scripted=ScriptedCall(index=0, length=1, turn=turn),
+        stream=StreamTarget(call=0),
+    )
+    began = time.process_time()
+    await scripted.complete(request, 1, lambda _fragment: None)
+    return (time.process_time() - began) * 1e3
+
+
+def model_lines(rows: list[Row], model_ms: dict[int, float]) -> None:
+    """The streamed rows' worker CPU less the model's own streaming, against the floor."""
+    floor = next(r for r in rows if r.label == "session floor").figures["worker_ms"]
+    for size, ms in model_ms.items():
+        print(f"  the scripted model's own streaming of {size:,} characters (no Temporal): {ms:.0f} ms CPU")
+    for row in rows:
+        size = row.stream_size
+        if size is None or size not in model_ms:
+            continue
+        less = row.figures["worker_ms"] - model_ms[size]
+        print(f"  {row.label}: worker CPU less the model's streaming {less:.0f} ms, x{less / floor:.2f}")
 
 
 async def start_floors(stack: Stack) -> subprocess.Popen[bytes]:
@@ -541,6 +581,7 @@ async def main(turns: int, long_turns: int, count: int) -> int:
                 await sequential(long_live, client, stack.server.pid, long_turns)
             measured = [*rows, *([long, long_live] if long_turns else [])]
             report(measured, turns, long_turns, 0)
+            model_lines(measured, {SHORT: await model_stream_ms(SHORT), LONG: await model_stream_ms(LONG)})
             if count:
                 for row in rows:
                     await concurrent(row, count)
