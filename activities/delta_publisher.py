@@ -2,9 +2,16 @@
 
 The call's route hands each fragment of the answer (text, thinking, tool-call pieces)
 to a `DeltaSink`; `DeltaPublisher.add` is the one sink the LLM activity uses. The
-publisher gathers fragments and sends them as `DeltaEvent`s to the activity's own
-workflow as the Workflow Stream library's publish signal (one signal per batch), from
-the call's own token (`StreamTarget.token`: the run drops publishes from anyone else).
+publisher gathers fragments and sends them as `DeltaEvent`s, one batch at a time:
+
+- when the worker has a live channel (`REACT_LIVE_URL`), to the run's entry in it
+  (`LiveChannel.publish_delta`): no signal and no history per batch. A batch the channel
+  refuses (an interrupting steer has cut the call) ends the publishing; a channel that
+  fails sends that batch and the rest by signal instead (followers fall back to the run's
+  stream, and drop what they already have by call, attempt and seq);
+- otherwise to the activity's own workflow as the Workflow Stream library's publish
+  signal (one signal per batch), from the call's own token (`StreamTarget.token`: the run
+  drops publishes from anyone else).
 
 The schedule: the first fragment at once, then a batch per interval, the interval growing
 from `StreamTarget.interval_s` by `INTERVAL_GROWTH` a batch up to `STEADY_INTERVAL_S`, and,
@@ -38,6 +45,8 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from contracts.llm import StreamTarget
 from contracts.stream import EVENTS_TOPIC, PUBLISH_SIGNAL, DeltaEvent, ToolCallDelta
+from live.calls import LiveDelta
+from live.channel import LiveChannel
 
 MAX_BATCH_CHARS = 32_000
 """A batch holding this many characters is sent without waiting out the interval."""
@@ -131,9 +140,15 @@ class DeltaPublisher:
         attempt: int,
         workflow: WorkflowHandle[Any, Any] | None,
         converter: PayloadConverter | None = None,
+        channel: LiveChannel | None = None,
     ) -> None:
-        """Publish call `target.call`'s fragments of attempt `attempt` to `workflow` (None: drop them)."""
+        """Publish call `target.call`'s fragments of attempt `attempt` to `workflow` (None: drop them).
+
+        With `channel`, batches go to the workflow's entry in the live channel, and to
+        `workflow` by signal only once the channel has failed.
+        """
         self._call = target.call
+        self._channel = channel if workflow is not None else None
         self._interval_s = target.interval_s
         self._attempt = attempt
         self._workflow = workflow
@@ -151,18 +166,23 @@ class DeltaPublisher:
         self._closing = False
         self._task: asyncio.Task[None] | None = None
         self.batches = 0
-        """Batches delivered so far (each one signal in the run's history)."""
+        """Batches delivered so far (each a signal in the run's history, or an item in the live channel)."""
 
     @classmethod
-    def for_activity(cls, target: StreamTarget, attempt: int) -> DeltaPublisher:
-        """A publisher to the running activity's workflow (one that drops everything when there is none)."""
+    def for_activity(
+        cls, target: StreamTarget, attempt: int, channel: LiveChannel | None = None
+    ) -> DeltaPublisher:
+        """A publisher to the running activity's workflow (one that drops everything when there is none).
+
+        With the worker's live `channel`, batches go there first (see the module docstring).
+        """
         try:
             workflow_id = activity.info().workflow_id
             if workflow_id is None:
                 raise RuntimeError("the activity was not scheduled by a workflow")
             client = activity.client()
             handle = client.get_workflow_handle(workflow_id)
-            return cls(target, attempt, handle, client.data_converter.payload_converter)
+            return cls(target, attempt, handle, client.data_converter.payload_converter, channel)
         except Exception:  # no workflow or no client: the call still answers, unstreamed
             _log.warning("LLM call %d: cannot stream deltas from this activity", target.call, exc_info=True)
             return cls(target, attempt, None)
@@ -246,8 +266,27 @@ class DeltaPublisher:
     async def _send(self, batch: _Batch) -> bool:
         """Send one batch; False (and nothing more is sent) when it could not be delivered."""
         assert self._workflow is not None
+        event = batch.event(self._call, self._attempt, self.batches)
+        if self._channel is not None:
+            try:
+                delivered = await self._channel.publish_delta(
+                    self._workflow.id,
+                    LiveDelta(self._call, self._attempt, event.model_dump_json().encode(), event.text),
+                )
+            except Exception as error:  # the channel is down: the run's stream carries the rest
+                message = "LLM call %d: the live channel failed (%s); publishing by signal instead"
+                _log.warning(message, self._call, error)
+                self._channel = None
+            else:
+                if not delivered:
+                    # An interrupting steer cut the call: what followers saw is what the run records.
+                    _log.info("LLM call %d: cut by its run; not publishing the rest", self._call)
+                    self._workflow = None
+                    return False
+                self.batches += 1
+                return True
         try:
-            payload = self._converter.to_payloads([batch.event(self._call, self._attempt, self.batches)])[0]
+            payload = self._converter.to_payloads([event])[0]
             data = base64.b64encode(payload.SerializeToString()).decode("ascii")
             self._sequence += 1
             publish = PublishInput(

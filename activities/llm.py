@@ -44,6 +44,7 @@ from contracts.activities import LLM_ACTIVITY
 from contracts.errors import INVALID_INPUT, UNKNOWN_TOOL
 from contracts.llm import SCRIPTED_MODEL, LLMRequest, LLMResponse, ToolSpec, Usage
 from conversation import ToolCall
+from live.channel import LiveChannel
 
 _log = logging.getLogger(__name__)
 
@@ -116,10 +117,15 @@ def unique_call_ids(calls: list[ToolCall]) -> list[ToolCall]:
 class LLMActivities:
     """The LLM activity, bound to the worker's tool registry and the message cache."""
 
-    def __init__(self, registry: ToolRegistry, cache: MessageCache) -> None:
-        """Serve tool specs from `registry`; resolve and cache messages with `cache`."""
+    def __init__(self, registry: ToolRegistry, cache: MessageCache, live: LiveChannel | None = None) -> None:
+        """Serve tool specs from `registry`; resolve and cache messages with `cache`.
+
+        With the worker's `live` channel, streamed calls publish their deltas there
+        (`activities.delta_publisher`).
+        """
         self._registry = registry
         self._cache = cache
+        self._live = live
 
     @activity.defn(name=LLM_ACTIVITY)
     async def llm_call(self, request: LLMRequest) -> LLMResponse:
@@ -140,7 +146,7 @@ class LLMActivities:
         if request.stream is None:
             response = await complete(inline, attempt=attempt, tools=tools)
         else:
-            async with DeltaPublisher.for_activity(request.stream, attempt) as publisher:
+            async with DeltaPublisher.for_activity(request.stream, attempt, self._live) as publisher:
                 response = await complete(inline, attempt=attempt, tools=tools, sink=publisher.add)
         response.usage = _priced(request.model, response.usage)
         response.tool_calls = unique_call_ids(response.tool_calls)

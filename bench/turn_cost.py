@@ -2,6 +2,7 @@
 
     .venv/bin/python -m bench.turn_cost                      # 10 sequential turns, then 50 at once
     .venv/bin/python -m bench.turn_cost --turns 10 --concurrent 100 --long-turns 3
+    .venv/bin/python -m bench.turn_cost --concurrent 100 --workers 2   # then 100 at once on 2 workers
 
 Real and on 127.0.0.1 only: a `temporal server start-dev` (SQLite), the product's `worker.py`
 in its own process, the floors' worker (`bench/turn_floors.py`) in another, and this process as
@@ -15,7 +16,14 @@ the client (the typed client for ours, a plain Temporal client for the floors). 
   scripted model answers the same 400 characters at once);
 - **ours, streamed 400 chars**: the same, followed with `RunHandle.events()`, the scripted model
   streaming 4 characters every 5 ms;
-- **ours, streamed 2,000 tokens**: 8,000 characters the same way (about 10 s a turn; `--long-turns`).
+- **ours, streamed 2,000 tokens**: 8,000 characters the same way (about 10 s a turn; `--long-turns`),
+  against the floors answering 8,000 characters;
+- with a second `worker.py` writing to a live channel (a `redis-server` the benchmark starts) and
+  the client reading it, the streamed rows again (**live channel**), and each through `gateway.py`.
+
+The scripted model's own streaming (one event-loop wake a chunk, which a provider's stream costs
+too) is measured in this process with no Temporal, and printed taken off the streamed rows' worker
+CPU: what streaming costs the product.
 
 Per turn, over the sequential turns of one conversation each: history events (the session's
 events the turn added plus its run's), billed actions (the history events a hosted Temporal
@@ -24,8 +32,9 @@ local activities; plus the queries the client sent, counted by a client intercep
 heartbeats are billed too but are not in history and not counted), the worker process's CPU
 and the dev server's (from /proc, over the turns, divided by them), time to first token (the
 first delta at the client; unstreamed rows: the answer) and time to the answer. Ratios are
-against the session floor. Then `--concurrent` conversations take one turn each at once
-(each conversation has had a turn before): p50 and p99 time to the answer.
+against the session floor answering as many characters. Then `--concurrent` conversations take
+one turn each at once (each conversation has had a turn before): p50 and p99 time to the answer;
+with `--workers N`, again with N worker processes of each kind (the floors', ours, the live one).
 """
 
 from __future__ import annotations
@@ -142,6 +151,10 @@ class Row:
     """The live channel this row's worker writes to and its client reads (None: none)."""
     gateway_pid: int | None = None
     """The gateway process this row's turns go through (None: the typed client)."""
+    stream_size: int | None = None
+    """The characters a streamed row's model streams (None: unstreamed, or a floor)."""
+    floor: str = "session floor"
+    """The row its ratios are against: the session floor answering as many characters."""
 
     @contextlib.contextmanager
     def client_env(self) -> Iterator[None]:
@@ -156,8 +169,8 @@ class Row:
             os.environ.pop(LIVE_URL_ENV, None)
 
 
-def floor_rows(plain: Client, queue: str, pid: int, queries: QueryCounter) -> list[Row]:
-    """The bare turn and the session floor, on the floors' worker."""
+def floor_rows(plain: Client, queue: str, pid: int, queries: QueryCounter, size: int = SHORT) -> list[Row]:
+    """The bare turn and the session floor, on the floors' worker, answering `size` characters."""
 
     async def open_bare() -> Conversation:
         handle = await plain.start_workflow(BARE_TURN, id=f"bare-{uuid.uuid4().hex[:10]}", task_queue=queue)
@@ -166,9 +179,9 @@ def floor_rows(plain: Client, queue: str, pid: int, queries: QueryCounter) -> li
     async def bare(conversation: Conversation) -> Turn:
         began = time.perf_counter()
         text: str = await plain.get_workflow_handle(conversation.workflow_id).execute_update(  # pyright: ignore[reportUnknownMemberType]
-            "turn", SHORT, result_type=str
+            "turn", size, result_type=str
         )
-        if len(text) != SHORT:
+        if len(text) != size:
             raise BenchError("the bare turn's answer differs")
         return Turn(None, time.perf_counter() - began, [])
 
@@ -181,16 +194,17 @@ def floor_rows(plain: Client, queue: str, pid: int, queries: QueryCounter) -> li
     async def session_floor(conversation: Conversation) -> Turn:
         began = time.perf_counter()
         child: str = await plain.get_workflow_handle(conversation.workflow_id).execute_update(  # pyright: ignore[reportUnknownMemberType]
-            "ask", SHORT, result_type=str
+            "ask", size, result_type=str
         )
         text: str = await plain.get_workflow_handle(child).result()
-        if len(text) != SHORT:
+        if len(text) != size:
             raise BenchError("the session floor's answer differs")
         return Turn(None, time.perf_counter() - began, [child])
 
+    suffix = "" if size == SHORT else f", {size:,} chars"
     return [
-        Row("bare turn", pid, open_bare, bare, queries),
-        Row("session floor", pid, open_session_floor, session_floor, queries),
+        Row(f"bare turn{suffix}", pid, open_bare, bare, queries),
+        Row(f"session floor{suffix}", pid, open_session_floor, session_floor, queries),
     ]
 
 
@@ -222,7 +236,7 @@ def our_row(
             raise BenchError(f"{label}: the answer differs ({accepted.run_workflow_id})")
         return Turn(first, time.perf_counter() - began, [accepted.run_workflow_id])
 
-    return Row(label, pid, open_ours, ours, queries)
+    return Row(label, pid, open_ours, ours, queries, stream_size=size if stream else None)
 
 
 async def ask(session: SessionHandle, agent: AgentConfig) -> AskAccepted:
@@ -283,7 +297,8 @@ def gateway_row(
         records = await Sessions(reader).get(conversation.workflow_id).requests()
         return Turn(first, answered, [records[-1].run_workflow_id])
 
-    row = Row(label, worker_pid, open_thread, through_gateway, QueryCounter())
+    size = len(GATEWAY_ANSWER)
+    row = Row(label, worker_pid, open_thread, through_gateway, QueryCounter(), stream_size=size)
     row.gateway_pid = gateway_pid
     return row
 
@@ -316,6 +331,7 @@ async def sequential(row: Row, client: Client, address_pid: int, turns: int) -> 
 async def _sequential(row: Row, client: Client, address_pid: int, turns: int) -> None:
     conversation = await row.open()
     await row.turn(conversation)  # warm-up, and the session exists before counting
+    await asyncio.sleep(SETTLE_S)  # the warm-up's last session events (its first patch markers) land first
     before = len(await history(client, conversation.workflow_id))
     queries = row.queries.count
     worker, server = cpu_s(row.worker_pid), cpu_s(address_pid)
@@ -368,9 +384,10 @@ def report(
 
 
 def per_turn(rows: list[Row], turns: int, long_turns: int) -> None:
-    floor = next(r for r in rows if r.label == "session floor").figures
+    floors = {r.label: r.figures for r in rows}
     print(
-        f"\nPer turn ({turns} sequential turns each; the 2,000-token row {long_turns}), x the session floor"
+        f"\nPer turn ({turns} sequential turns each; the 8,000-character rows {long_turns}), x the session "
+        "floor answering as many characters"
     )
     head = (
         "turn",
@@ -388,7 +405,7 @@ def per_turn(rows: list[Row], turns: int, long_turns: int) -> None:
     widths = (30, 7, 5, 8, 5, 10, 5, 10, 5, 9, 11)
     print("  " + " ".join(f"{h:>{w}}" for h, w in zip(head, widths, strict=True)))
     for row in rows:
-        f = row.figures
+        f, floor = row.figures, floors[row.floor]
         cells = (
             row.label,
             f"{f['events']:.1f}",
@@ -426,47 +443,78 @@ def at_once(rows: list[Row], count: int) -> None:
                 )
 
 
-async def start_floors(stack: Stack) -> subprocess.Popen[bytes]:
-    """The floors' worker process, polling its own task queue."""
-    log_path = stack.work / "floors.log"
-    command = [sys.executable, "-m", "bench.turn_floors", "--address", stack.address]
-    command += ["--task-queue", f"{stack.queue}-floors"]
+async def model_stream_ms(size: int) -> float:
+    """CPU of the scripted model streaming `size` characters into a sink that drops every fragment.
+
+    As the streamed rows ask it, in this process, with no Temporal and no channel. That pacing (one
+    event-loop wake a chunk) is the model's own work, which a real provider's stream costs too (a
+    read a chunk); a worker's figure less it is what streaming costs the product.
+    """
+    from activities import scripted
+    from contracts.llm import LLMRequest, ScriptedCall, StreamTarget
+    from conversation import Message
+
+    turn = answer_turn(ANSWER[:size], True)
+    request = LLMRequest(
+        model="scripted",
+        messages=[Message(role="user", content="Tell me.")],
+        scripted=ScriptedCall(index=0, length=1, turn=turn),
+        stream=StreamTarget(call=0),
+    )
+    began = time.process_time()
+    await scripted.complete(request, 1, lambda _fragment: None)
+    return (time.process_time() - began) * 1e3
+
+
+def model_lines(rows: list[Row], model_ms: dict[int, float]) -> None:
+    """The streamed rows' worker CPU less the model's own streaming, against the floor."""
+    floors = {r.label: r.figures["worker_ms"] for r in rows}
+    for size, ms in model_ms.items():
+        print(f"  the scripted model's own streaming of {size:,} characters (no Temporal): {ms:.0f} ms CPU")
+    for row in rows:
+        size = row.stream_size
+        if size is None or size not in model_ms:
+            continue
+        less = row.figures["worker_ms"] - model_ms[size]
+        ratio = less / floors[row.floor]
+        print(f"  {row.label}: worker CPU less the model's streaming {less:.0f} ms, x{ratio:.2f}")
+
+
+async def start_process(
+    stack: Stack, name: str, command: list[str], env: dict[str, str], ready: bytes
+) -> subprocess.Popen[bytes]:
+    """A process of the benchmark's (dies with it), once its log shows `ready`; its log in `name`.log."""
+    log_path = stack.work / f"{name}.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(  # noqa: ASYNC220 (returns at once)
-            die_with_parent(command), cwd=REPO, env=stack.env, stdout=log, stderr=subprocess.STDOUT
+            die_with_parent(command), cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT
         )
-    for _ in range(600):
-        if b"polling task queue" in log_path.read_bytes():
+    for _ in range(900):
+        if ready in log_path.read_bytes():
             return process
         if process.poll() is not None:
             break
         await asyncio.sleep(0.1)
-    raise BenchError(f"the floors' worker did not start; see {log_path}")
+    raise BenchError(f"{name} did not start; see {log_path}")
 
 
-async def start_live_worker(stack: Stack, url: str) -> tuple[subprocess.Popen[bytes], str]:
-    """A second `worker.py` writing its runs' live items to the channel at `url`, on its own queue."""
-    queue = f"{stack.queue}-live"
-    log_path = stack.work / "live-worker.log"
+async def start_floors(stack: Stack, name: str = "floors") -> subprocess.Popen[bytes]:
+    """The floors' worker process, polling its own task queue."""
+    command = [sys.executable, "-m", "bench.turn_floors", "--address", stack.address]
+    command += ["--task-queue", f"{stack.queue}-floors"]
+    return await start_process(stack, name, command, stack.env, b"polling task queue")
+
+
+async def start_product_worker(
+    stack: Stack, queue: str, name: str, live_url: str | None = None
+) -> subprocess.Popen[bytes]:
+    """A `worker.py` on `queue` (writing to the live channel at `live_url`, if any)."""
     command = [sys.executable, "worker.py", "--address", stack.address, "--task-queue", queue]
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(  # noqa: ASYNC220 (returns at once)
-            die_with_parent(command),
-            cwd=REPO,
-            env={**stack.env, LIVE_URL_ENV: url},
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    for _ in range(900):
-        if b"worker polling task queue" in log_path.read_bytes():
-            return process, queue
-        if process.poll() is not None:
-            break
-        await asyncio.sleep(0.1)
-    raise BenchError(f"the live worker did not start; see {log_path}")
+    env = {**stack.env, **({LIVE_URL_ENV: live_url} if live_url else {})}
+    return await start_process(stack, name, command, env, b"worker polling task queue")
 
 
-async def main(turns: int, long_turns: int, count: int) -> int:
+async def main(turns: int, long_turns: int, count: int, workers: int) -> int:
     print(f"# bench.turn_cost: {machine()}")
     with tempfile.TemporaryDirectory(prefix="bench-turn-") as work:
         stack = Stack(Path(work))
@@ -474,6 +522,7 @@ async def main(turns: int, long_turns: int, count: int) -> int:
         live: subprocess.Popen[bytes] | None = None
         redis: subprocess.Popen[bytes] | None = None
         gateways: list[subprocess.Popen[bytes]] = []
+        extra: list[subprocess.Popen[bytes]] = []
         http: httpx.AsyncClient | None = None
         try:
             await stack.start_server()
@@ -482,7 +531,8 @@ async def main(turns: int, long_turns: int, count: int) -> int:
             port = free_port()
             redis = start_redis(port)
             url = f"redis://127.0.0.1:{port}/0"
-            live, live_queue = await start_live_worker(stack, url)
+            live_queue = f"{stack.queue}-live"
+            live = await start_product_worker(stack, live_queue, "live-worker", url)
             gateway, gateway_url = await start_gateway(stack)
             gateways.append(gateway)
             queue, folder = stack.queue, stack.work
@@ -533,22 +583,36 @@ async def main(turns: int, long_turns: int, count: int) -> int:
                 "ours, 2,000 tokens, live channel", client, live_queue, live.pid, ours_queries, LONG, True
             )
             long_live.live_url = url
+            long_floors = floor_rows(plain, f"{stack.queue}-floors", floors.pid, floor_queries, LONG)
+            for row in (*long_floors, long, long_live):
+                row.floor = long_floors[1].label
             await asyncio.sleep(5)  # the worker loads litellm in the background after it polls
             for row in rows:
                 await sequential(row, client, stack.server.pid, turns)
             if long_turns:
-                await sequential(long, client, stack.server.pid, long_turns)
-                await sequential(long_live, client, stack.server.pid, long_turns)
-            measured = [*rows, *([long, long_live] if long_turns else [])]
+                for row in (*long_floors, long, long_live):
+                    await sequential(row, client, stack.server.pid, long_turns)
+            measured = [*rows, *([*long_floors, long, long_live] if long_turns else [])]
             report(measured, turns, long_turns, 0)
+            model_lines(measured, {SHORT: await model_stream_ms(SHORT), LONG: await model_stream_ms(LONG)})
             if count:
                 for row in rows:
                     await concurrent(row, count)
                 report(measured, turns, long_turns, count, sequential_table=False)
+            if count and workers > 1:
+                for n in range(2, workers + 1):  # one more process for each kind of worker
+                    extra.append(await start_floors(stack, f"floors-{n}"))
+                    extra.append(await start_product_worker(stack, stack.queue, f"worker-{n}"))
+                    extra.append(await start_product_worker(stack, live_queue, f"live-worker-{n}", url))
+                await asyncio.sleep(5)  # the new workers load litellm in the background
+                for row in rows:
+                    await concurrent(row, count)
+                print(f"\nWith {workers} worker processes of each kind:", end="")
+                report(measured, turns, long_turns, count, sequential_table=False)
         finally:
             if http is not None:
                 await http.aclose()
-            for process in (*gateways, floors, live, redis):
+            for process in (*gateways, *extra, floors, live, redis):
                 if process is not None:
                     process.terminate()
                     process.wait(10)
@@ -563,5 +627,10 @@ if __name__ == "__main__":
     parser.add_argument("--turns", type=int, default=10)
     parser.add_argument("--long-turns", type=int, default=3)
     parser.add_argument("--concurrent", type=int, default=50)
+    parser.add_argument(
+        "--workers", type=int, default=1, help="then the turns at once again with this many worker processes"
+    )
     arguments = parser.parse_args()
-    sys.exit(asyncio.run(main(arguments.turns, arguments.long_turns, arguments.concurrent)))
+    sys.exit(
+        asyncio.run(main(arguments.turns, arguments.long_turns, arguments.concurrent, arguments.workers))
+    )

@@ -32,7 +32,7 @@ from contracts.agent import AgentConfig
 from contracts.agent_profiles import AgentProfile, ResolveAgentsRequest
 from contracts.approval import ArgumentsCheck, ArgumentsVerdict
 from contracts.compaction import SummarizeRequest, SummarizeResult
-from contracts.llm import CountTokensRequest, LLMRequest, LLMResponse, ToolSpec
+from contracts.llm import CountTokensRequest, CutStreamedCall, LLMRequest, LLMResponse, StreamedText, ToolSpec
 from contracts.output import OutputSpec, SchemaCheck
 from contracts.schedules import FiringAsk, FiringResult
 from contracts.session import ExportResult
@@ -57,6 +57,7 @@ CHECK_OUTPUT_SCHEMA_ACTIVITY: Final = "check_output_schema"
 TRANSFORM_REQUEST_ACTIVITY: Final = "transform_request"
 ASK_FOR_SCHEDULE_ACTIVITY: Final = "ask_for_schedule"
 DELIVER_WEBHOOK_ACTIVITY: Final = "deliver_webhook"
+CUT_STREAMED_CALL_ACTIVITY: Final = "cut_streamed_call"
 
 LLM_TIMEOUT_SLACK_S: Final = 30.0
 """An LLM activity's start-to-close timeout is the provider timeout (`llm_timeout_s`) plus this."""
@@ -216,6 +217,14 @@ DELIVER_WEBHOOK = ActivitySpec(
     ActivityOptions(start_to_close_timeout_s=30, maximum_attempts=0, maximum_interval_s=60),
     lambda r: f"webhook {r.body.type} {r.webhook_id}"[:200],
 )
+CUT_STREAMED_CALL = ActivitySpec(
+    CUT_STREAMED_CALL_ACTIVITY,
+    CutStreamedCall,
+    StreamedText,
+    # A local activity on the interrupt path: quick, and a failure only loses the partial text.
+    ActivityOptions(start_to_close_timeout_s=5, maximum_attempts=3, maximum_interval_s=1),
+    lambda r: f"cut streamed call #{r.call}",
+)
 
 ACTIVITIES: Final[Mapping[str, ActivitySpec[Any, Any]]] = MappingProxyType(
     {
@@ -236,6 +245,7 @@ ACTIVITIES: Final[Mapping[str, ActivitySpec[Any, Any]]] = MappingProxyType(
             TRANSFORM_REQUEST,
             ASK_FOR_SCHEDULE,
             DELIVER_WEBHOOK,
+            CUT_STREAMED_CALL,
         )
     }
 )

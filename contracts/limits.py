@@ -27,6 +27,7 @@ __all__ = [
     "MAX_META_BYTES",
     "MAX_MODEL_CHARS",
     "MAX_OVERRIDES_BYTES",
+    "MAX_PARTIAL_CHARS",
     "MAX_QUERY_CHARS",
     "MAX_QUEUED_INPUTS",
     "MAX_REASON_CHARS",
@@ -92,6 +93,8 @@ DEFAULT_POLL_UPDATES: Final = 1_000
 query. Temporal refuses every Update of a run past 2,000: the other 1,000 stay for steer, approve, cancel."""
 MAX_STREAMED_BYTES_PER_CALL: Final = 1 * MIB
 """UTF-8 bytes of text, thinking and tool-call arguments one LLM call streams (the rest arrives whole)."""
+MAX_PARTIAL_CHARS: Final = 1_000_000
+"""The most of a call's streamed text a run keeps for an interrupted entry (the rest is cut)."""
 MAX_STREAMED_BYTES_PER_RUN: Final = 4 * MIB
 """The same over a run's calls: each streamed byte costs about 1.4 bytes of history per copy (the
 publish signal, and each poll Update that carries it), so a run's stream stays far from the 50 MiB limit."""

@@ -100,6 +100,24 @@ class StreamTarget(OmitDefaults):
     max_bytes: int | None = None
 
 
+class CutStreamedCall(BaseModel):
+    """An interrupting steer cut LLM call `call` of the run: close it in the live channel, read its text."""
+
+    call: int
+
+
+class StreamedText(BaseModel):
+    """What a cut call had published to the live channel (its latest attempt's text).
+
+    `cut` says the text was cut to the run's `MAX_PARTIAL_CHARS`; `found` is False when the
+    worker has no channel or the channel holds nothing of the call.
+    """
+
+    text: str = ""
+    cut: bool = False
+    found: bool = False
+
+
 class LLMRequest(OmitDefaults):
     """One LLM call: the projected context (new messages inline, the rest by reference) and tool names.
 

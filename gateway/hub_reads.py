@@ -2,12 +2,14 @@
 
 With each trace event that adds messages to the run's thread (an LLM call's answer, a tool's
 result, the run's end), the feed reads those messages once (a query: no history) and hands them
-to every viewer (`HubItem.entries`); after a `STATE_KINDS` event it reads the run's state. The
-reads run in their own task, one at a time in event order, while the feed goes on polling the
-stream: the event goes out at once and `HubItem.enriched()` waits for its reads. A viewer that
-needs only the events (A2A, MCP) is never held back by a query, and the feed's next poll is not
-either (a query to a busy worker can take tens of milliseconds; one to a run that has just ended
-replays its whole history).
+to every viewer (`HubItem.entries`); after a `STATE_KINDS` event it reads the run's state. At the
+run's end both come from the run's result instead (`RESULT_KINDS`: read from the server, so the
+worker does not replay the closed run to answer two queries), and from the queries only when the
+result cannot be read. The reads run in their own task, one at a time in event order, while the
+feed goes on polling the stream: the event goes out at once and `HubItem.enriched()` waits for its
+reads. A viewer that needs only the events (A2A, MCP) is never held back by a query, and the
+feed's next poll is not either (a query to a busy worker can take tens of milliseconds; one to a
+run that has just ended replays its whole history).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import TypeVar
 from temporalio.service import RPCError, RPCStatusCode
 
 from clients.runs import RunHandle
-from contracts import RunState, TraceEvent
+from contracts import RunResult, RunState, TraceEvent
 from contracts.stream import DeltaEvent, TraceItem
 from conversation import MessageEntry
 
@@ -44,8 +46,12 @@ ENTRY_KINDS = frozenset(
 )
 """Trace events after which the run's thread may hold new messages."""
 QUERY_ATTEMPTS = 3
+RESULT_WAIT_S = 10.0
+"""How long the feed waits at the run's end trace event for the run to close (then it queries)."""
 STATE_KINDS = frozenset({"state_effects_applied", "request_completed", "request_failed", "request_cancelled"})
 """Trace events after which the feed reads the run's state once (agent state, outcome and usage)."""
+RESULT_KINDS = frozenset({"request_completed", "request_failed", "request_cancelled"})
+"""The run's end: its messages and state are read from its result."""
 
 
 @dataclass(frozen=True)
@@ -107,9 +113,12 @@ class EventReads:
                 entries: tuple[MessageEntry, ...] = ()
                 state: RunState | None = None
                 try:
-                    if event.event.kind in ENTRY_KINDS:
+                    ended = await self._ended() if event.event.kind in RESULT_KINDS else None
+                    if ended is not None:
+                        entries, state = ended
+                    if ended is None and event.event.kind in ENTRY_KINDS:
                         entries = await _patiently(partial(self._thread.entries_for, event.event), ())
-                    if event.event.kind in STATE_KINDS:
+                    if ended is None and event.event.kind in STATE_KINDS:
                         state = await _patiently(self._run.state, None)
                 except Exception:  # an answer that does not parse: the event goes out bare
                     run_id, kind = self._run.workflow_id, event.event.kind
@@ -120,6 +129,21 @@ class EventReads:
             while not self._jobs.empty():
                 if (left := self._jobs.get_nowait()) is not None:
                     left[1].set_result(HubItem(left[0]))
+
+    async def _ended(self) -> tuple[tuple[MessageEntry, ...], RunState] | None:
+        """The run's last messages and its state from its result; None when it cannot be read."""
+        try:
+            result = await asyncio.wait_for(self._run.result(), RESULT_WAIT_S)
+        except Exception:  # terminated, refused, or slow to close: the queries answer instead
+            return None
+        state = RunState(
+            request_id=result.request_id,
+            run_id=result.run_id,
+            outcome=result.outcome,
+            iteration=result.outcome.iterations,
+            agent_state=result.agent_state or {},
+        )
+        return self._thread.rest_from(result), state
 
 
 async def _patiently(read: Callable[[], Awaitable[T]], fallback: T) -> T:
@@ -173,6 +197,14 @@ class _RunThread:
             return ()
         out = tuple(self._known[self._handed : index + 1])
         self._handed = index + 1
+        return out
+
+    def rest_from(self, result: RunResult) -> tuple[MessageEntry, ...]:
+        """Every message not handed out yet, from the run's result (the run has ended)."""
+        last = self._known[-1].seq if self._known else -1
+        self._known.extend(e for e in result.entries if isinstance(e, MessageEntry) and e.seq > last)
+        out = tuple(self._known[self._handed :])
+        self._handed = len(self._known)
         return out
 
     async def _find(self, locate: Callable[[list[MessageEntry]], int | None]) -> int | None:

@@ -257,6 +257,7 @@ class DurableReactPlugin(SimplePlugin):
             # Imported here: a client-only process (the CLI, a service) never loads the activities.
             from activities.agent_profiles import ResolveAgentsActivity
             from activities.archive import ArchiveActivities
+            from activities.live_partial import LivePartialActivity
             from activities.llm import LLMActivities
             from activities.message_cache import MessageCache
             from activities.output_parsing import check_output_schema
@@ -269,7 +270,7 @@ class DurableReactPlugin(SimplePlugin):
             from activities.webhooks import deliver_webhook
 
             tools = ToolActivities(self.registry)
-            llm = LLMActivities(self.registry, MessageCache(self.blob_store))
+            llm = LLMActivities(self.registry, MessageCache(self.blob_store), self.live_channel)
             archive = ArchiveActivities(self.blob_store)
             agents = ResolveAgentsActivity(self.agents)
             transform = TransformRequestActivity(self._transformers or RequestTransformers())
@@ -289,6 +290,7 @@ class DurableReactPlugin(SimplePlugin):
                 transform.transform_request,
                 ask_for_schedule,
                 deliver_webhook,
+                LivePartialActivity(self.live_channel).cut_streamed_call,
             ]
         return self._activities
 

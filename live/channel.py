@@ -1,15 +1,22 @@
 """The live channel: where a run's live events go when a deployment names one (`REACT_LIVE_URL`).
 
 Without a channel, followers poll each run's Workflow Stream (by Update, then by query), and
-each poll Update is history. With one (a Redis server: `REACT_LIVE_URL=redis://host:6379/0`),
-the worker writes every item the run's stream accepts, trace items and deltas, in the run's
-own order, to the run's entry in the channel (`live:<workflow id>`), and followers read it
-from there: no Update, no query, no history. The run's Workflow Stream stays as it is (the
-run still holds the in-flight call's partial answer for an interrupting steer), so a follower
-without the channel, or one whose channel missed items, reads the durable truth as before
-(`clients.stream`). Offsets are the channel's entry ids (Redis Streams ids, `<ms>-<n>`),
-durable while the entry lives (`live.redis_channel`: 24 hours after its last write, at most
-20,000 items).
+each poll Update is history; the LLM activity sends its delta batches to the run by signal.
+With one (a Redis server: `REACT_LIVE_URL=redis://host:6379/0`), a run's live items go to its
+entry in the channel (`live:<workflow id>`) and followers read them from there: no Update, no
+query, no signal, no history. Two writers share the entry, in one order (the channel's):
+
+- the worker writes every trace item the run records (`hosting.live_sink`, from the workflow);
+- the LLM activity writes its call's delta batches itself (`publish_delta`), so tokens never
+  touch the run's history. The channel also folds each call's text (its latest attempt's), and
+  an interrupting steer cuts the call (`cut_call`): the channel refuses that call's later
+  batches and answers its text, which the run records as the `interrupted` entry, so the entry
+  is exactly what followers saw.
+
+A follower without the channel, or one whose channel missed items, reads the durable truth
+(`clients.stream`: trace events and, for the text, each call's message in the thread). Offsets
+are the channel's entry ids (Redis Streams ids, `<ms>-<n>`), durable while the entry lives
+(`live.redis_channel`: 24 hours after its last write, at most 20,000 items).
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from typing import Protocol
+
+from live.calls import CutCall, LiveDelta
 
 LIVE_URL_ENV = "REACT_LIVE_URL"
 """The variable that names the live channel (unset or empty: none; followers poll the run)."""
@@ -33,6 +42,17 @@ class LiveChannel(Protocol):
 
     async def publish(self, items: Mapping[str, list[bytes]]) -> None:
         """Append each run's items ({workflow id: [a `StreamEvent`'s JSON, ...]}), in order, to its entry."""
+        ...
+
+    async def publish_delta(self, workflow_id: str, delta: LiveDelta) -> bool:
+        """Append one LLM call's delta batch to the run's entry, unless the call has been cut.
+
+        Returns False (and appends nothing) when `cut_call` has closed the call.
+        """
+        ...
+
+    async def cut_call(self, workflow_id: str, call: int) -> CutCall:
+        """Close LLM call `call` of the run to further deltas; what its latest attempt had published."""
         ...
 
     async def read(self, workflow_id: str, after: str, wait_s: float) -> list[tuple[str, bytes]]:

@@ -1,4 +1,10 @@
-"""The live channel on Redis Streams: a stream per run (`XADD` with trimming and a TTL, `XREAD`)."""
+"""The live channel on Redis Streams: a stream per run (`XADD` with trimming and a TTL, `XREAD`).
+
+A call's delta batches go through one Lua script each (atomic in Redis): refused once the
+call is cut, else appended to the run's stream and folded into the call's text
+(`live:<workflow id>:call:<n>`, a hash of the latest attempt and its text). `cut_call` marks
+the call cut and reads that hash in one script, so no batch lands after the text it answers.
+"""
 
 from __future__ import annotations
 
@@ -7,16 +13,43 @@ from typing import Any, cast
 
 from redis.asyncio import Redis
 
+from live.calls import CutCall, LiveDelta
+
 FIELD = b"d"
 LIVE_TTL_S = 24 * 3600
 """How long a run's entry lives after its last write."""
 LIVE_MAX_ITEMS = 20_000
 """The most items a run's entry keeps (the oldest go first; approximate, as Redis trims)."""
 
+_PUBLISH_DELTA = """
+if redis.call('HGET', KEYS[2], 'cut') then return 0 end
+local attempt = tonumber(ARGV[2])
+local known = tonumber(redis.call('HGET', KEYS[2], 'attempt') or '-1')
+if attempt > known then
+  redis.call('HSET', KEYS[2], 'attempt', attempt, 'text', ARGV[3])
+elseif attempt == known then
+  redis.call('HSET', KEYS[2], 'text', (redis.call('HGET', KEYS[2], 'text') or '') .. ARGV[3])
+end
+redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[4], '*', 'd', ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[5])
+redis.call('EXPIRE', KEYS[2], ARGV[5])
+return 1
+"""
+_CUT_CALL = """
+redis.call('HSET', KEYS[1], 'cut', '1')
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+return redis.call('HMGET', KEYS[1], 'attempt', 'text')
+"""
+
 
 def key_of(workflow_id: str) -> str:
     """The channel's key for a run (`live:<workflow id>`)."""
     return f"live:{workflow_id}"
+
+
+def call_key_of(workflow_id: str, call: int) -> str:
+    """The key of one LLM call's text and cut mark."""
+    return f"live:{workflow_id}:call:{call}"
 
 
 class RedisLiveChannel:
@@ -25,6 +58,8 @@ class RedisLiveChannel:
     def __init__(self, url: str) -> None:
         """Connect lazily to the server `url` names."""
         self._redis: Redis = Redis.from_url(url)  # pyright: ignore[reportUnknownMemberType]
+        self._publish_delta = self._redis.register_script(_PUBLISH_DELTA)  # pyright: ignore[reportUnknownMemberType]
+        self._cut_call = self._redis.register_script(_CUT_CALL)  # pyright: ignore[reportUnknownMemberType]
 
     async def publish(self, items: Mapping[str, list[bytes]]) -> None:
         """Append every run's items in one round trip, trim each to `LIVE_MAX_ITEMS`, refresh its TTL."""
@@ -37,6 +72,22 @@ class RedisLiveChannel:
                     pipe.xadd(key, {FIELD: item}, maxlen=LIVE_MAX_ITEMS, approximate=True)
                 pipe.expire(key, LIVE_TTL_S)
             await pipe.execute()
+
+    async def publish_delta(self, workflow_id: str, delta: LiveDelta) -> bool:
+        """One script: refused when the call is cut, else appended and folded into the call's text."""
+        keys = [key_of(workflow_id), call_key_of(workflow_id, delta.call)]
+        args: list[Any] = [delta.item, delta.attempt, delta.text.encode(), LIVE_MAX_ITEMS, LIVE_TTL_S]
+        answer: Any = await self._publish_delta(keys=keys, args=args)
+        return bool(answer)
+
+    async def cut_call(self, workflow_id: str, call: int) -> CutCall:
+        """One script: mark the call cut and read its latest attempt's text."""
+        answer: Any = await self._cut_call(keys=[call_key_of(workflow_id, call)], args=[LIVE_TTL_S])
+        attempt, text = cast(list[bytes | None], answer)
+        return CutCall(
+            attempt=int(attempt) if attempt is not None else 0,
+            text=text.decode(errors="replace") if text is not None else "",
+        )
 
     async def read(self, workflow_id: str, after: str, wait_s: float) -> list[tuple[str, bytes]]:
         """`XREAD BLOCK` from `after`."""

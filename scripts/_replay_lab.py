@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import uuid
 from collections.abc import AsyncIterator
 from datetime import timedelta
@@ -43,6 +44,28 @@ class Lab:
                 yield lab
             finally:
                 await lab.stop_worker()
+
+    @contextlib.asynccontextmanager
+    async def live_channel(self) -> AsyncIterator[None]:
+        """The worker replaced by one writing to a live channel (a `redis-server` of its own), then back."""
+        from live.channel import LIVE_URL_ENV
+        from live.dev_redis import free_port, start_redis
+
+        port = free_port()
+        server = start_redis(port)
+        await self.stop_worker()
+        os.environ[LIVE_URL_ENV] = f"redis://127.0.0.1:{port}/0"  # the worker's plugin reads it when built
+        try:
+            await self.start_worker()
+        finally:
+            os.environ.pop(LIVE_URL_ENV, None)
+        try:
+            yield
+        finally:
+            await self.stop_worker()
+            server.terminate()
+            server.wait(10)
+            await self.start_worker()
 
     async def start_worker(self) -> None:
         """Start a worker whose message cache and archive use a store of their own (empty)."""

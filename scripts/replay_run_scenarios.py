@@ -133,6 +133,24 @@ async def live(lab: Lab) -> list[str]:
     return [handle.id, tools.id]
 
 
+@scenario("marker:core_local_activity", "activity_cancel_requested")
+async def live_channel(lab: Lab) -> list[str]:
+    """A streamed answer on a live-channel worker cut by an interrupting steer (its text read there)."""
+    long = {"content": "once upon a time " * 40, "chunk_chars": 8, "chunk_delay_s": 0.05}
+    async with lab.live_channel():
+        script = [long, {"content": "Short."}]
+        handle = await lab.start_run("live-channel", "Tell a story.", script, stream=True)
+        await _until_trace(lab, handle.id, "llm_started")
+        await asyncio.sleep(1.5)  # some of the story is in the channel (none of it reaches the run)
+        interrupt = {"content": "Shorter.", "mode": "interrupt"}
+        expect(await handle.execute_update("steer", interrupt), "mode", "interrupt")
+        result = await handle.result()
+    interrupted = [e for e in result["entries"] if e.get("refs", {}).get("interrupted") == "true"]
+    if len(interrupted) != 1:
+        raise RuntimeError(f"expected one interrupted entry read from the channel, got {interrupted!r}")
+    return [handle.id]
+
+
 async def _drain(items: Any) -> None:
     async for _ in items:
         pass

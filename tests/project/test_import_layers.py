@@ -10,7 +10,9 @@ those under `if TYPE_CHECKING:`, which never run. The layering, lowest first:
   never imports another (a run and its session talk through Temporal only), and the shared
   modules at `workflows`' top import no room;
 - `payloads`: the payload path (stores, claim check, codec, converter, settings);
-- `activities` (on payloads) and `clients` (on payloads): the worker's I/O and the typed client;
+- `live`: the live channel (on contracts);
+- `activities` (on payloads and the live channel) and `clients` (on payloads and the live channel):
+  the worker's I/O and the typed client;
 - `hosting`: connecting, the dev server, the worker process, the workflow runner;
 - `worker.py`, `client.py` and `cli/` on top, and `testing.py` (the public testing module),
   which nothing else in the product imports.
@@ -45,7 +47,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "conversation": _BOTTOM,
     "workflows": _BOTTOM | {"workflows"},
     "payloads": _PAYLOAD_PATH,
-    "activities": _PAYLOAD_PATH | {"activities"},
+    "activities": _PAYLOAD_PATH | {"activities", "live"},
     "clients": _PAYLOAD_PATH | {"clients", "live"},
     "live": _BOTTOM | {"live"},
     "hosting": _BELOW_HOSTING | {"hosting", "live"},

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
+import subprocess
 import uuid
 from collections.abc import AsyncIterator, Iterator
 
@@ -25,10 +27,11 @@ from contracts import AgentConfig
 from contracts.stream import DeltaEvent, StreamEvent, TraceItem
 from conversation import MessageEntry
 from hosting.plugin import DurableReactPlugin
+from live.calls import CutCall, LiveDelta
 from live.channel import LIVE_URL_ENV, START, LiveChannel, LiveChannelError, live_url, open_channel
 from live.dev_redis import free_port, start_redis
 from testing import AgentTestEnvironment
-from tests.helpers import turn
+from tests.helpers import spawn_worker, turn
 from worker import build_worker
 
 EVENTS: TypeAdapter[DeltaEvent | TraceItem] = TypeAdapter(StreamEvent)
@@ -118,6 +121,8 @@ async def test_a_streamed_ask_is_followed_on_the_channel_with_no_poll_in_history
     history = await client.get_workflow_handle(accepted.run_workflow_id).fetch_history()
     kinds_in_history = [e.event_type for e in history.events]
     assert EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED not in kinds_in_history  # no poll
+    # The LLM activity wrote its deltas to the channel: no publish signal, so no history per token.
+    assert EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED not in kinds_in_history
 
     # The channel holds each item once, in the run's order, though every task replayed (no cache).
     channel = open_channel(follow_live)
@@ -179,6 +184,36 @@ async def test_an_interrupting_steer_keeps_what_followers_saw(
     assert len(interrupted) == 1
     partial = interrupted[0].payload.content or ""
     assert len(partial) > 100 and long.startswith(partial) and partial == saw
+    # No delta reached the run: it read the cut call's text from the channel (a local activity).
+    history = await live_agents.client.get_workflow_handle(run.workflow_id).fetch_history()
+    kinds = [e.event_type for e in history.events]
+    assert EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED not in kinds
+    assert EventType.EVENT_TYPE_MARKER_RECORDED in kinds
+
+
+async def test_a_cut_call_takes_no_more_deltas_and_answers_its_latest_attempt(follow_live: str) -> None:
+    channel = open_channel(follow_live)
+    run = f"cut-{uuid.uuid4().hex[:8]}"
+
+    def delta(call: int, attempt: int, seq: int, text: str) -> LiveDelta:
+        event = DeltaEvent(call=call, attempt=attempt, seq=seq, text=text)
+        return LiveDelta(call, attempt, event.model_dump_json().encode(), text)
+
+    try:
+        assert await channel.publish_delta(run, delta(0, 1, 0, "Once "))
+        assert await channel.publish_delta(run, delta(0, 2, 0, "Twice "))  # a retry starts over
+        assert await channel.publish_delta(run, delta(0, 1, 1, "stale "))  # an older attempt's: not text
+        assert await channel.publish_delta(run, delta(0, 2, 1, "upon"))
+        assert await channel.publish_delta(run, delta(1, 1, 0, "another call"))
+        assert await channel.cut_call(run, 0) == CutCall(attempt=2, text="Twice upon")
+        assert not await channel.publish_delta(run, delta(0, 2, 2, " a time"))  # refused: cut
+        assert await channel.publish_delta(run, delta(1, 1, 1, " goes on"))
+        assert await channel.cut_call(run, 7) == CutCall(attempt=0, text="")  # nothing published
+        items = await channel_items(channel, run)
+        texts = [e.text for _, e in items if isinstance(e, DeltaEvent)]
+        assert texts == ["Once ", "Twice ", "stale ", "upon", "another call", " goes on"]
+    finally:
+        await channel.close()
 
 
 async def test_a_run_whose_worker_has_no_channel_is_followed_on_its_stream(
@@ -263,3 +298,52 @@ async def test_twenty_conversations_at_once_lose_nothing_on_the_channel(
     assert all(text == ANSWER and kinds[-1] == "request_completed" for text, kinds in outcomes)
     # Each trace event once: one start and one end in each conversation.
     assert all(k.count("request_started") == 1 and k.count("request_completed") == 1 for _, k in outcomes)
+
+
+async def test_a_worker_killed_mid_stream_the_answer_completes_and_shows_once(
+    live_agents: AgentTestEnvironment, follow_live: str
+) -> None:
+    # The real worker process writing to the channel, killed -9 while its LLM activity streams
+    # there: a second one retries the call (attempt 2), and the follower ends with the answer once.
+    address = live_agents.client.service_client.config.target_host
+    queue = f"live-kill-{uuid.uuid4().hex[:8]}"
+    content = "lorem ipsum " * 30
+    config = AgentConfig.model_validate(
+        {
+            "model": "scripted",
+            "script": [turn(content, chunk_chars=4, chunk_delay_s=0.03)],
+            "stream": True,
+            "stream_interval_s": 0.05,
+        }
+    )
+    worker_env = {**os.environ, LIVE_URL_ENV: follow_live}
+    first = spawn_worker(address, queue, env=worker_env)
+    second: subprocess.Popen[bytes] | None = None
+    try:
+        runs = Runs(live_agents.client, task_queue=queue)
+        run = await runs.start("Tell me.", config)
+        text, at_end, seqs, attempts = TextAssembler(), "", list[int](), set[int]()
+        async with asyncio.timeout(120):
+            async for event in run.events():
+                if isinstance(event, TraceItem):
+                    seqs.append(event.event.seq)
+                    if event.event.kind == "llm_completed":
+                        at_end = text.text
+                else:
+                    attempts.add(event.attempt)
+                text.add(event)
+                if isinstance(event, DeltaEvent) and second is None and len(text.text) > 40:
+                    first.send_signal(signal.SIGKILL)
+                    first.wait(10)
+                    second = spawn_worker(address, queue, env=worker_env)
+        result = await run.result()
+    finally:
+        for process in (first, second):
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait(10)
+    assert second is not None and attempts == {1, 2}
+    assert at_end == content and result.answer == content
+    assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))  # each trace event once
+    answers = [e for e in result.entries if isinstance(e, MessageEntry) and e.payload.role == "assistant"]
+    assert [a.payload.content for a in answers] == [content]

@@ -3,9 +3,13 @@
 The call runs in a task of its own. A steer with `mode: interrupt` cancels that task
 (the activity hears it with `TRY_CANCEL`, so the run does not wait for it); what the
 call had streamed so far (`RunStream.partial`: exactly what subscribers saw) becomes an
-assistant entry marked `interrupted`, and the loop goes on to drain the steer and call
-the model again in the same run. An interrupt is not a failure: no retry is used,
-and an interrupted call holds no tool calls, so nothing is left without a result.
+assistant entry marked `interrupted`. When none of the call's deltas reached the run
+(its worker publishes them to the live channel), a local activity cuts the call in the
+channel and reads its text there (`activities.live_partial`: the channel refuses the
+call's later batches, so the entry is again exactly what followers saw). The loop goes on
+to drain the steer and call the model again in the same run. An interrupt is not a
+failure: no retry is used, and an interrupted call holds no tool calls, so nothing is
+left without a result.
 The interrupted call counts as an iteration and an LLM call; its token usage is not
 known (a cancelled stream reports none), so it is estimated (`usage_limits.interrupted_usage`:
 the view's input estimate and what it had streamed) and counted like a reported one.
@@ -29,9 +33,12 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, CancelledError
 
 from contracts import LLMResponse
+from contracts.activities import CUT_STREAMED_CALL
 from contracts.errors import CONTEXT_WINDOW_EXCEEDED
+from contracts.llm import CutStreamedCall
 from contracts.transform import RequestChanges
 from conversation import ModelView
+from workflows.activity_calls import call_activity
 from workflows.failures import cut_short, run_error
 from workflows.run.ledger import RunLedger
 from workflows.run.llm_requests import ModelCalls
@@ -42,6 +49,8 @@ from workflows.run.usage_limits import interrupted_usage
 
 PATCH_INTERRUPTED_USAGE = "interrupted-usage-estimated"
 """A call cut short by an interrupting steer counts its estimated usage (before: none)."""
+PATCH_LIVE_PARTIAL = "interrupted-text-from-live-channel"
+"""A streamed call cut short with none of its deltas at the run reads its text from the live channel."""
 
 
 class LLMStep:
@@ -138,7 +147,7 @@ class LLMStep:
         except (asyncio.CancelledError, CancelledError, ActivityError) as err:
             if not cut_short(err, self._interrupted):
                 raise  # a failure, or the run itself is being cancelled
-            self._record_interrupted(index, view)
+            await self._record_interrupted(index, view)
             return None
         finally:
             self._task = None
@@ -155,19 +164,34 @@ class LLMStep:
         self._record.event("llm_completed", data=data)
         return response
 
-    def _record_interrupted(self, index: int, view: ModelView) -> None:
+    async def _record_interrupted(self, index: int, view: ModelView) -> None:
         """Keep what the call had streamed (what a person saw) as an `interrupted` assistant entry.
 
         Its usage is estimated and counted (histories from before counted none).
         """
         partial = self._stream.partial
-        text = partial.text if partial is not None and partial.call == index else ""
+        if partial is not None and partial.call != index:
+            partial = None
+        text = partial.text if partial is not None else ""
+        cut = partial is not None and partial.cut
+        if (
+            partial is not None
+            and partial.streamed
+            and not partial.received
+            and workflow.patched(PATCH_LIVE_PARTIAL)
+        ):
+            try:
+                published = await call_activity(CUT_STREAMED_CALL, CutStreamedCall(call=index), local=True)
+            except ActivityError:  # the text is lost, the interrupt is not
+                workflow.logger.warning("the text of interrupted call %d could not be read", index)
+            else:
+                text, cut = published.text, published.cut
         if workflow.patched(PATCH_INTERRUPTED_USAGE):
             self._ledger.add_usage(interrupted_usage(view.meta.estimated_tokens, text, self._ledger.usage))
         seq: int | None = None
         if text:
             refs = {"interrupted": "true", "llm_call": str(index)}
-            if partial is not None and partial.cut:
+            if cut:
                 refs["cut"] = "true"
             seq = self._record.append("assistant", text, refs=refs).seq
         self._record.event(

@@ -3,9 +3,11 @@
 `ReActRun` hosts one `RunStream` (always, so trace events can be followed with or
 without token streaming). The workflow publishes each trace event as a `TraceItem`
 (into its own log: no history event); the LLM activity publishes `DeltaEvent`s by
-signal when the agent streams. The stream also folds the deltas of the LLM call in
-flight into `partial`: what a subscriber has seen of that call, which is what an
-interrupting steer records as the `interrupted` assistant entry.
+signal when the agent streams, or, when its worker has a live channel, to the channel
+only (`live.channel`: those never reach the run). The stream also folds the deltas of
+the LLM call in flight that reach it into `partial`: what a subscriber has seen of that
+call, which is what an interrupting steer records as the `interrupted` assistant entry
+(`workflows.run.llm_step` reads it from the channel when none reached the run).
 
 Only the in-flight call's activity can publish: the run hands it a token in its request
 (`StreamTarget.token`, with `max_bytes`, what it may still stream) and drops any other
@@ -27,7 +29,7 @@ from temporalio import workflow
 from temporalio.contrib.workflow_streams import PublishEntry, PublishInput, WorkflowStream
 
 from contracts import TraceEvent
-from contracts.limits import MAX_STREAMED_BYTES_PER_CALL, MAX_STREAMED_BYTES_PER_RUN
+from contracts.limits import MAX_PARTIAL_CHARS, MAX_STREAMED_BYTES_PER_CALL, MAX_STREAMED_BYTES_PER_RUN
 from contracts.llm import StreamTarget
 from contracts.stream import DEFAULT_POLL_UPDATES, EVENTS_TOPIC, DeltaEvent, TraceItem, streamed_bytes
 from workflows import live_sink
@@ -35,9 +37,6 @@ from workflows.run.stream_handlers import StreamPolls, delta_of, register_handle
 
 PATCH_PUBLISH_TOKEN = "stream-publish-token"
 """Runs that hand each streamed call a publish token (older runs accept their calls' deltas without one)."""
-
-MAX_PARTIAL_CHARS = 1_000_000
-"""The most of a call's streamed text the run keeps for an interrupted entry (the rest is cut)."""
 
 
 class PartialAnswer:
@@ -50,11 +49,16 @@ class PartialAnswer:
         self._parts: list[str] = []
         self._chars = 0
         self.cut = False
+        self.streamed = False
+        """Whether the call was sent as a streamed one (the run granted it a publish token)."""
+        self.received = False
+        """Whether any of its deltas reached the run (none do when its worker has a live channel)."""
 
     def add(self, delta: DeltaEvent) -> None:
         """Fold one batch in: a higher attempt starts over; a lower one is stale."""
         if delta.call != self.call or delta.attempt < self.attempt:
             return
+        self.received = True
         if delta.attempt > self.attempt:
             self.attempt, self._parts, self._chars, self.cut = delta.attempt, [], 0, False
         room = MAX_PARTIAL_CHARS - self._chars
@@ -106,6 +110,8 @@ class RunStream(WorkflowStream):
         """`target` with the call's publish token and what it may still stream (bytes)."""
         if self._secret is None and workflow.patched(PATCH_PUBLISH_TOKEN):
             self._secret = f"{workflow.random().getrandbits(128):032x}"
+        if self.partial is not None and self.partial.call == target.call:
+            self.partial.streamed = True
         left = max(0, MAX_STREAMED_BYTES_PER_RUN - self.streamed_bytes)
         token = self._token(target.call) or ""
         return target.model_copy(update={"token": token, "max_bytes": min(MAX_STREAMED_BYTES_PER_CALL, left)})
