@@ -46,7 +46,7 @@ from workflows.session.agent_session import AgentSession
 HISTORIES = Path(__file__).resolve().parents[1] / "histories"
 PAYLOADS_FOLDER = "payloads"
 """Where a version's folder keeps the blobs of its claim-checked payloads (the disk store's layout)."""
-LATEST = "v4"
+LATEST = "v5"
 """The folder recorded with the current workflows: it must show everything the recorder checks."""
 _CLAIM_TYPE = ExternalStorageReference.DESCRIPTOR.full_name.encode()
 
