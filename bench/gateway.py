@@ -2,6 +2,7 @@
 
     .venv/bin/python -m bench.gateway                   # 20 TTFT samples, 1/10/50 viewers, 100 conversations
     .venv/bin/python -m bench.gateway --samples 50 --conversations 100
+    .venv/bin/python -m bench.gateway --live --conversations 100,200   # on a live channel (Redis)
 
 Real and on 127.0.0.1 only: a `temporal server start-dev` (SQLite), the product's `worker.py` and
 `gateway.py` each as its own process (the gateway's CPU time and RSS are read from /proc), and the
@@ -14,9 +15,12 @@ clients here. The model is the scripted one, streaming 400 characters 4 every 5 
    gateway's p50 at most +20 ms.
 2. One run watched by 1, 10 and 50 SSE clients (the POST and GETs re-attaching): the run's history
    events and the gateway's CPU seconds for it (one subscription per run, however many viewers).
-3. 100 concurrent AG-UI conversations (one run each): completed, lost events (an answer that is
-   not exactly the scripted one, or a stream that ended without RUN_FINISHED), p99 latency to
-   RUN_FINISHED, and the gateway's RSS after them.
+3. 100 concurrent AG-UI conversations (one run each; `--conversations 100,200`: 100, then 200):
+   completed, lost events (an answer that is not exactly the scripted one, or a stream that ended
+   without RUN_FINISHED), p99 latency to RUN_FINISHED, and the gateway's RSS after them.
+
+With `--live`, a `redis-server` the benchmark starts is the live channel of the worker, the gateway
+and the typed client here (`REACT_LIVE_URL`).
 """
 
 from __future__ import annotations
@@ -41,6 +45,8 @@ from bench.gateway_agents import ANSWER, streamed_agent
 from clients.sessions import Sessions
 from contracts.stream import DeltaEvent
 from hosting.connection import connect
+from live.channel import LIVE_URL_ENV
+from live.dev_redis import free_port, start_redis
 
 TARGET_MS = 20.0
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -189,12 +195,17 @@ async def conversations(http: httpx.AsyncClient, url: str, pid: int, count: int)
     print(f"   gateway RSS after them   {rss_mb(pid):.0f} MiB")
 
 
-async def main(samples: int, count: int) -> int:
-    print(f"# bench.gateway: {machine()}")
+async def main(samples: int, counts: list[int], live: bool) -> int:
+    print(f"# bench.gateway: {machine()}{', live channel (Redis)' if live else ''}")
     with tempfile.TemporaryDirectory(prefix="bench-gateway-") as work:
         stack = Stack(Path(work))
         gateway: subprocess.Popen[bytes] | None = None
+        redis: subprocess.Popen[bytes] | None = None
         try:
+            if live:
+                port = free_port()
+                redis = start_redis(port)
+                stack.env[LIVE_URL_ENV] = os.environ[LIVE_URL_ENV] = f"redis://127.0.0.1:{port}/0"
             await stack.start_server()
             await stack.start_worker()
             gateway, url = await start_gateway(stack)
@@ -204,12 +215,16 @@ async def main(samples: int, count: int) -> int:
             async with httpx.AsyncClient(timeout=300, limits=limits) as http:
                 met = await ttft(http, url, sessions, samples)
                 await fan_out(http, url, gateway.pid, sessions)
-                await conversations(http, url, gateway.pid, count)
+                for count in counts:
+                    await conversations(http, url, gateway.pid, count)
         finally:
             if gateway is not None:
                 gateway.terminate()
                 gateway.wait(10)
             stack.stop()
+            if redis is not None:
+                redis.terminate()
+                redis.wait(10)
     return 0 if met else 1
 
 
@@ -218,6 +233,8 @@ if __name__ == "__main__":
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--samples", type=int, default=20)
-    parser.add_argument("--conversations", type=int, default=100)
+    parser.add_argument("--conversations", default="100", help="how many at once; several: 100,200")
+    parser.add_argument("--live", action="store_true", help="a live channel (a redis-server) for all")
     arguments = parser.parse_args()
-    sys.exit(asyncio.run(main(arguments.samples, arguments.conversations)))
+    counts = [int(n) for n in arguments.conversations.split(",")]
+    sys.exit(asyncio.run(main(arguments.samples, counts, arguments.live)))

@@ -1,9 +1,10 @@
 """Following a run on the live channel (`REACT_LIVE_URL`), with the durable truth as the fallback.
 
 `clients.stream.run_events` uses it when the client's environment names a live channel
-(`live.channel`). The channel holds every item the run's stream accepted, in order (the worker
-writes them: `hosting.live_sink`); reading it costs the run nothing (no Update, no query, no
-history). Offsets are the channel's entry ids. Items a worker may have written twice (a workflow
+(`live.channel`). The channel holds the run's trace items (the worker writes them as the run
+records them: `hosting.live_sink`) and its LLM calls' delta batches (the LLM activity writes
+them: `activities.delta_publisher`), in one order; reading it costs the run nothing (no Update,
+no query, no history). Offsets are the channel's entry ids. Items a worker may have written twice (a workflow
 task that ran again) are dropped: trace items by seq, deltas by (call, attempt, seq). Missed
 trace items (a worker that died before it wrote them) are read back from the `trace` query when
 a later one shows the gap, or at the end. When nothing comes for `IDLE_CHECK_S`, the run's
