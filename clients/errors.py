@@ -12,6 +12,9 @@ cancel, context ops, compact, config controls) return these as
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import cast
+
 from pydantic import ValidationError
 from temporalio.client import WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
@@ -30,11 +33,12 @@ class RejectedError(Exception):
         message: what was wrong, as a sentence (names the field and the limit for size problems).
     """
 
-    def __init__(self, code: str, message: str) -> None:
-        """Create the rejection."""
+    def __init__(self, code: str, message: str, details: Mapping[str, object] | None = None) -> None:
+        """Create the rejection (`details`: what the workflow added, e.g. the request a `busy` names)."""
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
+        self.details: Mapping[str, object] = details or {}
 
     def ack(self, op_id: str | None = None) -> Ack:
         """The rejection as an acknowledging control's answer."""
@@ -59,7 +63,11 @@ def workflow_rejection(error: BaseException) -> RejectedError | None:
     """
     cause = error.cause if isinstance(error, WorkflowUpdateFailedError) else error
     if isinstance(cause, ApplicationError):
-        return RejectedError(cause.type, cause.message) if cause.type else None
+        if not cause.type:
+            return None
+        first: object = cause.details[0] if cause.details else None
+        details = cast(dict[str, object], first) if isinstance(first, dict) else None
+        return RejectedError(cause.type, cause.message, details)
     if isinstance(error, RPCError) and error.status == RPCStatusCode.NOT_FOUND and finished(error):
         return RejectedError(NOT_RUNNING, "the workflow has already finished")
     return None

@@ -6,7 +6,8 @@ ask: its run starts when the requests before it have ended. Its `run_workflow_id
 it. `RunHandle` calls `until_started` on `NOT_FOUND`: when the session that the id names
 keeps a request with that run and the request has not ended, it waits (polling with
 backoff: the run's `describe`, the session's `requests` query, neither in any history)
-until the run exists, and the call is made again. An id no session names, or whose
+until the run exists, and the call is made again (the first few checks are `describe`s
+alone: a run just started appears within milliseconds). An id no session names, or whose
 request ended without a run, raises the original `NOT_FOUND` at once.
 """
 
@@ -27,6 +28,9 @@ SESSION_RUN_ID = re.compile(r"^(?P<session>.+)-run-[1-9][0-9]*$", re.DOTALL)
 """A session's run workflow id: the session's id, `-run-`, the session's request number."""
 FIRST_CHECK_S = 0.02
 LONGEST_CHECK_S = 1.0
+DESCRIBES_FIRST = 3
+"""Checks by `describe` alone before the session is asked: a run the session has just started
+appears within milliseconds, and a `describe` costs no worker a query."""
 QUERY_RETRY_S = 30.0
 RECORDS: TypeAdapter[list[RequestRecord]] = TypeAdapter(list[RequestRecord])
 
@@ -53,10 +57,15 @@ async def until_started(client: Client, run_workflow_id: str, session_id: str | 
     if session_id is None:
         return False
     session, run = client.get_workflow_handle(session_id), client.get_workflow_handle(run_workflow_id)
-    wait, failing_since = FIRST_CHECK_S, None
+    wait, failing_since, checks = FIRST_CHECK_S, None, 0
     while True:
         if await _exists(run):
             return True
+        checks += 1
+        if checks <= DESCRIBES_FIRST:
+            await asyncio.sleep(wait)
+            wait = min(wait * 2, LONGEST_CHECK_S)
+            continue
         try:
             raw: object = await session.query("requests", result_type=list[RequestRecord])
             records, failing_since = RECORDS.validate_python(raw), None

@@ -201,16 +201,24 @@ async def ask_with_start(
     return accepted
 
 
-async def busy_with_an_ended_run(client: Client, session: SessionReader) -> bool:
-    """Whether the session's queries show no active request, or one whose run has ended."""
+async def ended_busy_request(client: Client, session: SessionReader, busy: RejectedError) -> str | None:
+    """The request a `busy` refusal names, when its run has in fact ended; else None.
+
+    The refusal names the request and its run (`RejectedError.details`): one `describe` of the
+    run (the server answers it; no worker, no history) tells whether it has ended. A refusal
+    without them (a session of an older version) is read from the session's queries instead.
+    """
+    request_id, run_workflow_id = busy.details.get("request_id"), busy.details.get("run_workflow_id")
     try:
-        active = (await session.status()).active_request_id
-        if active is None:
-            return True
-        record = next((r for r in await session.requests() if r.request_id == active), None)
-        if record is None:
-            return False
-        described = await client.get_workflow_handle(record.run_workflow_id).describe()
+        if not (isinstance(request_id, str) and isinstance(run_workflow_id, str)):
+            request_id = (await session.status()).active_request_id
+            if request_id is None:
+                return None
+            record = next((r for r in await session.requests() if r.request_id == request_id), None)
+            if record is None:
+                return None
+            run_workflow_id = record.run_workflow_id
+        described = await client.get_workflow_handle(run_workflow_id).describe()
     except (RejectedError, RPCError, WorkflowQueryFailedError):
-        return False
-    return described.status != WorkflowExecutionStatus.RUNNING
+        return None
+    return request_id if described.status != WorkflowExecutionStatus.RUNNING else None

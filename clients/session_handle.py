@@ -23,7 +23,7 @@ from clients.session_ask import (
     AskOptions,
     ask_payload,
     ask_with_start,
-    busy_with_an_ended_run,
+    ended_busy_request,
     start_payload,
 )
 from clients.stream import SessionEvent, session_events
@@ -100,10 +100,11 @@ class SessionHandle(WorkflowControls):
                 no_webhook: no webhook for this request, whatever the defaults say.
                 session_webhook_url: the default webhook of a new session (checked as `webhook_url`).
 
-        A `busy` refusal is retried for up to `STALE_REFUSAL_S` while the request that made the
-        session busy has in fact ended: a run ends a moment before its session records that, so
-        an ask sent as soon as the run's result (or a query) says it ended can still find the
-        session busy.
+        A `busy` refusal by a request whose run has in fact ended is asked again at once with
+        `after_request_id` naming it (for up to `STALE_REFUSAL_S`): a run ends a moment before its
+        session records that, so an ask sent as soon as the run's result says it ended can still
+        find the session busy; asked so, it waits for that end instead, and is answered `started`
+        as soon as the session applies it.
 
         Raises:
             RejectedError: `busy` (another request runs), `stale`, `ask_queue_full`, `invalid_input`,
@@ -116,13 +117,14 @@ class SessionHandle(WorkflowControls):
             try:
                 return await self._ask_once(ask, options)
             except RejectedError as rejection:
-                if (
-                    rejection.code != BUSY
-                    or asyncio.get_running_loop().time() > deadline
-                    or not await busy_with_an_ended_run(self._client, self)
-                ):
+                if rejection.code != BUSY or asyncio.get_running_loop().time() > deadline:
                     raise
-            await asyncio.sleep(STALE_RECHECK_S)
+                ended = await ended_busy_request(self._client, self, rejection)
+                if ended is None or ask.on_busy != "reject":
+                    raise
+                if ended == ask.after_request_id:  # an older session ignores the field: ask again later
+                    await asyncio.sleep(STALE_RECHECK_S)
+                ask = ask.model_copy(update={"after_request_id": ended})
 
     async def _ask_once(self, ask: AskInput, options: AskOptions) -> AskAccepted:
         config = options.get("config")

@@ -159,6 +159,11 @@ class AskInput(BaseModel):
     `webhook_url`: where a signed webhook goes when the request ends (`contracts.webhooks`);
     without one, the session's default, then the agent's (`workflows.session.settings.webhook_for`).
     `no_webhook`: no webhook for this request, whatever the defaults say.
+    `after_request_id`: the request whose run the caller saw end. A run ends a moment before its
+    session applies that end, so an ask sent at once can find the session still busy with it:
+    with this id, an ask that would be refused `busy` by that very request (and nothing waits)
+    waits for its end instead, and is answered `started` as soon as the session applies it.
+    The typed client sets it when a `busy` refusal names a request whose run has ended.
     """
 
     query: QueryText
@@ -170,6 +175,7 @@ class AskInput(BaseModel):
     refs: Refs = {}
     webhook_url: WebhookUrl | None = None
     no_webhook: bool = False
+    after_request_id: Id | None = None
 
     @model_validator(mode="after")
     def _one_webhook_choice(self) -> AskInput:

@@ -6,13 +6,14 @@ import asyncio
 from typing import Any
 
 import pytest
-from temporalio.client import Client
+from temporalio.client import Client, Interceptor, OutboundInterceptor, QueryWorkflowInput
 from temporalio.service import RPCError, RPCStatusCode
 
 from client import AgentConfig, ContextPolicy, MessageEntry, ModelSettings, RejectedError, Runs, Sessions
 from clients.runs import RunHandle
 from contracts import ThreadPage, ThreadQuery
 from contracts.limits import MAX_QUERY_CHARS, MAX_SYSTEM_PROMPT_CHARS
+from contracts.session import AskInput
 from contracts.stream import TraceItem
 from payloads.blob_store import BlobStore
 from testing import script_overrides
@@ -138,6 +139,62 @@ async def test_an_ask_right_after_the_run_s_end_is_not_refused_busy(client: Clie
     with pytest.raises(RejectedError) as busy:  # a request that really runs is still refused
         await session.ask("Turn 6", config=agent)
     assert busy.value.code == "busy" and slow.request_id in busy.value.message
+
+
+class QueryCounter(Interceptor):
+    """Counts the queries a client sends."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def intercept_client(self, next: OutboundInterceptor) -> OutboundInterceptor:
+        counter = self
+
+        class Counting(OutboundInterceptor):
+            async def query_workflow(self, input: QueryWorkflowInput) -> Any:
+                counter.count += 1
+                return await super().query_workflow(input)
+
+        return Counting(next)
+
+
+async def test_a_busy_refusal_by_an_ended_run_costs_no_query(client: Client, task_queue: str) -> None:
+    # The refusal names the request and its run: the client describes the run (the server answers)
+    # and asks again naming the request it saw end; the session then waits for that end.
+    queries = QueryCounter()
+    settings = client.config()
+    settings["interceptors"] = [queries]
+    counting = Client(**settings)
+    session = Sessions(counting, task_queue=task_queue).get(new_session_id())
+    runs = Runs(counting, task_queue=task_queue)
+    agent = config(turn("Quick."))
+    accepted = await session.ask("Turn 0", config=agent)
+    for n in range(1, 6):
+        await runs.get(accepted.run_workflow_id).result()
+        accepted = await session.ask(f"Turn {n}", config=agent)
+        assert accepted.disposition == "started", accepted
+    assert queries.count == 0
+
+
+async def test_an_ask_after_a_request_waits_for_its_end_and_starts(client: Client, task_queue: str) -> None:
+    session = Sessions(client, task_queue=task_queue).get(new_session_id())
+    slow = await session.ask("Slow", config=config(turn("Late.", delay_s=SLOW)))
+    with pytest.raises(RejectedError) as busy:
+        await session.ask("Next")
+    assert busy.value.code == "busy"
+    assert busy.value.details == {"request_id": slow.request_id, "run_workflow_id": slow.run_workflow_id}
+    # Naming another request changes nothing: still busy.
+    with pytest.raises(RejectedError, match="busy"):
+        await session.ask(AskInput(query="Next", after_request_id="another-request"))
+    # Naming the active one: accepted once it has ended, as started (the ask waited for the end).
+    waiting = asyncio.create_task(session.ask(AskInput(query="Next", after_request_id=slow.request_id)))
+    await asyncio.sleep(0.3)
+    assert not waiting.done()
+    accepted = await asyncio.wait_for(waiting, 30)
+    assert accepted.disposition == "started"
+    slow_record, next_record = (await session.requests())[-2:]
+    assert slow_record.status == "completed" and next_record.request_id == accepted.request_id
+    assert (await session.run(accepted.request_id)).workflow_id == accepted.run_workflow_id
 
 
 async def test_the_run_an_ask_names_answers_at_once(client: Client, task_queue: str) -> None:

@@ -52,6 +52,15 @@ def rollback_op(request_id: str, context_ref: str, context: Context) -> ContextO
     return ContextOpPayload(op_id=op_id, context_ref=context_ref, operation=operation)
 
 
+def _follows(ask: AskInput, active: RequestRecord, book: RequestBook) -> bool:
+    """Whether `ask` would be refused `busy` only by a request its caller saw end (`after_request_id`).
+
+    Such an ask waits for the session to apply that end rather than being refused (`_after_ended`);
+    with other asks waiting it would be busy anyway, and is refused.
+    """
+    return ask.on_busy == "reject" and ask.after_request_id == active.request_id and book.waiting_count == 0
+
+
 def _accepted(record: RequestRecord, **fields: object) -> AskAccepted:
     return AskAccepted.model_validate(
         {"request_id": record.request_id, "run_workflow_id": record.run_workflow_id, **fields}
@@ -79,9 +88,10 @@ class SessionAsks:
             since = f"request {last} is" if last is not None else "no request is"
             return ApplicationError(f"expected request {expected!r} last, but {since} the last", type=STALE)
         active = book.active
-        if active is not None and ask.on_busy == "reject":
+        if active is not None and ask.on_busy == "reject" and not _follows(ask, active, book):
             message = f"the session is running request {active.request_id}; wait for it or cancel it"
-            return ApplicationError(message, type=BUSY)
+            busy = {"request_id": active.request_id, "run_workflow_id": active.run_workflow_id}
+            return ApplicationError(message, busy, type=BUSY)
         if active is not None and ask.on_busy != "steer" and book.waiting_count >= MAX_QUEUED_ASKS:
             message = f"{MAX_QUEUED_ASKS} asks already wait for request {active.request_id}"
             return ApplicationError(message, type=ASK_QUEUE_FULL)
@@ -103,6 +113,8 @@ class SessionAsks:
         if active is None:
             return self._remember(self._start(ask))
         request_id = ask.request_id or str(workflow.uuid4())
+        if _follows(ask, active, self._book):
+            return self._remember(await self._after_ended(ask, request_id), request_id)
         if ask.on_busy == "enqueue":
             record, position = self._wait(ask, request_id, replacement=False)
             return self._remember(_accepted(record, disposition="enqueued", position=position))
@@ -117,6 +129,22 @@ class SessionAsks:
         return self._remember(answer, request_id)
 
     # ---- the policies ----------------------------------------------------------------------
+
+    async def _after_ended(self, ask: AskInput, request_id: str) -> AskAccepted:
+        """An ask whose caller saw the active request end: it starts once the session applies that end.
+
+        It waits (the only one: nothing else waits) and answers `started` when its run is the
+        next to start, as it would have had the session applied the end first.
+        """
+        record, _ = self._wait(ask, request_id, replacement=False)
+        self._deciding.add(request_id)
+        try:
+            await workflow.wait_condition(
+                lambda: self._book.active is record or record.finished_at is not None
+            )
+        finally:
+            self._deciding.discard(request_id)
+        return _accepted(record)
 
     def _start(self, ask: AskInput, request_id: str | None = None) -> AskAccepted:
         request_id = request_id or ask.request_id or str(workflow.uuid4())
