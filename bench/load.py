@@ -2,6 +2,7 @@
 
     .venv/bin/python -m bench.load                        # 200 sessions
     .venv/bin/python -m bench.load --sessions 50 --timeout 300
+    .venv/bin/python -m bench.load --idle 1000 --sessions 100   # 1,000 idle sessions first
 
 Real and on 127.0.0.1 only: a `temporal server start-dev` with a fresh SQLite file, the
 product's `worker.py` as its own process (production settings: workflow cache on), the
@@ -11,6 +12,10 @@ the run works, a `context_modify` Update (deferred until the run ends), `await_r
 Then each session's thread is read back. It reports the asks completed, lost inputs (a
 steer acked `queued` or an op acked `deferred`/`applied` that is not in the thread),
 the latency from ask to result, and the worker's resident memory (sampled every 0.5 s).
+
+With `--idle N`, N sessions first each take one quick turn (50 at a time) and are left idle:
+the worker's memory and the server's database (its SQLite file and write-ahead log) are read
+before them, after them, and after the active sessions.
 """
 
 from __future__ import annotations
@@ -123,7 +128,34 @@ def percentile(values: list[float], pct: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[pct - 1]
 
 
-async def main(sessions: int, tool_s: float, timeout_s: float) -> int:
+async def idle_session(client: Any, queue: str, index: int) -> None:
+    """A session that takes one quick turn and is then left idle."""
+    from temporalio.client import WithStartWorkflowOperation
+    from temporalio.common import WorkflowIDConflictPolicy
+
+    session_id = f"idle-{index}-{uuid.uuid4().hex[:6]}"
+    config = {"model": "scripted", "script": [{"content": f"idle {index}"}]}
+    start: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
+        "AgentSession",
+        {"agent_id": "idle", "config": config},
+        id=session_id,
+        task_queue=queue,
+        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+    )
+    accepted = await client.execute_update_with_start_workflow(
+        "ask", {"query": f"Hello {index}"}, start_workflow_operation=start
+    )
+    handle = client.get_workflow_handle(session_id)
+    await handle.execute_update("await_result", {"request_id": accepted["request_id"]})
+
+
+def database_mib(work: Path) -> float:
+    """The dev server's SQLite database with its write-ahead log, in MiB."""
+    files = [work / "dev.db", work / "dev.db-wal", work / "dev.db-shm"]
+    return sum(f.stat().st_size for f in files if f.exists()) / 2**20
+
+
+async def main(sessions: int, tool_s: float, timeout_s: float, idle: int = 0) -> int:
     """Run the sessions, print the report; exit code 1 when an input was lost or an ask did not complete."""
     work = Path(tempfile.mkdtemp(prefix="bench-load-"))
     stack = Stack(work)
@@ -140,6 +172,23 @@ async def main(sessions: int, tool_s: float, timeout_s: float) -> int:
         client = await connect(stack.address)
         # One session first, not counted: the worker loads litellm on its first LLM call.
         await one_session(client, stack.queue, -1, 0.0)
+        idle_rows: list[tuple[str, str]] = []
+        if idle:
+            rss_before, db_before, idle_began = (
+                rss_mib(stack.worker.pid),
+                database_mib(work),
+                time.monotonic(),
+            )
+            for first in range(0, idle, 50):
+                await asyncio.gather(
+                    *(idle_session(client, stack.queue, i) for i in range(first, min(idle, first + 50)))
+                )
+            idle_rows = [
+                (f"{idle:,} idle sessions: created in", f"{time.monotonic() - idle_began:.0f} s"),
+                ("worker RSS before / after them", f"{rss_before:.0f} / {rss_mib(stack.worker.pid):.0f} MiB"),
+                ("server database before / after them", f"{db_before:.1f} / {database_mib(work):.1f} MiB"),
+            ]
+        db_active = database_mib(work)
         idle_rss = rss_mib(stack.worker.pid)
         assert stack.server is not None
         pids = {"worker": stack.worker.pid, "server": stack.server.pid, "bench": os.getpid()}
@@ -156,6 +205,7 @@ async def main(sessions: int, tool_s: float, timeout_s: float) -> int:
         await sampler
         end_rss = rss_mib(stack.worker.pid)
         cpu = {name: cpu_seconds(pid) - cpu_before[name] for name, pid in pids.items()}
+        db_end = database_mib(work)
     finally:
         stack.stop()
     results = [o for o in outcomes if isinstance(o, dict)]
@@ -166,6 +216,7 @@ async def main(sessions: int, tool_s: float, timeout_s: float) -> int:
     lost_steers, lost_ops = sum(r["steer lost"] for r in results), sum(r["op lost"] for r in results)
     completed = sum(r["completed"] for r in results)
     rows = [
+        *idle_rows,
         ("sessions started at once", f"{sessions:,}"),
         ("asks completed", f"{completed:,} of {sessions:,} ({len(pending)} unfinished at the timeout)"),
         ("errors", ", ".join(f"{name} x{n}" for name, n in errors.items()) or "none"),
@@ -181,8 +232,9 @@ async def main(sessions: int, tool_s: float, timeout_s: float) -> int:
             "worker RSS: warm idle / peak / end",
             f"{idle_rss:.0f} / {max(samples, default=0):.0f} / {end_rss:.0f} MiB",
         ),
+        ("server database before / after the active sessions", f"{db_active:.1f} / {db_end:.1f} MiB"),
     ]
-    print(f"\n{machine()}; --sessions {sessions} --tool-s {tool_s:g}\n")
+    print(f"\n{machine()}; --idle {idle} --sessions {sessions} --tool-s {tool_s:g}\n")
     print("| | |\n|---|---|\n" + "\n".join(f"| {name} | {value} |" for name, value in rows))
     clean = completed == sessions and not lost_steers and not lost_ops
     if clean:
@@ -219,7 +271,8 @@ if __name__ == "__main__":
         "--tool-s", type=float, default=1.0, help="how long each run's tool takes (default 1)"
     )
     parser.add_argument("--timeout", type=float, default=600, help="stop waiting after this many seconds")
+    parser.add_argument("--idle", type=int, default=0, help="idle sessions created first (default 0)")
     args = parser.parse_args()
     if platform.system() != "Linux":
         raise SystemExit("bench.load reads the worker's memory from /proc: Linux only")
-    sys.exit(asyncio.run(main(args.sessions, args.tool_s, args.timeout)))
+    sys.exit(asyncio.run(main(args.sessions, args.tool_s, args.timeout, args.idle)))
