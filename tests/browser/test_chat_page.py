@@ -131,6 +131,29 @@ async def test_a_message_sent_while_the_page_starts_keeps_its_answer(chat: Chat)
     await page.unroute("**/api/threads")
 
 
+async def test_a_conversation_read_that_returns_after_new_chat_shows_nothing(chat: Chat) -> None:
+    # The page reads a conversation (a click in the list); New chat comes before the read does: the
+    # read's answer must not put the old conversation's messages under the new chat.
+    page = await chat.page(ALICE)
+    thread = await ask(page, "Tell me.")
+    await expect(page.locator("#chat")).to_contain_text("and ends here.", timeout=WAIT_MS)
+    await expect(page.locator(f'#sessions [data-thread="{thread}"]')).to_have_count(1, timeout=WAIT_MS)
+    release = asyncio.Event()
+
+    async def slow_read(route: Route) -> None:
+        await release.wait()
+        await route.continue_()
+
+    await page.route(f"**/api/threads/default/{thread}", slow_read)
+    await page.locator(f'#sessions [data-thread="{thread}"]').click()  # opens it: the read is held
+    await page.locator("#new-chat").click()
+    release.set()
+    await page.wait_for_timeout(1_000)  # the held read has come back by now
+    assert await page.locator("#transcript .msg").count() == 0
+    assert await page.locator("#thread-title").inner_text() == "New chat"
+    await page.unroute(f"**/api/threads/default/{thread}")
+
+
 async def test_tokens_appear_while_the_answer_is_written(chat: Chat) -> None:
     page = await chat.page(ALICE)
     thread = await ask(page, "Tell me slowly.")

@@ -160,16 +160,22 @@ async function send(text) {
 
 // The thread's saved entries, status and usage. After a run (`retries` > 0) the live view gives
 // way to the transcript once the session is idle (it records the run's entries as it ends).
+// A read that comes back after another conversation was opened (New chat, a click in the list)
+// shows nothing: it would put the old conversation's messages under the new one's.
 async function loadThread(retries = 0) {
-  const url = `/api/threads/${encodeURIComponent(state.agent)}/${encodeURIComponent(state.threadId)}`;
+  const { agent, threadId } = state;
+  const url = `/api/threads/${encodeURIComponent(agent)}/${encodeURIComponent(threadId)}`;
+  const stale = () => state.agent !== agent || state.threadId !== threadId;
   let thread;
   try {
     thread = await api.getJson(url);
   } catch (error) {
+    if (stale()) return null;
     if (error.status !== 404) throw error;
     $("transcript").replaceChildren(); // not asked yet: a new chat
     return null;
   }
+  if (stale()) return null;
   $("thread-title").textContent = thread.thread_id;
   $("status").dataset.idle = thread.status;
   if (!running()) $("status").textContent = thread.status;
@@ -268,8 +274,11 @@ function showToken() {
 }
 
 // Send waits while the page (re)starts: a start opens the saved conversation or a new chat, which
-// would drop the stream of a message sent before it got there.
+// would drop the stream of a message sent before it got there. Starts can overlap (a token entered
+// while the first start still reads): Send waits until the last one is over.
+let startsInFlight = 0;
 async function start() {
+  startsInFlight += 1;
   $("send").disabled = true;
   try {
     showToken();
@@ -281,7 +290,8 @@ async function start() {
     if (current) await openThread(current.agent, current.threadId);
     else newChat();
   } finally {
-    $("send").disabled = false;
+    startsInFlight -= 1;
+    if (startsInFlight === 0) $("send").disabled = false;
   }
   await schedules.load(); // last: the conversation is open before anything else is awaited
 }
