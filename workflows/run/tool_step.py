@@ -144,13 +144,14 @@ class ToolStep:
     def _unhonoured(self, payload: ApproveInput) -> Ack | None:
         """A refusal when a waiting call would not run whatever the decision.
 
-        The run is cancelling, or an interrupting steer stopped its round (both can come in the
-        same activation as this approve, before the waiting call wakes).
+        The run is cancelling (whether or not the call still waits: a cancel applied in the same
+        activation may already have ended its round), or an interrupting steer stopped its round
+        (both can come in the same activation as this approve, before the waiting call wakes).
         """
-        if self._approvals.call_of(payload.call_id) is None:
-            return None  # not waiting: `ApprovalBook.refusal` names why
         if self._ledger.cancelling:
             return Ack.rejected(NOT_RUNNING, "the run is being cancelled: no call will run")
+        if self._approvals.call_of(payload.call_id) is None:
+            return None  # not waiting: `ApprovalBook.refusal` names why
         if self._round.interrupted:
             message = f"call {payload.call_id} no longer waits: its round was stopped"
             return Ack.rejected(ALREADY_DECIDED, message)
