@@ -5,13 +5,16 @@
 records them: `hosting.live_sink`) and its LLM calls' delta batches (the LLM activity writes
 them: `activities.delta_publisher`), in one order; reading it costs the run nothing (no Update,
 no query, no history). Offsets are the channel's entry ids. Items a worker may have written twice (a workflow
-task that ran again) are dropped: trace items by seq, deltas by (call, attempt, seq). Missed
+task that ran again) are dropped: trace items by seq, deltas by (call, attempt, seq). A call's
+deltas are held until its `llm_started` has been yielded (`_DeltasAfterStart`: the two writers'
+items can land out of order when the worker is busy). Missed
 trace items (a worker that died before it wrote them) are read back from the `trace` query when
 a later one shows the gap, or at the end. When nothing comes for `IDLE_CHECK_S`, the run's
 status is checked (`describe`, no history): a run that has closed ends the follow even if its
-last items never reached the channel. A run the channel has nothing of (its worker writes to
-no channel), or a channel that fails (Redis down), is followed on its Workflow Stream instead
-(`fallback`), without what was yielded already.
+last items never reached the channel. A run the channel has nothing of for `NO_CHANNEL_AFTER_S`
+after its first workflow task, or at its close (its worker writes to no channel), or a channel
+that fails (Redis down), is followed on its Workflow Stream instead (`fallback`), without what
+was yielded already.
 """
 
 from __future__ import annotations
@@ -30,6 +33,10 @@ from live.channel import START, LiveChannel, live_url, open_channel
 
 IDLE_CHECK_S = 1.0
 """How long a read waits for an item before checking the run's status."""
+NO_CHANNEL_AFTER_S = 5.0
+"""How long a run that has started must show nothing on the channel before it is taken for one whose
+worker writes to none (a worker under load may write its first items a second or more late, and a
+run of a channel worker followed on its stream would show no text until each call ends)."""
 EVENTS: TypeAdapter[DeltaEvent | TraceItem] = TypeAdapter(StreamEvent)
 _channels: dict[tuple[int, str], LiveChannel] = {}
 _log = logging.getLogger(__name__)
@@ -94,6 +101,38 @@ async def channel_events(
         yield missed
 
 
+class _DeltasAfterStart:
+    """Holds an LLM call's deltas until its `llm_started` trace event has been yielded.
+
+    Two writers share a run's entry: the worker writes trace items in the background, the LLM
+    activity its deltas at once, so under load a call's first deltas can land before the trace
+    items that precede them (`llm_started`, even `request_started`, which clears a follower's
+    text). Deltas of a call whose start was never seen are dropped at the end (its text is in the
+    thread).
+    """
+
+    def __init__(self) -> None:
+        self._started: set[int] = set()
+        self._held: list[DeltaEvent] = []
+
+    def delta(self, delta: DeltaEvent) -> list[DeltaEvent]:
+        """`delta` if its call has started, else nothing (held)."""
+        if delta.call in self._started:
+            return [delta]
+        self._held.append(delta)
+        return []
+
+    def trace(self, item: TraceItem) -> list[DeltaEvent]:
+        """The deltas held for the call `item` starts (none for any other trace event)."""
+        call = item.event.data.get("call")
+        if item.event.kind != "llm_started" or not isinstance(call, int):
+            return []
+        self._started.add(call)
+        ready = [d for d in self._held if d.call == call]
+        self._held = [d for d in self._held if d.call != call]
+        return ready
+
+
 async def _from_channel(
     client: Client,
     workflow_id: str,
@@ -103,7 +142,9 @@ async def _from_channel(
 ) -> AsyncIterator[DeltaEvent | TraceItem | None]:
     """Events from the channel until the run has ended; None: the channel has nothing of this run."""
     handle = client.get_workflow_handle(workflow_id)
-    offset, any_item = START, False
+    offset, any_item, order = START, False, _DeltasAfterStart()
+    loop = asyncio.get_running_loop()
+    began = loop.time()
     while not gaps.ended:
         items = await channel.read(workflow_id, offset, IDLE_CHECK_S)
         if items:
@@ -117,18 +158,33 @@ async def _from_channel(
                 key = (event.call, event.attempt, event.seq)
                 if key not in deltas:
                     deltas.add(key)
-                    yield event
+                    for ready in order.delta(event):
+                        yield ready
                 continue
-            for missed in await gaps.before(event):
-                yield missed
+            traces = [*await gaps.before(event)]
             if event.event.seq > gaps.last_seq:
-                yield gaps.seen(event)
+                traces.append(gaps.seen(event))
+            for trace in traces:
+                yield trace
+                for ready in order.trace(trace):
+                    yield ready
         if items or gaps.ended:
             continue
         described = await handle.describe()
-        if not any_item and not await channel.exists(workflow_id) and described.history_length > 3:
-            # The run's first workflow task is done and wrote nothing here: its worker has no channel.
+        running = described.status == WorkflowExecutionStatus.RUNNING
+        if (
+            not any_item
+            and described.history_length > 3
+            and (loop.time() - began >= NO_CHANNEL_AFTER_S or not running)
+            and not await channel.exists(workflow_id)
+        ):
+            # The run's first workflow task is long done (or the run has closed) and wrote nothing
+            # here: its worker has no channel.
             yield None
             return
-        if described.status != WorkflowExecutionStatus.RUNNING:
+        if not running:  # what the channel has not got yet comes from the run's trace
+            for trace in await gaps.before(None):
+                yield trace
+                for ready in order.trace(trace):
+                    yield ready
             return

@@ -12,13 +12,14 @@ import os
 import signal
 import subprocess
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 
 import pytest
 import pytest_asyncio
 from pydantic import TypeAdapter
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
+from temporalio.worker import Worker
 
 from clients.runs import Runs
 from clients.sessions import Sessions
@@ -30,6 +31,7 @@ from hosting.plugin import DurableReactPlugin
 from live.calls import CutCall, LiveDelta
 from live.channel import LIVE_URL_ENV, START, LiveChannel, LiveChannelError, live_url, open_channel
 from live.dev_redis import free_port, start_redis
+from payloads.blob_store import blob_store_from_env
 from testing import AgentTestEnvironment
 from tests.helpers import spawn_worker, turn
 from worker import build_worker
@@ -347,3 +349,58 @@ async def test_a_worker_killed_mid_stream_the_answer_completes_and_shows_once(
     assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))  # each trace event once
     answers = [e for e in result.entries if isinstance(e, MessageEntry) and e.payload.role == "assistant"]
     assert [a.payload.content for a in answers] == [content]
+
+
+class LateTraceChannel:
+    """The real channel, but the worker's trace items reach it `delay_s` late (a worker under load)."""
+
+    def __init__(self, inner: LiveChannel, delay_s: float) -> None:
+        self.inner, self.delay_s = inner, delay_s
+
+    async def publish(self, items: Mapping[str, list[bytes]]) -> None:
+        await asyncio.sleep(self.delay_s)
+        await self.inner.publish(items)
+
+    async def publish_delta(self, workflow_id: str, delta: LiveDelta) -> bool:
+        return await self.inner.publish_delta(workflow_id, delta)
+
+    async def cut_call(self, workflow_id: str, call: int) -> CutCall:
+        return await self.inner.cut_call(workflow_id, call)
+
+    async def read(self, workflow_id: str, after: str, wait_s: float) -> list[tuple[str, bytes]]:
+        return await self.inner.read(workflow_id, after, wait_s)
+
+    async def exists(self, workflow_id: str) -> bool:
+        return await self.inner.exists(workflow_id)
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+async def test_a_worker_that_writes_its_first_items_late_is_still_followed_on_the_channel(
+    live_agents: AgentTestEnvironment, follow_live: str
+) -> None:
+    # Its first trace items reach the channel 2.5 s late: the follower must not take the run for
+    # one whose worker has no channel (its stream carries no deltas: the text would show only at
+    # each call's end).
+    queue = f"live-late-{uuid.uuid4().hex[:8]}"
+    channel = LateTraceChannel(open_channel(follow_live), delay_s=2.5)
+    plugin = DurableReactPlugin(live_channel=channel, store=blob_store_from_env())
+    content = "lorem ipsum " * 20
+    config = AgentConfig.model_validate(
+        {
+            "model": "scripted",
+            "script": [turn(content, chunk_chars=4, chunk_delay_s=0.03)],
+            "stream": True,
+            "stream_interval_s": 0.05,
+        }
+    )
+    try:
+        async with Worker(live_agents.client, task_queue=queue, plugins=[plugin], max_cached_workflows=0):
+            runs = Runs(live_agents.client, task_queue=queue)
+            run = await runs.start("Tell me.", config)
+            text, _, events = await asyncio.wait_for(follow(runs, run.workflow_id), 60)
+    finally:
+        await channel.close()
+    assert text == content
+    assert any(isinstance(e, DeltaEvent) for e in events)
