@@ -29,9 +29,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from gateway.context import GatewayContext
-from gateway.core import RequestCore, RequestState, Thread, open_thread, parse_on_busy
+from gateway.core import RequestCore, RequestState, parse_on_busy
 from gateway.errors import GatewayError
-from gateway.http_input import principal_of, read_json
+from gateway.http_input import read_json
+from gateway.schedules.path_thread import thread_in_path
 
 __all__ = ["MAX_WAIT_S", "routes"]
 
@@ -73,12 +74,8 @@ class _BackgroundApi:
         self._ctx = ctx
         self._core = RequestCore(ctx)
 
-    def _thread(self, request: Request) -> Thread:
-        params = request.path_params
-        return open_thread(self._ctx, principal_of(request), params["agent"], params["thread"])
-
     async def post(self, request: Request) -> Response:
-        thread = self._thread(request)
+        thread = thread_in_path(self._ctx, request)
         body = await read_json(request)
         if not isinstance(body, dict):
             raise GatewayError.invalid_input("the body must be a JSON object")
@@ -98,7 +95,7 @@ class _BackgroundApi:
         return JSONResponse(accepted.model_dump(mode="json", exclude_none=True), status_code=202)
 
     async def get(self, request: Request) -> Response:
-        thread = self._thread(request)
+        thread = thread_in_path(self._ctx, request)
         wait_s = _wait_s(request.query_params.get("wait_s", "0"))
         state = await self._core.wait(thread, request.path_params["request_id"], wait_s)
         return JSONResponse(_state_body(state))

@@ -20,9 +20,10 @@ from starlette.routing import BaseRoute, Route
 
 from contracts.session import SessionStatus
 from gateway.context import GatewayContext
-from gateway.core import RequestCore, Thread, open_thread
+from gateway.core import RequestCore, Thread
 from gateway.errors import GatewayError
-from gateway.http_input import principal_of, read_json
+from gateway.http_input import read_json
+from gateway.schedules.path_thread import thread_in_path
 
 __all__ = ["routes"]
 
@@ -47,16 +48,12 @@ class _ThreadWebhookApi:
         self._ctx = ctx
         self._core = RequestCore(ctx)
 
-    def _thread(self, request: Request) -> Thread:
-        params = request.path_params
-        return open_thread(self._ctx, principal_of(request), params["agent"], params["thread"])
-
     async def get(self, request: Request) -> Response:
-        thread = self._thread(request)
+        thread = thread_in_path(self._ctx, request)
         return JSONResponse(_body(thread, await self._core.status(thread)))
 
     async def put(self, request: Request) -> Response:
-        thread = self._thread(request)
+        thread = thread_in_path(self._ctx, request)
         body = await read_json(request)
         if not isinstance(body, dict) or "webhook_url" not in body:
             raise GatewayError.invalid_input('the body must be {"webhook_url": URL or null}')
