@@ -19,7 +19,7 @@ import sys
 
 import uvicorn
 
-from activities.tool_loading import AGENTS_ENV, ToolLoadError
+from activities.tools.tool_loading import AGENTS_ENV, ToolLoadError
 from gateway.app import build_app
 from gateway.connections import ConnectionLimits, connection_budget, guarded_h11, raise_open_file_limit
 from gateway.context import build_context

@@ -1,6 +1,6 @@
 """Test your tools and agents the way this project tests its own: real Temporal, the scripted model.
 
-    from activities.tool_registry import ToolRegistry
+    from activities.tools.tool_registry import ToolRegistry
     from testing import AgentTestEnvironment, answer, call_tools, scripted_agent, tool_call
 
     async def test_lookup_order() -> None:
@@ -39,9 +39,9 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from activities.agent_profiles import AgentProfiles
-from activities.request_transformers import RequestTransformers
-from activities.tool_registry import ToolRegistry
+from activities.llm.request_transformers import RequestTransformers
+from activities.tools.agent_profiles import AgentProfiles
+from activities.tools.tool_registry import ToolRegistry
 from clients.runs import Runs
 from clients.sessions import Sessions
 from contracts.activities import ActivityOverride

@@ -25,9 +25,9 @@ from typing import Any
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from activities.agent_profiles import AgentProfiles
-from activities.request_transformers import RequestTransformers
-from activities.tool_registry import ToolRegistry
+from activities.llm.request_transformers import RequestTransformers
+from activities.tools.agent_profiles import AgentProfiles
+from activities.tools.tool_registry import ToolRegistry
 from contracts import TASK_QUEUE
 from hosting.plugin import DurableReactPlugin
 from payloads.blob_store import BlobStore, blob_store_from_env

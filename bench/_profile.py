@@ -67,7 +67,7 @@ CANDIDATES: list[tuple[str, tuple[str, ...]]] = [
     ("activity summaries", ("def activity_summary",)),
     ("LLM activity, all (llm_call)", ("def llm_call",)),
     ("litellm", ("litellm/",)),
-    ("the direct OpenAI route (activities/_provider.py)", ("activities/_provider.py",)),
+    ("the direct OpenAI route (activities/llm/_provider.py)", ("activities/llm/_provider.py",)),
     ("OpenAI SDK (openai/)", ("(openai/",)),
     ("tool activity, all (run_tool)", ("def run_tool",)),
     ("activity worker, all (temporalio/worker/_activity.py)", ("temporalio/worker/_activity.py",)),

@@ -6,7 +6,7 @@ measured is the product and the gateway).
 
 from __future__ import annotations
 
-from activities.agent_profiles import AgentProfiles
+from activities.tools.agent_profiles import AgentProfiles
 from contracts import AgentConfig, ScriptTurn
 
 ANSWER = "word " * 80

@@ -4,7 +4,7 @@
     .venv/bin/python -m bench.gc_pause --rounds 5 --garbage 50000
 
 In this process: import what `worker.py` imports and load litellm as the worker's warm-up does
-(`activities.litellm_loading.load_litellm_now`), then, each round, make `--garbage` small reference cycles
+(`activities.llm.litellm_loading.load_litellm_now`), then, each round, make `--garbage` small reference cycles
 (dicts in a list that refers to itself: the kind of garbage only a collection frees) and time one
 full `gc.collect()`, once with start-up's objects in the collector's generations and once frozen
 (`hosting.warm_up.freeze_start_up_objects`), alternating, so both arms share the machine's
@@ -21,7 +21,7 @@ import importlib
 import statistics
 import time
 
-from activities.litellm_loading import load_litellm_now
+from activities.llm.litellm_loading import load_litellm_now
 from hosting.warm_up import freeze_start_up_objects
 
 WORKER_MODULES = ("worker", "hosting.worker_process")

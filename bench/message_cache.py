@@ -80,7 +80,7 @@ class Measured:
 
 async def measure(events: list[HistoryEvent], iterations: int, store: BlobStore) -> Measured:
     """Read the LLM inputs out of a run's history and rebuild each with every message inline."""
-    from activities.message_cache import MessageCache
+    from activities.llm.message_cache import MessageCache
     from contracts import LLMRequest
     from payloads.converter import ProductPayloadConverter
 

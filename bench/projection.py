@@ -19,7 +19,7 @@ import random
 import statistics
 import time
 
-from activities._litellm import openai_message
+from activities.llm._litellm import openai_message
 from conversation.budget import project_for_model
 from conversation.messages import Context, Message, ToolCall
 from conversation.policy import ContextPolicy

@@ -13,8 +13,8 @@ its thread pool, is charged to it):
 * `AsyncOpenAI`: `client.chat.completions.create(...)`, one client, retries off: the floor.
 * `litellm.acompletion`: `model="openai/bench-model", api_base=...`, litellm's whole call
   path (what the LLM activity did for `openai/` models before the direct route).
-* `ours`: the LLM activity's own call (`activities.llm.complete`) of an `LLMRequest` for
-  `openai/bench-model`: message conversion, the direct route of `activities/_provider.py`
+* `ours`: the LLM activity's own call (`activities.llm.llm_call.complete`) of an `LLMRequest` for
+  `openai/bench-model`: message conversion, the direct route of `activities/llm/_provider.py`
   (litellm's OpenAI provider without its per-call pipeline), parsing into an `LLMResponse`.
 
 The overhead benchmark (`bench.overhead`) measures the same route inside whole runs.
@@ -40,8 +40,8 @@ Call = Callable[[], Awaitable[object]]
 async def _calls(url: str) -> dict[str, Call]:
     from openai import AsyncOpenAI
 
-    from activities import _litellm, llm
-    from activities.litellm_loading import load_litellm
+    from activities.llm import _litellm, llm_call
+    from activities.llm.litellm_loading import load_litellm
     from contracts import LLMRequest, ModelSettings, ToolSpec
     from conversation import Message
 
@@ -77,7 +77,7 @@ async def _calls(url: str) -> dict[str, Call]:
         )
 
     async def ours() -> object:
-        return await llm.complete(request, attempt=1, tools=[spec])
+        return await llm_call.complete(request, attempt=1, tools=[spec])
 
     return {"AsyncOpenAI (floor)": bare, "litellm.acompletion": through_litellm, "ours (direct route)": ours}
 

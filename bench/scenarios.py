@@ -90,8 +90,8 @@ async def ours_provider(bench: Bench) -> Prepared:
 async def _ours(
     bench: Bench, key: str, *, local_tools: bool, sandboxed: bool = False, provider_url: str | None = None
 ) -> Prepared:
-    from activities.calculator import calculator
-    from activities.tool_registry import ToolRegistry
+    from activities.tools.calculator import calculator
+    from activities.tools.tool_registry import ToolRegistry
     from hosting.connection import connect
     from worker import build_worker
 

@@ -17,7 +17,7 @@ apart: importing it, its first call (loading it as the LLM activity does, then o
 warm `litellm.acompletion` to that provider: litellm's whole call pipeline around a
 provider that answers at once. The LLM activity's scripted model does not take that path
 (it answers without litellm), nor does an `openai/` model (litellm's OpenAI provider called
-directly, `activities._provider`); other providers do.
+directly, `activities.llm._provider`); other providers do.
 """
 
 from __future__ import annotations
@@ -47,16 +47,16 @@ IMPORT_PROBE = """
 import time
 import activities, contracts, conversation, payloads.redaction  # a worker has these already
 started = time.perf_counter()
-from activities import _litellm
+from activities.llm import _litellm
 print(time.perf_counter() - started)
 """
 
 FIRST_CALL_PROBE = """
 import asyncio, time
 started = time.perf_counter()
-from activities.litellm_loading import load_litellm_now
+from activities.llm.litellm_loading import load_litellm_now
 load_litellm_now()  # import and configure litellm, register the scripted provider
-from activities import _litellm
+from activities.llm import _litellm
 from bench.startup import scripted_kwargs
 asyncio.run(_litellm.acompletion(scripted_kwargs()))
 print(time.perf_counter() - started)
@@ -64,9 +64,9 @@ print(time.perf_counter() - started)
 
 CALL_CPU_PROBE = """
 import asyncio, time
-from activities.litellm_loading import load_litellm_now
+from activities.llm.litellm_loading import load_litellm_now
 load_litellm_now()
-from activities import _litellm
+from activities.llm import _litellm
 from bench.startup import scripted_kwargs
 
 async def main(calls: int) -> float:
@@ -99,7 +99,7 @@ def scripted_request() -> object:
 
 def scripted_kwargs() -> dict[str, object]:
     """`litellm.acompletion` keyword arguments for `scripted_request`: model `scripted/scripted`."""
-    from activities import _litellm
+    from activities.llm import _litellm
     from contracts.llm import LLMRequest
 
     request = scripted_request()

@@ -8,7 +8,7 @@ in this process, workflow cache on as in production) and this process as the cli
 each run with `clients.stream.run_events` (what `RunHandle.events` runs; one follower, the
 product's default poll cooldown). The model is the scripted one, streaming a 2,000-token answer
 (8,000 characters in 2,000 pieces of 4, one every 5 ms: about 10 s); unstreamed, it waits as long
-and answers whole. Each row is one schedule of `activities.delta_publisher`; the rows before the
+and answers whole. Each row is one schedule of `activities.llm.delta_publisher`; the rows before the
 default one are earlier schedules, set for their rows only (the module's constants), so every
 row runs on the same server, worker and client, one after the other:
 
@@ -33,7 +33,7 @@ from typing import Any
 
 from temporalio.api.enums.v1 import EventType
 
-from activities import delta_publisher
+from activities.llm import delta_publisher
 from bench._process_stack import machine
 from bench.live import answer_turn, percentile
 from clients.stream import run_events, trace_reader

@@ -450,7 +450,7 @@ async def model_stream_ms(size: int) -> float:
     event-loop wake a chunk) is the model's own work, which a real provider's stream costs too (a
     read a chunk); a worker's figure less it is what streaming costs the product.
     """
-    from activities import scripted
+    from activities.llm.models import scripted
     from contracts.llm import LLMRequest, ScriptedCall, StreamTarget
     from conversation import Message
 

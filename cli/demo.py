@@ -24,9 +24,9 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from activities.agent_profiles import AgentProfiles
-from activities.local_model import BUNDLED_MODEL, DEFAULT_API_BASE, missing_install
-from activities.model_check import configured_model_problem
+from activities.llm.model_check import configured_model_problem
+from activities.llm.models.local_model import BUNDLED_MODEL, DEFAULT_API_BASE, missing_install
+from activities.tools.agent_profiles import AgentProfiles
 from cli.errors import CliError
 from contracts import SCRIPTED_MODEL, AgentConfig, ScriptToolCall, ScriptTurn
 

@@ -16,7 +16,7 @@ import typer
 from pydantic import JsonValue
 from temporalio.client import Client
 
-from activities.output_parsing import schema_problem
+from activities.output.output_parsing import schema_problem
 from cli import ops
 from cli.common import say
 from cli.errors import CliError

@@ -3,7 +3,7 @@
 `clients.stream.run_events` uses it when the client's environment names a live channel
 (`live.channel`). The channel holds the run's trace items (the worker writes them as the run
 records them: `hosting.live_sink`) and its LLM calls' delta batches (the LLM activity writes
-them: `activities.delta_publisher`), in one order; reading it costs the run nothing (no Update,
+them: `activities.llm.delta_publisher`), in one order; reading it costs the run nothing (no Update,
 no query, no history). Offsets are the channel's entry ids. Items a worker may have written twice (a workflow
 task that ran again) are dropped: trace items by seq, deltas by (call, attempt, seq). A call's
 deltas are held until its `llm_started` has been yielded (`_DeltasAfterStart`: the two writers'

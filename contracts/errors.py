@@ -57,7 +57,7 @@ INCOMPLETE_RESPONSE: Final = "incomplete_response"
 ACTIVITY_ERROR: Final = "activity_error"
 CHILD_FAILED: Final = "child_failed"
 
-# ---- model providers (classified by `activities.llm_errors`) --------------------------------
+# ---- model providers (classified by `activities.llm.llm_errors`) --------------------------------
 AUTHENTICATION: Final = "authentication"
 PERMISSION_DENIED: Final = "permission_denied"
 BAD_REQUEST: Final = "bad_request"
@@ -91,7 +91,7 @@ UNSUPPORTED_CONTENT: Final = "unsupported_content"
 REQUEST_ID_REUSED: Final = "request_id_reused"
 UNAVAILABLE: Final = "unavailable"
 
-# ---- snapshot tokens (raised by `activities.snapshot_token`, in check order) --------------------
+# ---- snapshot tokens (raised by `activities.snapshots.snapshot_token`, in check order) --------------------
 SnapshotErrorCode = Literal[
     "snapshot_prefix",
     "snapshot_format",

@@ -19,7 +19,7 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
-from activities.tool_registry import ToolFailure, ToolRegistry
+from activities.tools.tool_registry import ToolFailure, ToolRegistry
 
 ORDERS: dict[str, dict[str, Any]] = {
     "A-1001": {"status": "delivered", "total_cents": 4599, "items": ["kettle"]},

@@ -29,8 +29,8 @@ from typing import TypeVar
 
 from pydantic import JsonValue
 
-from activities.local_model import BUNDLED_MODEL, DEFAULT_API_BASE
-from activities.tool_loading import AGENTS_ENV, build_agent_profiles, option_values
+from activities.llm.models.local_model import BUNDLED_MODEL, DEFAULT_API_BASE
+from activities.tools.tool_loading import AGENTS_ENV, build_agent_profiles, option_values
 from contracts import TASK_QUEUE, AgentConfig, ModelSettings
 from gateway.identity.settings import (
     IdentitySettings,

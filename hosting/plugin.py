@@ -46,9 +46,9 @@ from payloads.settings import Settings, load_settings
 if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
 
-    from activities.agent_profiles import AgentProfiles
-    from activities.request_transformers import RequestTransformers
-    from activities.tool_registry import ToolRegistry
+    from activities.llm.request_transformers import RequestTransformers
+    from activities.tools.agent_profiles import AgentProfiles
+    from activities.tools.tool_registry import ToolRegistry
     from workflows.activity_options import ActivityOptionsInterceptor
 
 __all__ = ["DurableReactPlugin", "PluginConflictError", "build_data_converter"]
@@ -92,9 +92,9 @@ class DurableReactPlugin(SimplePlugin):
                 thread archive write through it, sealed when encryption is on.
             registry: the tools the worker offers (default: the built-in ones, e.g. `calculator`).
             agents: the agent profiles runs may offer as tools, by name (default: none;
-                see `activities.agent_profiles`).
+                see `activities.tools.agent_profiles`).
             transformers: the request transformers configs may name (default: none;
-                see `activities.request_transformers`).
+                see `activities.llm.request_transformers`).
             sandboxed: run the workflows in Temporal's sandbox (default `settings.workflow_sandbox`,
                 `REACT_WORKFLOW_SANDBOX`; see `hosting.sandbox.workflow_runner`).
             activity_options: deployment overrides of activity options by activity name; they
@@ -149,7 +149,7 @@ class DurableReactPlugin(SimplePlugin):
     def registry(self) -> ToolRegistry:
         """The tools the plugin's workers offer."""
         if self._registry is None:
-            from activities.tool_registry import default_registry
+            from activities.tools.tool_registry import default_registry
 
             self._registry = default_registry()
         return self._registry
@@ -158,7 +158,7 @@ class DurableReactPlugin(SimplePlugin):
     def agents(self) -> AgentProfiles:
         """The agent profiles the plugin's workers offer (`resolve_agents`); empty unless given."""
         if self._agents is None:
-            from activities.agent_profiles import AgentProfiles
+            from activities.tools.agent_profiles import AgentProfiles
 
             self._agents = AgentProfiles()
         return self._agents
@@ -255,19 +255,19 @@ class DurableReactPlugin(SimplePlugin):
         """Every activity of the product, bound to this plugin's registry and store (built once)."""
         if self._activities is None:
             # Imported here: a client-only process (the CLI, a service) never loads the activities.
-            from activities.agent_profiles import ResolveAgentsActivity
-            from activities.archive import ArchiveActivities
-            from activities.live_partial import LivePartialActivity
-            from activities.llm import LLMActivities
-            from activities.message_cache import MessageCache
-            from activities.output_parsing import check_output_schema
-            from activities.request_transformers import RequestTransformers, TransformRequestActivity
-            from activities.scheduled_ask import ask_for_schedule
-            from activities.snapshot import export_snapshot, restore_snapshot
-            from activities.summarize import summarize
-            from activities.token_count import count_tokens
-            from activities.tools import ToolActivities
-            from activities.webhooks import deliver_webhook
+            from activities.background.ask_for_schedule import ask_for_schedule
+            from activities.background.webhook_post import deliver_webhook
+            from activities.llm.live_partial import LivePartialActivity
+            from activities.llm.llm_call import LLMActivities
+            from activities.llm.message_cache import MessageCache
+            from activities.llm.request_transformers import RequestTransformers, TransformRequestActivity
+            from activities.llm.summarize import summarize
+            from activities.llm.token_count import count_tokens
+            from activities.output.output_parsing import check_output_schema
+            from activities.snapshots.archive import ArchiveActivities
+            from activities.snapshots.snapshot import export_snapshot, restore_snapshot
+            from activities.tools.agent_profiles import ResolveAgentsActivity
+            from activities.tools.tool_calls import ToolActivities
 
             tools = ToolActivities(self.registry)
             llm = LLMActivities(self.registry, MessageCache(self.blob_store), self.live_channel)

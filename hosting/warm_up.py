@@ -2,9 +2,10 @@
 
 `worker.py` and `testing.AgentTestEnvironment` run `warm_up_in_background()` once their worker
 polls, so start-up never waits for litellm's seconds-long import (3-7 s of CPU). Scripted calls
-never wait for it (`activities.scripted` answers without litellm); a provider call that arrives
-while the import is still running waits for the rest of it (`activities.litellm_loading.load_litellm`, in a
-thread while the call heartbeats), and later ones wait for nothing.
+never wait for it (`activities.llm.models.scripted` answers without litellm); a provider call
+that arrives while the import is still running waits for the rest of it
+(`activities.llm.litellm_loading.load_litellm`, in a thread while the call heartbeats), and later
+ones wait for nothing.
 
 Why freeze: a full (generation 2) garbage collection holds the GIL, so it stops every thread of
 the process, the one running a workflow activation too, and the SDK fails an activation that has
@@ -23,7 +24,7 @@ import gc
 import logging
 import threading
 
-from activities.llm import warm_litellm
+from activities.llm.llm_call import warm_litellm
 
 _log = logging.getLogger(__name__)
 

@@ -22,11 +22,11 @@ from contextlib import asynccontextmanager
 
 from temporalio.worker import Worker
 
-from activities.local_model import stop_started
-from activities.mcp_config import McpConfigError, McpServerConfig, McpStartError
-from activities.model_check import configured_model_problem
-from activities.request_transformers import TRANSFORMERS_ENV, build_transformers
-from activities.tool_loading import (
+from activities.llm.model_check import configured_model_problem
+from activities.llm.models.local_model import stop_started
+from activities.llm.request_transformers import TRANSFORMERS_ENV, build_transformers
+from activities.tools.mcp_config import McpConfigError, McpServerConfig, McpStartError
+from activities.tools.tool_loading import (
     AGENTS_ENV,
     MCP_CONFIG_ENV,
     TOOLS_ENV,
@@ -36,7 +36,7 @@ from activities.tool_loading import (
     load_mcp_servers,
     option_values,
 )
-from activities.tool_registry import ToolRegistry
+from activities.tools.tool_registry import ToolRegistry
 from contracts import TASK_QUEUE
 from hosting.connection import connect, temporal_address, temporal_namespace
 from hosting.dev_server import DevServerError, ensure_dev_server
@@ -62,7 +62,7 @@ async def _mcp(servers: dict[str, McpServerConfig], registry: ToolRegistry) -> A
     if not servers:
         yield
         return
-    from activities.mcp_tools import mcp_tools  # imports the MCP client: only when it is needed
+    from activities.tools.mcp_tools import mcp_tools  # imports the MCP client: only when it is needed
 
     async with mcp_tools(servers, registry):
         yield

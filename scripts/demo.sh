@@ -46,7 +46,7 @@ trap 'kill ${pids[@]+"${pids[@]}"} 2>/dev/null || true; wait ${pids[@]+"${pids[@
 if [ -z "${REACT_MODEL:-}" ]; then
   # Load the local model while the worker starts (it would start it itself on the first call,
   # a few seconds later; one already serving on its port is used and this one just exits).
-  .venv/bin/python -m activities.local_model serve --parent-pid $$ >>.temporal/local-model.log 2>&1 &
+  .venv/bin/python -m activities.llm.models.local_model serve --parent-pid $$ >>.temporal/local-model.log 2>&1 &
   pids+=($!)
 fi
 .venv/bin/python worker.py --dev >.temporal/worker.log 2>&1 &

@@ -9,10 +9,10 @@ import time
 
 from pydantic import JsonValue
 
-from activities.agent_profiles import AgentProfiles
-from activities.calculator import calculator
-from activities.request_transformers import RequestTransformers
-from activities.tool_registry import StateEffect, ToolFailure, ToolRegistry, ToolResult, with_effects
+from activities.llm.request_transformers import RequestTransformers
+from activities.tools.agent_profiles import AgentProfiles
+from activities.tools.calculator import calculator
+from activities.tools.tool_registry import StateEffect, ToolFailure, ToolRegistry, ToolResult, with_effects
 from contracts.transform import RequestChanges, TransformInput
 from testing import answer, scripted_agent
 

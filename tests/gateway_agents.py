@@ -6,7 +6,7 @@ characters every 0.3 s): time enough to kill a gateway mid answer and start anot
 
 from __future__ import annotations
 
-from activities.agent_profiles import AgentProfiles
+from activities.tools.agent_profiles import AgentProfiles
 from contracts import AgentConfig
 from testing import answer, call_tools, scripted_agent, tool_call
 

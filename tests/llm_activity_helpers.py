@@ -11,7 +11,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from activities import LLMActivities, default_registry
-from activities.message_cache import MessageCache
+from activities.llm.message_cache import MessageCache
 from contracts import LLMRequest, LLMResponse, ModelSettings, ScriptedCall, ScriptTurn
 from conversation import Message
 from payloads.blob_store import LocalDiskBlobStore

@@ -18,7 +18,7 @@ from temporalio.api.workflow.v1 import PendingActivityInfo
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.message_cache import MessageCache
+from activities.llm.message_cache import MessageCache
 from contracts.activities import LLM_ACTIVITY
 from contracts.agent import ScriptTurn
 from contracts.llm import LLMRequest, LLMResponse

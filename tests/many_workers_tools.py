@@ -9,7 +9,7 @@ import asyncio
 import os
 from pathlib import Path
 
-from activities.tool_registry import ToolRegistry
+from activities.tools.tool_registry import ToolRegistry
 
 GATE_DIR_ENV = "REACT_TEST_GATE_DIR"
 """The folder where each held call leaves a file named by its label, holding its worker's pid."""

@@ -1,7 +1,7 @@
 """End to end: this product's agent uses another of its agents through A2A as a tool (a remote agent tool).
 
 The calling agent runs on a second worker (its own task queue) whose registry has remote A2A
-agent tools (`activities.a2a_agent_tool`) pointing at the gateway; the called agents are the
+agent tools (`activities.tools.a2a_agent_tool`) pointing at the gateway; the called agents are the
 gateway's, served by the tests' worker. The remote answer and its usage come back as the tool's
 result, and cancelling the calling run cancels the remote task: both cross the protocol.
 """
@@ -15,8 +15,8 @@ from collections.abc import AsyncIterator
 
 import pytest_asyncio
 
-from activities.a2a_agent_tool import register_a2a_agent
-from activities.tool_registry import ToolRegistry
+from activities.tools.a2a_agent_tool import register_a2a_agent
+from activities.tools.tool_registry import ToolRegistry
 from clients.runs import Runs
 from contracts.session import RequestRecord
 from conversation import MessageEntry

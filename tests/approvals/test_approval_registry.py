@@ -17,9 +17,9 @@ import pytest_asyncio
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import ActivityError, ApplicationError
 
-from activities.mcp_config import McpConfigError, parse_mcp_config
-from activities.mcp_tools import mcp_tools
-from activities.tool_registry import ToolRegistry
+from activities.tools.mcp_config import McpConfigError, parse_mcp_config
+from activities.tools.mcp_tools import mcp_tools
+from activities.tools.tool_registry import ToolRegistry
 from contracts import LLMRequest, ModelSettings, ScriptedCall
 from contracts.approval import ArgumentsCheck, ArgumentsVerdict
 from contracts.llm import LLMResponse, ToolSpec

@@ -1,6 +1,6 @@
 """Malicious and random output schemas against the worker's schema check and answer parser (no server).
 
-The parser must stay within its budget (`activities.bounded_schema.VALIDATION_BUDGET_S`)
+The parser must stay within its budget (`activities.output.bounded_schema.VALIDATION_BUDGET_S`)
 whatever the schema and the answer, never raise, never fetch or read a reference, and
 the check at a run's start must name every schema it will not apply.
 """
@@ -19,8 +19,8 @@ import pytest_asyncio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from activities.bounded_schema import VALIDATION_BUDGET_S
-from activities.output_parsing import parse_output, schema_problem
+from activities.output.bounded_schema import VALIDATION_BUDGET_S
+from activities.output.output_parsing import parse_output, schema_problem
 from contracts.output import OutputSpec
 from tests.fuzz_values import json_values
 from tests.schema_attacks import (

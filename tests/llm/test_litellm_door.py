@@ -1,4 +1,4 @@
-"""litellm's one door (`activities._litellm`) and what its bundled model map knows.
+"""litellm's one door (`activities.llm._litellm`) and what its bundled model map knows.
 
 The OpenAI format and call kwargs, the OpenAI path against a fake server, loading litellm
 lazily, token counts and context windows.
@@ -14,9 +14,10 @@ import sys
 import pytest
 from temporalio.exceptions import ApplicationError
 
-from activities import _litellm, policy_for_model
-from activities.llm import warm_litellm
-from activities.summarize import summarize
+from activities import policy_for_model
+from activities.llm import _litellm
+from activities.llm.llm_call import warm_litellm
+from activities.llm.summarize import summarize
 from contracts import LLMRequest, ModelSettings, ScriptTurn
 from contracts.activities import activity_summary
 from contracts.compaction import SummarizeRequest
@@ -126,9 +127,10 @@ async def test_summarize_through_the_openai_path(monkeypatch: pytest.MonkeyPatch
 
 def test_the_worker_and_the_activities_import_without_litellm() -> None:
     probe = (
-        "import sys, worker, activities, activities.llm, activities.summarize, activities.token_count\n"
+        "import sys, worker, activities, activities.llm.llm_call, activities.llm.summarize\n"
+        "import activities.llm.token_count\n"
         "assert 'litellm' not in sys.modules, 'litellm was imported at start-up'\n"
-        "from activities import _litellm\n"
+        "from activities.llm import _litellm\n"
         "assert 'litellm' in sys.modules\n"
     )
     done = subprocess.run(

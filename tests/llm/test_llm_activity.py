@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from activities import _litellm
 from activities._heartbeat import with_heartbeat
-from activities.scripted import register_scripted_provider
+from activities.llm import _litellm
+from activities.llm.models.scripted import register_scripted_provider
 from contracts import ScriptTurn
 from conversation import ToolCall
 from tests.llm_activity_helpers import environment, llm_call, run_llm, scripted

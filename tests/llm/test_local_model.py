@@ -25,7 +25,8 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 
-from activities.local_model import (
+from activities.llm.model_check import key_problem
+from activities.llm.models.local_model import (
     BUNDLED_ALIAS,
     BUNDLED_MODEL,
     DEFAULT_API_BASE,
@@ -37,7 +38,6 @@ from activities.local_model import (
     started_server,
     stop_started,
 )
-from activities.model_check import key_problem
 from cli.demo import DEMO_QUERY, DEMO_TOOL, local_model_settings
 from cli.errors import CliError
 from cli.inputs import AgentFlags, resolve_config
@@ -148,7 +148,7 @@ def test_a_server_of_another_process_is_used_and_never_stopped_a_dead_one_of_our
 def test_the_server_exits_when_the_process_that_started_it_is_killed() -> None:
     port = free_port()
     starter = (
-        "import sys, time; from activities.local_model import ensure_server, started_server; "
+        "import sys, time; from activities.llm.models.local_model import ensure_server, started_server; "
         f"ensure_server({base_url(port)!r}); print(started_server({port}).process.pid, flush=True); "
         "time.sleep(600)"
     )

@@ -20,7 +20,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 
-from activities.message_cache import MessageCache
+from activities.llm.message_cache import MessageCache
 from contracts import LLMRequest, MessageRef, PrefixRef, RunResult
 from contracts.errors import MESSAGE_CACHE_MISS
 from conversation import Message

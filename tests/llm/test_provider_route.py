@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from temporalio.exceptions import ApplicationError
 
-from activities import _litellm, _provider
+from activities.llm import _litellm, _provider
 from bench.provider_server import FINAL_ANSWER, TOOL_ROUNDS, scripted_reply
 from contracts import ModelSettings
 from tests.fake_openai import FakeOpenAI, chat_completion, error_body
@@ -130,7 +130,7 @@ LLM_MODULES = (
     "_provider",
     "_openai_format",
     "scripted",
-    "llm",
+    "llm_call",
     "llm_errors",
     "local_model",
     "_local_model_install",
@@ -144,20 +144,20 @@ LLM_MODULES = (
 
 def imported_activities(module: str) -> set[str]:
     """The `activities.*` modules `module` imports anywhere in its body (lazy imports count)."""
-    tree = ast.parse((ROOT / "activities" / f"{module}.py").read_text())
+    [path] = (ROOT / "activities").rglob(f"{module}.py")
+    tree = ast.parse(path.read_text())
     found: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module == "activities":
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "activities":
+            found.add((node.module or "").split(".")[-1])
             found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("activities."):
-            found.add((node.module or "").split(".")[1])
         elif isinstance(node, ast.Import):
-            found.update(a.name.split(".")[1] for a in node.names if a.name.startswith("activities."))
+            found.update(a.name.split(".")[-1] for a in node.names if a.name.startswith("activities."))
         elif isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "import_module":
             names = [
                 arg.value for arg in node.args if isinstance(arg, ast.Constant) and isinstance(arg.value, str)
             ]
-            found.update(name.split(".")[1] for name in names if name.startswith("activities."))
+            found.update(name.split(".")[-1] for name in names if name.startswith("activities."))
     return found & set(LLM_MODULES)
 
 

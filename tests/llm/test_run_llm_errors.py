@@ -13,7 +13,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 
-from activities._litellm import classify_error, litellm
+from activities.llm._litellm import classify_error, litellm
 from contracts import RunResult, ScriptTurn
 from contracts.errors import DESCRIPTIONS
 from tests.fake_openai import FakeOpenAI, FakeReply, chat_completion, error_body

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 PROGRAM = """
 import asyncio, json, sys
-from activities.llm import complete
+from activities.llm.llm_call import complete
 from contracts import LLMRequest, ScriptedCall, ScriptTurn
 from conversation import Message
 

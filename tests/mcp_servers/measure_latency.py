@@ -31,9 +31,9 @@ async def main(runs: int) -> None:
     from temporalio.contrib.pydantic import pydantic_data_converter
     from temporalio.testing import WorkflowEnvironment
 
-    from activities.mcp_config import parse_mcp_config
-    from activities.mcp_tools import mcp_tools
-    from activities.tool_registry import default_registry
+    from activities.tools.mcp_config import parse_mcp_config
+    from activities.tools.mcp_tools import mcp_tools
+    from activities.tools.tool_registry import default_registry
     from hosting.dev_server import temporal_binary
     from tests.mcp_servers.harness import HttpMcpServer, calls, start_agent, stdio_server, tool_messages
     from worker import build_worker

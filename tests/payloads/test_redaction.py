@@ -13,7 +13,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from activities import ToolActivities, ToolFailure, ToolRegistry
-from activities._litellm import classify_error, litellm
+from activities.llm._litellm import classify_error, litellm
 from contracts import ToolCallRequest
 from conversation import ToolCall
 from payloads.redaction import (

@@ -141,7 +141,7 @@ def test_the_checks_catch_a_broken_link_a_missing_path_and_a_missing_anchor(tmp_
     doc = tmp_path / "probe.md"
     doc.write_text(
         "# Probe\n\n[gone](nowhere.md), [here](probe.md#probe), [no anchor](probe.md#elsewhere).\n"
-        "`activities/llm.py` and `payloads/payload_storage.py`, `openai/gpt-4o-mini`, `.temporal/dev.db`.\n"
+        "`contracts/llm.py` and `payloads/payload_storage.py`, `openai/gpt-4o-mini`, `.temporal/dev.db`.\n"
         "| `payloads/` | `codec.py`, `payload_storage.py` |\n"
         "```bash\ncat `docs/none.md`\n```\n",
         encoding="utf-8",

@@ -92,7 +92,7 @@ class Import:
 
 
 def module_name(path: Path) -> str:
-    """`activities/llm.py` -> `activities.llm`; `payloads/__init__.py` -> `payloads`."""
+    """`activities/llm/llm_call.py` -> `activities.llm.llm_call`; `payloads/__init__.py` -> `payloads`."""
     parts = path.relative_to(ROOT).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 

@@ -16,8 +16,8 @@ import pytest_asyncio
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import ActivityError, ApplicationError
 
-from activities.agent_profiles import AgentProfiles
-from activities.tool_loading import ToolLoadError, build_agent_profiles, option_values
+from activities.tools.agent_profiles import AgentProfiles
+from activities.tools.tool_loading import ToolLoadError, build_agent_profiles, option_values
 from contracts.agent import AgentConfig
 from contracts.agent_profiles import AgentProfile, ResolveAgentsRequest
 from payloads.blob_store import BlobStore
@@ -135,7 +135,7 @@ def modules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[P
 
 
 PROFILES_MODULE = """
-from activities.agent_profiles import AgentProfiles
+from activities.tools.agent_profiles import AgentProfiles
 from contracts.agent import AgentConfig
 
 agents = AgentProfiles()

@@ -1,4 +1,4 @@
-"""The structured-output parser and schema check of the worker (`activities.output_parsing`), no server."""
+"""The worker's structured-output parser and schema check (`activities.output.output_parsing`), no server."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from pydantic import JsonValue
 
-from activities import _litellm
-from activities.output_parsing import (
+from activities.llm import _litellm
+from activities.output.output_parsing import (
     MAX_ERROR_CHARS,
     MAX_ERRORS,
     parse_output,

@@ -15,8 +15,12 @@ import pytest_asyncio
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
-from activities.request_transformers import TRANSFORMERS_ENV, RequestTransformers, TransformRequestActivity
-from activities.tool_loading import ToolLoadError
+from activities.llm.request_transformers import (
+    TRANSFORMERS_ENV,
+    RequestTransformers,
+    TransformRequestActivity,
+)
+from activities.tools.tool_loading import ToolLoadError
 from contracts import RunResult
 from contracts.agent import ModelSettings
 from contracts.transform import RequestChanges, TransformInput
@@ -121,7 +125,7 @@ def test_transformers_register_by_tool_name_rules_once_each() -> None:
 
 
 def test_a_transformers_flag_that_cannot_be_used_is_one_clear_line() -> None:
-    from activities.request_transformers import build_transformers
+    from activities.llm.request_transformers import build_transformers
 
     with pytest.raises(ToolLoadError) as caught:
         build_transformers(["tests.run.test_request_transformer:nothing"])

@@ -18,7 +18,7 @@ import pytest
 import pytest_asyncio
 from temporalio.client import Client
 
-from activities.request_transformers import RequestTransformers
+from activities.llm.request_transformers import RequestTransformers
 from contracts.agent import ModelSettings
 from contracts.transform import RequestChanges, TransformInput
 from tests.agent_tools import registry_for_tests

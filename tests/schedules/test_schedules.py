@@ -20,7 +20,7 @@ from temporalio.client import (
 )
 from temporalio.testing import ActivityEnvironment
 
-from activities.scheduled_ask import ask_for_schedule
+from activities.background.ask_for_schedule import ask_for_schedule
 from client import MessageEntry, RejectedError, Schedules, ScheduleView, Sessions
 from contracts.schedules import FIRING_REF, SCHEDULE_REF, FiringAsk, FiringInput
 from testing import answer, scripted_agent

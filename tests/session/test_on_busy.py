@@ -14,7 +14,7 @@ import pytest
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 
-from activities.message_cache import MessageCache
+from activities.llm.message_cache import MessageCache
 from clients import sessions
 from clients.errors import RejectedError
 from clients.session_ask import ask_input

@@ -10,8 +10,8 @@ import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities.snapshot import INVALID_TTL, export_snapshot, restore_snapshot
-from activities.snapshot_token import SECRET_ENV
+from activities.snapshots.snapshot import INVALID_TTL, export_snapshot, restore_snapshot
+from activities.snapshots.snapshot_token import SECRET_ENV
 from contracts.snapshot import ExportSnapshotRequest, RestoreSnapshotRequest, SnapshotPayload
 from conversation import Context, Message, ToolCall
 

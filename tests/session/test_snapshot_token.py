@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from activities.snapshot_token import SECRET_ENV, SnapshotError, check_secret, decode, encode
+from activities.snapshots.snapshot_token import SECRET_ENV, SnapshotError, check_secret, decode, encode
 from contracts.snapshot import SNAPSHOT_PREFIX, SNAPSHOT_VERSION, SnapshotPayload
 from conversation import Context, Message, ToolCall
 

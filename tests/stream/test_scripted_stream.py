@@ -15,10 +15,10 @@ import pytest
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from temporalio.exceptions import ApplicationError
 
-from activities import scripted
-from activities._openai_format import parse_response
-from activities._streamed_completion import StreamedCompletion
-from activities.delta_publisher import Fragment
+from activities.llm._openai_format import parse_response
+from activities.llm._streamed_completion import StreamedCompletion
+from activities.llm.delta_publisher import Fragment
+from activities.llm.models import scripted
 from contracts import LLMRequest, ScriptedCall, ScriptTurn
 from contracts.agent import ScriptToolCall
 from conversation import Message

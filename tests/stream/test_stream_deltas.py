@@ -27,8 +27,8 @@ from temporalio.testing import ActivityEnvironment
 from temporalio.worker import Worker
 
 from activities import LLMActivities, default_registry
-from activities.delta_publisher import MAX_BATCH_CHARS
-from activities.message_cache import MessageCache
+from activities.llm.delta_publisher import MAX_BATCH_CHARS
+from activities.llm.message_cache import MessageCache
 from contracts import LLMRequest, LLMResponse, ModelSettings, ScriptedCall, ScriptTurn
 from contracts.activities import LLM_ACTIVITY
 from contracts.agent import ScriptToolCall
@@ -263,7 +263,7 @@ async def test_publishing_never_fails_the_call(
     gone = ActivityEnvironment(client=client)
     gone.info = dataclasses.replace(gone.info, workflow_id=f"no-such-run-{uuid.uuid4().hex[:8]}")
     expected = await ActivityEnvironment().run(llm_call, request.model_copy(update={"stream": None}))
-    with caplog.at_level(logging.INFO, logger="activities.delta_publisher"):
+    with caplog.at_level(logging.INFO, logger="activities.llm.delta_publisher"):
         assert await gone.run(llm_call, request) == expected
         assert await ActivityEnvironment().run(llm_call, request) == expected
     # An ended run is nobody's problem (info); an activity without a workflow is worth a warning.

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from temporalio.testing import ActivityEnvironment
 
 from activities import ToolActivities, ToolFailure, default_registry
-from activities.calculator import evaluate
+from activities.tools.calculator import evaluate
 from contracts import ToolCallRequest
 from conversation import ToolCall
 

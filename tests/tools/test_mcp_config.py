@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from activities.mcp_config import McpConfigError, load_mcp_config, merge_configs, parse_mcp_config
-from activities.mcp_connection import McpConnection
-from activities.mcp_tools import McpStartError, mcp_tools
-from activities.tool_registry import ToolFailure, ToolRegistry
+from activities.tools.mcp_config import McpConfigError, load_mcp_config, merge_configs, parse_mcp_config
+from activities.tools.mcp_connection import McpConnection
+from activities.tools.mcp_tools import McpStartError, mcp_tools
+from activities.tools.tool_registry import ToolFailure, ToolRegistry
 from tests.mcp_servers.harness import free_port, process_exists, process_running, stdio_server
 
 STDIO: dict[str, Any] = {"command": "python", "args": ["server.py"], "tools": ["add"]}

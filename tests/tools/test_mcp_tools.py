@@ -20,9 +20,9 @@ import pytest
 import pytest_asyncio
 from temporalio.client import Client, WorkflowFailureError
 
-from activities.mcp_config import parse_mcp_config
-from activities.mcp_tools import mcp_tools
-from activities.tool_registry import ToolRegistry, default_registry
+from activities.tools.mcp_config import parse_mcp_config
+from activities.tools.mcp_tools import mcp_tools
+from activities.tools.tool_registry import ToolRegistry, default_registry
 from tests.mcp_servers.harness import (
     HttpMcpServer,
     activities_of,

@@ -17,7 +17,7 @@ import pytest
 import pytest_asyncio
 from temporalio.client import Client
 
-from activities.tool_registry import ToolRegistry, default_registry
+from activities.tools.tool_registry import ToolRegistry, default_registry
 from examples.support_tools import issue_refund, refunds_for
 from tests.mcp_servers.harness import activities_of, calls, start_agent, tool_messages
 from worker import build_worker

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
-from activities.tool_loading import ToolLoadError, build_tool_registry, load_tool_module, option_values
-from activities.tool_registry import ToolRegistry
+from activities.tools.tool_loading import ToolLoadError, build_tool_registry, load_tool_module, option_values
+from activities.tools.tool_registry import ToolRegistry
 from tests.mcp_servers.harness import calls, process_exists, start_agent, stdio_server, tool_messages
 
 REPO = Path(__file__).resolve().parents[2]
@@ -60,7 +60,7 @@ def test_the_three_conventions_and_the_example(modules: tuple[Path, str]) -> Non
     by_registry = write(
         folder,
         f"{prefix}_reg",
-        "from activities.tool_registry import ToolRegistry\nregistry = ToolRegistry()\n"
+        "from activities.tools.tool_registry import ToolRegistry\nregistry = ToolRegistry()\n"
         + GREET.replace("def greet", "@registry.register(name='nod')\ndef greet"),
     )
     registry = build_tool_registry([by_list, by_function, by_registry, "examples.support_tools"])

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from activities import ToolRegistry, default_registry
-from activities.tool_registry import InvalidArgumentsError, UnknownToolError, parse_docstring
+from activities.tools.tool_registry import InvalidArgumentsError, UnknownToolError, parse_docstring
 from tests.example_tools import registry
 
 

@@ -15,7 +15,7 @@ import pytest_asyncio
 from temporalio.client import Client
 from temporalio.service import RPCError
 
-from activities.agent_profiles import AgentProfiles
+from activities.tools.agent_profiles import AgentProfiles
 from client import RejectedError, Schedules, ScheduleView, Sessions
 from testing import answer, scripted_agent
 from tests.session_helpers import new_session_id

@@ -19,8 +19,8 @@ from pydantic import ValidationError
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 
-from activities.calculator import calculator
-from activities.tool_registry import ToolRegistry
+from activities.tools.calculator import calculator
+from activities.tools.tool_registry import ToolRegistry
 from contracts import LLMRequest, ResolveToolsRequest, Segment, SegmentRef, ToolCallRequest
 from contracts.activities import (
     ACTIVITIES,

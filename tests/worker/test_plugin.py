@@ -18,7 +18,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer, UnsandboxedWorkflowRunner, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
-from activities.tool_registry import ToolRegistry
+from activities.tools.tool_registry import ToolRegistry
 from clients.runs import Runs
 from clients.sessions import Sessions
 from contracts.activities import ACTIVITIES, ActivityOverride

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest_asyncio
 
-from activities.tool_registry import ToolFailure, ToolRegistry
+from activities.tools.tool_registry import ToolFailure, ToolRegistry
 from conversation import MessageEntry
 from payloads.blob_store import LocalDiskBlobStore
 from testing import (

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from temporalio.client import Client
 
-from activities import _litellm
+from activities.llm import _litellm
 from hosting.warm_up import warm_up, warm_up_in_background
 from tests.helpers import spawn_worker
 

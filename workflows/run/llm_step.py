@@ -5,7 +5,7 @@ The call runs in a task of its own. A steer with `mode: interrupt` cancels that 
 call had streamed so far (`RunStream.partial`: exactly what subscribers saw) becomes an
 assistant entry marked `interrupted`. When none of the call's deltas reached the run
 (its worker publishes them to the live channel), a local activity cuts the call in the
-channel and reads its text there (`activities.live_partial`: the channel refuses the
+channel and reads its text there (`activities.llm.live_partial`: the channel refuses the
 call's later batches, so the entry is again exactly what followers saw). The loop goes on
 to drain the steer and call the model again in the same run. An interrupt is not a
 failure: no retry is used, and an interrupted call holds no tool calls, so nothing is

@@ -3,7 +3,7 @@
 With `AgentConfig.output` set, the run first asks the worker whether the schema is a
 valid JSON Schema (`check_output_schema`); a problem fails the workflow with
 `invalid_schema` (non-retryable) before any LLM call. Every LLM request carries the
-spec, and the LLM activity parses a final answer against it (`activities.output_parsing`).
+spec, and the LLM activity parses a final answer against it (`activities.output.output_parsing`).
 
 At the answer that would end the run (nothing queued: a queued steer continues the run
 first, and only the answer that ends it is checked), a valid one is kept as

@@ -1,0 +1,1 @@
+"""Structured output in the worker: a final answer parsed against the client's schema, bounded."""
