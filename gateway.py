@@ -21,9 +21,9 @@ import uvicorn
 
 from activities.tools.tool_loading import AGENTS_ENV, ToolLoadError
 from gateway.app import build_app
-from gateway.connections import ConnectionLimits, connection_budget, guarded_h11, raise_open_file_limit
 from gateway.context import build_context
-from gateway.log_rate import rate_limit_logs
+from gateway.server.connections import ConnectionLimits, connection_budget, guarded_h11, raise_open_file_limit
+from gateway.server.log_rate import rate_limit_logs
 from gateway.settings import GatewaySettingsError, load_settings
 from hosting.connection import connect, temporal_address, temporal_namespace
 from payloads.settings import SettingsError

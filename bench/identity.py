@@ -16,7 +16,7 @@ import asyncio
 import statistics
 import time
 
-from gateway.identity.admission import Admission
+from gateway.guard.admission import Admission
 from gateway.identity.settings import IdentitySettings, OidcSettings
 from gateway.settings import GatewaySettings, parse_tokens
 from tests.oidc_helpers import running_provider

@@ -1,14 +1,14 @@
 """The gateway's ASGI app: guards (CORS, tokens, body limit), health, AG-UI, the AI SDK, and the other routes.
 
 Every request but `/healthz`, `/readyz`, the chat page's files and A2A agent cards must carry a
-valid bearer token when tokens are configured (`gateway.auth`); the principal is in
+valid bearer token when tokens are configured (`gateway.guard.static_tokens`); the principal is in
 `request.state.principal` (`principal_of`). A body over `max_body_bytes` is refused with 413
 `payload_too_large` before any route sees the request (in JSON-RPC's error shape on `/a2a/` and
 `/mcp`): a declared length at once, a chunked body (no length) once its bytes pass the limit (the
 guard reads a request's body, at most the limit, before the route does; every route reads its
 body whole anyway). A body still arriving `body_timeout_s` after its headers gets 408
 `invalid_input` (how long headers may take, and how many connections may be open, is
-`gateway.connections`). A body nested deeper than `MAX_JSON_DEPTH` levels is refused by the same
+`gateway.server.connections`). A body nested deeper than `MAX_JSON_DEPTH` levels is refused by the same
 guard, 400 `invalid_input` (a JSON-RPC parse error, -32700, on `/a2a/` and `/mcp`), before any
 parser (the routes', `a2a-sdk`'s, `mcp`'s) recurses into it. A route reads JSON with `read_json`
 (400 `invalid_input` for anything that is not JSON).
@@ -36,12 +36,13 @@ from gateway.aisdk import routes as aisdk_routes
 from gateway.chat import routes as chat_routes
 from gateway.context import GatewayContext
 from gateway.errors import GatewayError, error_body, error_headers, error_response
+from gateway.guard import chat_signin, resource_metadata
+from gateway.guard.admission import Admission, admission_of
 from gateway.http_input import check_json_depth, principal_of, read_json
-from gateway.identity import admin_api, chat_signin, resource_metadata
-from gateway.identity.admission import Admission, admission_of
 from gateway.jsonrpc import INVALID_REQUEST, PARSE_ERROR, jsonrpc_error_body
 from gateway.mcp import McpEndpoint
 from gateway.schedules import routes as schedules_routes
+from gateway.threads import routes as threads_routes
 
 __all__ = ["build_app", "is_public", "principal_of", "read_json"]
 
@@ -180,7 +181,6 @@ def build_app(ctx: GatewayContext) -> Starlette:
     """The gateway's app on `ctx` (the caller owns `ctx.client`; the app closes the hub on shutdown)."""
     mcp = McpEndpoint(ctx)
     identity = admission_of(ctx)
-    chat = chat_routes(ctx)
     routes: list[BaseRoute] = [
         Route("/healthz", _healthz, methods=["GET"]),
         _readyz(ctx),
@@ -188,9 +188,9 @@ def build_app(ctx: GatewayContext) -> Starlette:
         *aisdk_routes(ctx),
         *a2a_routes(ctx),
         mcp.route,
-        *chat,
+        *chat_routes(ctx),
+        *threads_routes(ctx),
         *resource_metadata.routes(ctx.settings.identity.oidc),
-        *admin_api.routes(ctx, chat),
         *chat_signin.routes(ctx.settings.identity.oidc),
         *schedules_routes(ctx),
     ]

@@ -11,7 +11,7 @@ from clients.sessions import Sessions
 from contracts import AgentConfig
 from contracts.errors import UNKNOWN_AGENT
 from gateway.errors import GatewayError
-from gateway.hub import RunHub
+from gateway.feed.hub import RunHub
 from gateway.settings import GatewaySettings
 from payloads.blob_store import BlobStore
 

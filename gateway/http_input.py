@@ -16,8 +16,8 @@ from itertools import accumulate
 
 from starlette.requests import Request
 
-from gateway.auth import Principal
 from gateway.errors import GatewayError
+from gateway.identity.principal import Principal
 
 __all__ = ["MAX_JSON_DEPTH", "check_json_depth", "json_depth_exceeds", "principal_of", "read_json"]
 

@@ -13,8 +13,8 @@ import re
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from gateway.auth import Principal
 from gateway.errors import GatewayError
+from gateway.identity.principal import Principal
 
 __all__ = [
     "MAX_THREAD_ID_CHARS",

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import ipaddress
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +31,7 @@ from pydantic import JsonValue
 from activities.llm.models.local_model import BUNDLED_MODEL, DEFAULT_API_BASE
 from activities.tools.tool_loading import AGENTS_ENV, build_agent_profiles, option_values
 from contracts import TASK_QUEUE, AgentConfig, ModelSettings
+from gateway.identity.principal import PRINCIPAL_PATTERN
 from gateway.identity.settings import (
     IdentitySettings,
     IdentitySettingsError,
@@ -41,7 +41,6 @@ from gateway.identity.settings import (
 
 __all__ = [
     "DEFAULT_AGENT",
-    "PRINCIPAL_PATTERN",
     "GatewaySettings",
     "GatewaySettingsError",
     "default_agent_config",
@@ -56,7 +55,6 @@ DEFAULT_MAX_CONNECTIONS = 4096
 DEFAULT_HEADER_TIMEOUT_S = 10.0
 DEFAULT_KEEPALIVE_S = 5
 DEFAULT_BODY_TIMEOUT_S = 30.0
-PRINCIPAL_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
 TOKENS_ENV = "REACT_GATEWAY_TOKENS"
 CORS_ENV = "REACT_GATEWAY_CORS_ORIGINS"
 MAX_BODY_ENV = "REACT_GATEWAY_MAX_BODY_BYTES"
@@ -90,7 +88,7 @@ class GatewaySettings:
     identity: IdentitySettings = field(default_factory=IdentitySettings)
     """The OpenID provider, the static tokens' scopes, the quotas (`gateway.identity.settings`)."""
     max_connections: int = DEFAULT_MAX_CONNECTIONS
-    """Open connections at most (`gateway.connections`); `gateway.py` lowers it to fit the open-file limit."""
+    """Open connections at most (`gateway.server.connections`); `gateway.py` lowers it to fit the fd limit."""
     header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S
     """A request's headers must be whole this long after the connection opened (or its last response)."""
     keepalive_s: int = DEFAULT_KEEPALIVE_S

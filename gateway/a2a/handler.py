@@ -53,10 +53,10 @@ from contracts.session import AskAccepted
 from gateway.a2a.messages import Incoming, a2a_errors, parse_message
 from gateway.a2a.stream import STOPPING_STATES, task_events
 from gateway.a2a.tasks import TaskRef, parse_task_id, started_task, task_of, task_ref
-from gateway.auth import Principal
 from gateway.context import GatewayContext
 from gateway.core import RequestCore, check_request_id, is_request_id, parse_mode, parse_on_busy
 from gateway.errors import GatewayError
+from gateway.identity.principal import Principal
 
 __all__ = ["DurableRequestHandler"]
 

@@ -33,11 +33,11 @@ from starlette.routing import BaseRoute, Route
 
 from contracts import AgentConfig
 from contracts.errors import UNKNOWN_AGENT
+from gateway.a2a.agent_card import declare_openid_connect
 from gateway.a2a.handler import DurableRequestHandler
 from gateway.context import GatewayContext
 from gateway.errors import GatewayError, error_body
 from gateway.http_input import principal_of
-from gateway.identity.agent_card import declare_openid_connect
 from gateway.jsonrpc import METHOD_NOT_FOUND, jsonrpc_error_body
 
 __all__ = ["agent_card", "routes"]

@@ -32,7 +32,7 @@ from gateway.a2a.tasks import TaskRef, agent_message, task_of, to_struct
 from gateway.context import GatewayContext
 from gateway.core import RequestCore, RunEnd, ended_state, follow_run
 from gateway.errors import GatewayError
-from gateway.hub import HubItem
+from gateway.feed.hub import HubItem
 
 __all__ = ["STOPPING_STATES", "task_events"]
 

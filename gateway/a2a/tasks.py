@@ -22,10 +22,10 @@ from google.protobuf.json_format import ParseDict
 
 from contracts.approval import PendingApproval
 from contracts.errors import NOT_FOUND
-from gateway.auth import Principal
 from gateway.context import GatewayContext
 from gateway.core import RequestState, Thread, is_request_id, open_thread
 from gateway.errors import GatewayError
+from gateway.identity.principal import Principal
 from gateway.owners import THREAD_ID_PATTERN
 
 __all__ = [

@@ -42,7 +42,7 @@ from contracts import TraceEvent
 from contracts.stream import DeltaEvent
 from conversation import MessageEntry
 from gateway.errors import GatewayError
-from gateway.hub import HubItem
+from gateway.feed.hub import HubItem
 
 __all__ = [
     "DONE_CHARS",

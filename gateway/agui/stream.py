@@ -34,8 +34,8 @@ from gateway.agui.render import START, Emitted, Position, RequestRenderer, openi
 from gateway.agui.snapshot import interrupt_of, messages_snapshot
 from gateway.context import GatewayContext
 from gateway.core import RequestCore, Thread
+from gateway.core.single_flight import shared
 from gateway.errors import GatewayError
-from gateway.single_flight import shared
 
 __all__ = ["StreamSpec", "sse", "stream_run"]
 

@@ -1,5 +1,5 @@
-"""The chat page: its files (`static/`) and the small REST API it needs beside AG-UI (`api`)."""
+"""The chat page: its files (`static/`) and the agents' names (`page`); its API is `gateway.threads`."""
 
-from gateway.chat.api import routes
+from gateway.chat.page import routes
 
 __all__ = ["routes"]

@@ -18,7 +18,7 @@ from clients.stream import TERMINAL_KINDS
 from contracts.run import RunResult
 from contracts.stream import TraceItem
 from gateway.context import GatewayContext
-from gateway.hub import HubItem
+from gateway.feed.hub import HubItem
 
 __all__ = ["RunEnd", "follow_run", "is_terminal"]
 

@@ -47,11 +47,11 @@ from contracts.stream import DeltaEvent
 from gateway.context import GatewayContext
 from gateway.core.follow import RunEnd, follow_run
 from gateway.core.inputs import Decision
+from gateway.core.single_flight import shared
 from gateway.core.threads import Thread, temporal_reads
 from gateway.errors import GatewayError, not_found
 from gateway.identity.scopes import APPROVE, require
 from gateway.owners import fork_session_id, parse_session_id
-from gateway.single_flight import shared
 
 __all__ = ["ENDED", "Forked", "RequestCore", "RequestState", "RequestStatus", "ended_state"]
 

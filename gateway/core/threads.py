@@ -20,9 +20,9 @@ from temporalio.service import RPCError, RPCStatusCode
 from clients.errors import RejectedError
 from contracts import AgentConfig
 from contracts.errors import UNKNOWN_REQUEST
-from gateway.auth import Principal
 from gateway.context import GatewayContext, agent_config
 from gateway.errors import GatewayError, not_found
+from gateway.identity.principal import Principal
 from gateway.owners import session_id
 
 __all__ = ["Thread", "open_thread", "temporal_reads"]

@@ -1,7 +1,7 @@
-"""Identity an organization can plug in: OpenID Connect tokens, scopes, MCP authorization, quotas, audit.
+"""Identity an organization can plug in: who a caller is and what it may do, nothing else.
 
-`admission` is the guard's step (who calls, may they, how much); `oidc` verifies a provider's
-tokens; `scopes` and `operations` are what each call needs; `resource_metadata` is the MCP
-authorization spec's document and challenges; `rate` and `quotas` count; `audit` writes the trail;
-`settings` reads the environment.
+`principal` (a caller and what its name may be), `oidc` (verifying a provider's tokens), `scopes`
+and `operations` (what each call needs), `audit` (the trail), `settings` (the environment's
+identity settings). It imports no other gateway part but the refusals (`gateway.errors`); the
+guard that applies it to every request is `gateway.guard`.
 """

@@ -29,9 +29,9 @@ import httpx
 import jwt
 from jwt import PyJWK
 
+from gateway.identity.principal import PRINCIPAL_PATTERN
 from gateway.identity.scopes import scopes_of_claims
 from gateway.identity.settings import OidcSettings
-from gateway.settings import PRINCIPAL_PATTERN
 
 __all__ = ["OidcVerifier", "ProviderKeys", "ProviderUnavailable", "TokenRefused", "VerifiedToken"]
 

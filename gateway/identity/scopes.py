@@ -69,7 +69,7 @@ class ScopeRefusal(GatewayError):
 
 
 class Scoped(Protocol):
-    """A caller with scopes (`gateway.auth.Principal`)."""
+    """A caller with scopes (`gateway.identity.principal.Principal`)."""
 
     @property
     def scopes(self) -> frozenset[str]:

@@ -35,10 +35,10 @@ from starlette.routing import Route
 from temporalio.service import RPCError
 
 from conversation import MessageEntry
-from gateway.auth import Principal
 from gateway.context import GatewayContext
 from gateway.core import RequestCore, open_thread, parse_decision, parse_mode, parse_on_busy, temporal_reads
 from gateway.errors import GatewayError
+from gateway.identity.principal import Principal
 from gateway.identity.scopes import MCP_TOOL_SCOPES, require
 from gateway.mcp.progress import ProgressText
 from gateway.mcp.views import Handle, history_item, parse_handle, state_view

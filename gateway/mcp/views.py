@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from conversation import MessageEntry
-from gateway.auth import Principal
 from gateway.context import GatewayContext
 from gateway.core import RequestState, Thread, is_request_id, open_thread
 from gateway.errors import GatewayError, not_found
+from gateway.identity.principal import Principal
 from gateway.owners import THREAD_ID_PATTERN
 
 __all__ = ["Handle", "history_item", "parse_handle", "state_view"]

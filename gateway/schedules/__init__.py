@@ -1,11 +1,9 @@
-"""Agents that act on their own, over HTTP: schedules and background requests.
+"""Agents that act on their own, over HTTP: `/api/schedules` on the typed client's `Schedules` (`api`).
 
-`routes` (the room's routes), `api` (`/api/schedules` on the typed client's `Schedules`),
-`background` (`POST /api/threads/{agent}/{thread}/requests` → 202 and its
-`GET .../requests/{id}?wait_s=N`: a thin adapter over the request core, `gateway.core`).
+A thread's background requests and default webhook are the threads' room (`gateway.threads`).
 docs/schedules-and-webhooks.md.
 """
 
-from gateway.schedules.routes import routes
+from gateway.schedules.api import routes
 
 __all__ = ["routes"]

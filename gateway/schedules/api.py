@@ -33,10 +33,10 @@ from clients.errors import RejectedError
 from clients.schedules import Schedules, schedule_id_of
 from contracts.errors import NOT_FOUND
 from contracts.schedules import ScheduleView
-from gateway.auth import Principal
 from gateway.context import GatewayContext, agent_config
 from gateway.errors import GatewayError, not_found
 from gateway.http_input import principal_of, read_json
+from gateway.identity.principal import Principal
 from gateway.owners import PREFIX, parse_session_id, session_id
 
 __all__ = ["routes"]

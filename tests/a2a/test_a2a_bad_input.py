@@ -17,7 +17,7 @@ import pytest
 import pytest_asyncio
 from temporalio.service import RPCError, RPCStatusCode
 
-from gateway.auth import Principal
+from gateway.identity.principal import Principal
 from gateway.owners import session_id
 from testing import AgentTestEnvironment, answer, scripted_agent
 from tests.gateway_helpers import ALICE, BOB, TEST_TOKENS, GatewayServer, running_gateway

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from gateway.auth import Principal
+from gateway.identity.principal import Principal
 from gateway.owners import session_id
 from tests.gateway_helpers import ALICE, BOB, GatewayServer, module_gateway
 

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from gateway.auth import Principal
+from gateway.identity.principal import Principal
 from gateway.owners import session_id
 from testing import AgentTestEnvironment, answer, call_tools, scripted_agent, tool_call
 from tests.gateway_helpers import ALICE, TEST_TOKENS, GatewayServer, module_gateway, running_gateway

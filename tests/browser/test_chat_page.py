@@ -20,7 +20,7 @@ from playwright.async_api import Browser, Page, Route, expect
 
 from clients.session_handle import SessionHandle
 from contracts import ScriptTurn
-from gateway.auth import Principal
+from gateway.identity.principal import Principal
 from gateway.owners import session_id
 from testing import AgentTestEnvironment, answer, call_tools, scripted_agent, tool_call
 from tests.browser_helpers import chromium

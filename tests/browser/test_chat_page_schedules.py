@@ -15,7 +15,7 @@ from playwright.async_api import Browser, expect
 
 from clients.schedules import Schedules
 from contracts.schedules import SCHEDULE_REF
-from gateway.auth import Principal
+from gateway.identity.principal import Principal
 from gateway.owners import session_id
 from testing import AgentTestEnvironment, answer, scripted_agent
 from tests.browser_helpers import chromium

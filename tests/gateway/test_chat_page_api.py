@@ -1,4 +1,4 @@
-"""The chat page's REST API (`gateway/chat/api.py`) and its files, over real HTTP on a real gateway.
+"""The chat page's REST API (`gateway/threads/api.py`) and its files, over real HTTP on a real gateway.
 
 Sessions are made as the AG-UI endpoint makes them (the owner's workflow id,
 `gateway.owners.session_id`), through the typed client, on the `agents` fixture's dev server
@@ -15,7 +15,7 @@ from typing import Any
 import pytest_asyncio
 
 from clients.session_handle import SessionHandle
-from gateway.auth import Principal
+from gateway.identity.principal import Principal
 from gateway.owners import session_id
 from testing import AgentTestEnvironment
 from tests.gateway_helpers import ALICE, BOB, TEST_AGENTS, TEST_TOKENS, GatewayServer, running_gateway

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from contracts.workflow_ids import MAX_SESSION_ID_CHARS, workflow_id_problem
-from gateway.auth import Principal
 from gateway.errors import GatewayError
+from gateway.identity.principal import Principal
 from gateway.owners import parse_session_id, session_id
 from gateway.settings import GatewaySettings, GatewaySettingsError, load_settings, parse_tokens
 from testing import AgentTestEnvironment

@@ -33,8 +33,8 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from gateway.connections import ConnectionLimits, guarded_h11
-from gateway.log_rate import RepeatedLines
+from gateway.server.connections import ConnectionLimits, guarded_h11
+from gateway.server.log_rate import RepeatedLines
 from testing import AgentTestEnvironment
 from tests.helpers import ROOT
 from tests.s3_server import free_port

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest_asyncio
 
-from gateway.auth import Principal
+from gateway.identity.principal import Principal
 from gateway.owners import session_id
 from testing import AgentTestEnvironment
 from tests.gateway_helpers import ALICE, BOB, TEST_TOKENS, GatewayServer, running_gateway

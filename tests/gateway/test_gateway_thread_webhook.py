@@ -1,4 +1,4 @@
-"""A thread's default webhook over HTTP (`gateway/schedules/thread_webhook.py`) and an agent profile's.
+"""A thread's default webhook over HTTP (`gateway/threads/thread_webhook.py`) and an agent profile's.
 
 A real gateway in-process with alice's and bob's tokens, whose agent `hooked` names a default
 webhook; real receivers on 127.0.0.1 verify every signature with `standardwebhooks`.

@@ -28,7 +28,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from jwt.algorithms import RSAAlgorithm
 
 from gateway.errors import GatewayError
-from gateway.identity.admission import Admission
+from gateway.guard.admission import Admission
 from gateway.identity.settings import IdentitySettings, OidcSettings
 from gateway.settings import GatewaySettings, parse_tokens
 from testing import AgentTestEnvironment

@@ -18,9 +18,9 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 
-from gateway.auth import Principal
 from gateway.core import Decision, RequestCore, open_thread
 from gateway.errors import GatewayError
+from gateway.identity.principal import Principal
 from gateway.identity.scopes import ASK, scopes_of_claims
 from testing import AgentTestEnvironment
 from tests.gateway_helpers import GatewayServer, agui_run, run_input, running_gateway

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.auth import authenticate
+from gateway.guard.static_tokens import authenticate
 from gateway.identity.scopes import ALL_SCOPES, STATIC_DEFAULT
 from gateway.settings import GatewaySettingsError, load_settings, token_entries
 from tests.gateway_helpers import TEST_AGENTS

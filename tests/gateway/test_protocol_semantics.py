@@ -24,7 +24,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from conversation import MessageEntry
-from gateway.auth import Principal
+from gateway.identity.principal import Principal
 from gateway.owners import session_id
 from tests.gateway_helpers import (
     ALICE,

@@ -18,7 +18,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult
 
-from gateway.auth import Principal
+from gateway.identity.principal import Principal
 from gateway.owners import session_id
 from testing import AgentTestEnvironment, answer, call_tools, scripted_agent, tool_call
 from tests.gateway_helpers import ALICE, BOB, TEST_TOKENS, GatewayServer, auth, running_gateway

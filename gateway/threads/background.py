@@ -32,7 +32,7 @@ from gateway.context import GatewayContext
 from gateway.core import RequestCore, RequestState, parse_on_busy
 from gateway.errors import GatewayError
 from gateway.http_input import read_json
-from gateway.schedules.path_thread import thread_in_path
+from gateway.threads.path_thread import thread_in_path
 
 __all__ = ["MAX_WAIT_S", "routes"]
 

@@ -8,7 +8,7 @@ it. A feed without viewers stops after `idle_s` (nobody polls for nobody); a fin
 is kept `linger_s` for viewers that reconnect.
 
 With each trace event that adds messages to the run's thread, the feed reads those messages
-once for every viewer (`gateway.hub_reads`: the full text of an answer whose deltas a viewer
+once for every viewer (`gateway.feed.hub_reads`: the full text of an answer whose deltas a viewer
 missed, tool calls with their arguments, tool results), off the stream's path: `HubItem.enriched()`
 waits for them. The events' ids for resumption are derived from
 durable facts by the protocol layers (`gateway.agui.render`), never from the hub's own counters, so
@@ -27,7 +27,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from clients.runs import Runs
 from clients.stream import run_events, trace_reader
 from contracts.stream import DeltaEvent, TraceItem
-from gateway.hub_reads import EventReads, HubItem
+from gateway.feed.hub_reads import EventReads, HubItem
 
 __all__ = ["HubItem", "RunHub"]
 

@@ -1,7 +1,5 @@
-"""The chat page's files and the small REST API it needs beyond AG-UI: sessions, fork, reset, agents.
+"""A principal's threads over HTTP: list them, read one, fork it, reset it (the chat page's API).
 
-    GET  /                                      the chat page (gateway/chat/static/)
-    GET  /api/agents                            {"agents": [...]}: the names clients may use
     GET  /api/threads                           this principal's sessions, newest first (at most 100)
     GET  /api/threads/{agent}/{thread}          status, usage and cost, Web UI links, the last entries
     POST /api/threads/{agent}/{thread}/fork     {"seq"?: int, "thread_id"?: str} -> the new thread
@@ -9,63 +7,48 @@
 
 A thread is the caller's session `gw/<principal>/<agent>/<thread>` (`gateway.owners`): another
 principal's thread, a missing one, and any other workflow all answer the same 404 `not_found`.
-Every read and operation is the request core's (`gateway.core`).
+Every read and operation is the request core's (`gateway.core`). The rest of the resource,
+`.../requests` and `.../webhook`, is `gateway.threads.background` and `.thread_webhook`; the
+admin's read of every principal's threads, `gateway.threads.admin`.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from pydantic import BaseModel
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
-from starlette.routing import BaseRoute, Mount, Route
-from starlette.staticfiles import StaticFiles
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
 
 from contracts import Usage
-from contracts.session import SESSION_WORKFLOW_TYPE, RequestRecord, SessionStatus
+from contracts.session import RequestRecord, SessionStatus
 from conversation.thread import ContextOpEntry, Entry, MessageEntry
 from gateway.context import GatewayContext
 from gateway.core import RequestCore, Thread, open_thread, temporal_reads
 from gateway.errors import GatewayError
 from gateway.http_input import principal_of, read_json
-from gateway.owners import PREFIX, check_thread_id, parse_session_id
+from gateway.owners import check_thread_id, parse_session_id
+from gateway.threads.listing import list_threads
 
-__all__ = ["STATIC", "routes"]
+__all__ = ["OWNER_THREAD_PATH", "routes"]
 
-STATIC = Path(__file__).parent / "static"
-MAX_LISTED = 100
+OWNER_THREAD_PATH = "/api/threads/{agent}/{thread}"
+"""The owner's view of one thread (the admin reads it on the owner's behalf: `gateway.threads.admin`)."""
 MAX_ENTRIES = 200
 """The last entries `GET /api/threads/{agent}/{thread}` returns (one thread page, about 1 MiB at most)."""
 
 
 def routes(ctx: GatewayContext) -> list[BaseRoute]:
-    """The chat page and its API."""
+    """The routes of a principal's threads."""
     api = _ThreadsApi(ctx)
     return [
-        Route("/", _index, methods=["GET"]),
-        Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
-        Route("/api/agents", api.agents, methods=["GET"]),
         Route("/api/threads", api.threads, methods=["GET"]),
-        Route("/api/threads/{agent}/{thread}", api.thread, methods=["GET"]),
+        Route(OWNER_THREAD_PATH, api.thread, methods=["GET"]),
         Route("/api/threads/{agent}/{thread}/fork", api.fork, methods=["POST"]),
         Route("/api/threads/{agent}/{thread}/reset", api.reset, methods=["POST"]),
     ]
-
-
-PAGE_HEADERS = {
-    "Cache-Control": "no-cache",
-    # The page's own files only, and no framing: its approve buttons cannot be clickjacked.
-    "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'; base-uri 'none'",
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-}
-
-
-async def _index(request: Request) -> Response:
-    return FileResponse(STATIC / "index.html", headers=PAGE_HEADERS)
 
 
 class _ThreadsApi:
@@ -73,33 +56,9 @@ class _ThreadsApi:
         self._ctx = ctx
         self._core = RequestCore(ctx)
 
-    async def agents(self, request: Request) -> Response:
-        principal_of(request)
-        return JSONResponse({"agents": sorted(self._ctx.settings.agents)})
-
     async def threads(self, request: Request) -> Response:
-        principal = principal_of(request)
-        # Names match `^[A-Za-z0-9_.-]+$`: safe inside the quotes. `parse_session_id` filters again,
-        # whatever the visibility store makes of `_` in a prefix.
-        query = (
-            f"WorkflowType = '{SESSION_WORKFLOW_TYPE}' "
-            f"AND WorkflowId STARTS_WITH '{PREFIX}/{principal.name}/' "
-            "AND ExecutionStatus != 'ContinuedAsNew'"
-        )
-        listed: dict[str, dict[str, Any]] = {}
-        async for execution in self._ctx.client.list_workflows(query, limit=MAX_LISTED):
-            owned = parse_session_id(principal, execution.id)
-            if owned is None or execution.id in listed:
-                continue
-            status = execution.status.name.lower() if execution.status else "unknown"
-            listed[execution.id] = {
-                "agent": owned[0],
-                "thread_id": owned[1],
-                "session_id": execution.id,
-                "status": status,
-                "started_at": execution.start_time.isoformat(),
-            }
-        return JSONResponse({"threads": list(listed.values())})
+        listed = await list_threads(self._ctx, principal_of(request).name)
+        return JSONResponse({"threads": [thread.json(with_principal=False) for thread in listed]})
 
     async def thread(self, request: Request) -> Response:
         thread = self._owned(request)

@@ -3,32 +3,27 @@
     GET /api/admin/threads[?principal=NAME]                 sessions of every principal (at most 100)
     GET /api/admin/threads/{principal}/{agent}/{thread}     one thread, as its owner sees it
 
-The thread view is the owner's (`GET /api/threads/{agent}/{thread}` of the chat page's API,
-`gateway.chat.api`, handed in by `gateway.app`: identity is a shared part and imports no adapter),
-read on the owner's behalf; nothing here writes. The guard checks the scope and writes an audit
-line for each read (`admin_read`).
+The thread view is the owner's (`GET /api/threads/{agent}/{thread}`, `gateway.threads.api`,
+handed in by `gateway.threads.routes`), read on the owner's behalf, and the listing is the
+owner's listing (`gateway.threads.listing`) over every principal; nothing here writes. The guard
+checks the scope and writes an audit line for each read (`admin_read`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from contracts.session import SESSION_WORKFLOW_TYPE
-from gateway.auth import Principal
 from gateway.context import GatewayContext
 from gateway.errors import GatewayError
-from gateway.owners import PREFIX, parse_session_id
-from gateway.settings import PRINCIPAL_PATTERN
+from gateway.identity.principal import PRINCIPAL_PATTERN, Principal
+from gateway.threads.api import OWNER_THREAD_PATH
+from gateway.threads.listing import list_threads
 
 __all__ = ["routes"]
-
-MAX_LISTED = 100
-OWNER_THREAD_PATH = "/api/threads/{agent}/{thread}"
 
 
 def routes(ctx: GatewayContext, owner_routes: Sequence[BaseRoute]) -> list[BaseRoute]:
@@ -41,28 +36,8 @@ def routes(ctx: GatewayContext, owner_routes: Sequence[BaseRoute]) -> list[BaseR
 
     async def threads(request: Request) -> Response:
         owner = request.query_params.get("principal")
-        prefix = f"{PREFIX}/{_principal_name(owner)}/" if owner else f"{PREFIX}/"
-        query = (
-            f"WorkflowType = '{SESSION_WORKFLOW_TYPE}' AND WorkflowId STARTS_WITH '{prefix}' "
-            "AND ExecutionStatus != 'ContinuedAsNew'"
-        )
-        listed: dict[str, dict[str, Any]] = {}
-        async for execution in ctx.client.list_workflows(query, limit=MAX_LISTED):
-            name = execution.id.split("/")[1] if execution.id.count("/") >= 3 else ""
-            if not PRINCIPAL_PATTERN.match(name) or execution.id in listed:
-                continue
-            owned = parse_session_id(Principal(name), execution.id)
-            if owned is None:
-                continue
-            listed[execution.id] = {
-                "principal": name,
-                "agent": owned[0],
-                "thread_id": owned[1],
-                "session_id": execution.id,
-                "status": execution.status.name.lower() if execution.status else "unknown",
-                "started_at": execution.start_time.isoformat(),
-            }
-        return JSONResponse({"threads": list(listed.values())})
+        listed = await list_threads(ctx, _principal_name(owner) if owner else None)
+        return JSONResponse({"threads": [thread.json(with_principal=True) for thread in listed]})
 
     async def thread(request: Request) -> Response:
         owner = _principal_name(request.path_params["principal"])

@@ -1,6 +1,6 @@
 """The guard's identity step: who is calling (static token or the provider's), and may they do this.
 
-`Admission.principal` authenticates a request: a static token (`gateway.auth`), else, with an
+`Admission.principal` authenticates a request: a static token (`gateway.guard.static_tokens`), else, with an
 OpenID provider configured, a token the provider signed (`OidcVerifier`; its `aud` must be the
 gateway's audience, or `<audience>/mcp` on `/mcp`). A refusal is 401 `unauthorized` with
 `WWW-Authenticate: Bearer` (on `/mcp` with `resource_metadata`, RFC 9728; for a provider's token
@@ -22,16 +22,17 @@ from collections.abc import Mapping
 from starlette.types import Message, Receive, Scope, Send
 
 from contracts.errors import UNAUTHORIZED
-from gateway.auth import Principal, authenticate
 from gateway.context import GatewayContext
 from gateway.errors import GatewayError
-from gateway.identity import chat_signin
+from gateway.guard import chat_signin
+from gateway.guard.quotas import RunQuotas
+from gateway.guard.rate import RequestRate
+from gateway.guard.resource_metadata import MCP_PATH, RESOURCE_METADATA_PATH, challenge
+from gateway.guard.static_tokens import authenticate
 from gateway.identity.audit import AuditTrail, request_id_of
 from gateway.identity.oidc import OidcVerifier, ProviderUnavailable, TokenRefused
 from gateway.identity.operations import Operation, classify
-from gateway.identity.quotas import RunQuotas
-from gateway.identity.rate import RequestRate
-from gateway.identity.resource_metadata import MCP_PATH, RESOURCE_METADATA_PATH, challenge
+from gateway.identity.principal import Principal
 from gateway.identity.scopes import ScopeRefusal, require
 from gateway.settings import GatewaySettings
 

@@ -44,7 +44,7 @@ _REFUSAL = (
     b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nconnection: close\r\n"
     b"content-length: %d\r\n\r\n%s" % (len(_REFUSAL_BODY), _REFUSAL_BODY)
 )
-_log = logging.getLogger("gateway.connections")
+_log = logging.getLogger("gateway.server.connections")
 
 
 @dataclass(frozen=True)

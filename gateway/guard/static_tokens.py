@@ -1,6 +1,6 @@
 """Who is calling: a static bearer token's principal, or `local` when the gateway has no tokens.
 
-Tokens of an OpenID provider are verified by `gateway.identity.admission` (which asks this module
+Tokens of an OpenID provider are verified by `gateway.guard.admission` (which asks this module
 about static tokens first).
 """
 
@@ -8,25 +8,13 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from gateway.errors import GatewayError
-from gateway.identity.scopes import ALL_SCOPES, STATIC_DEFAULT
+from gateway.identity.principal import LOCAL, Principal
+from gateway.identity.scopes import STATIC_DEFAULT
 from gateway.settings import GatewaySettings
 
-__all__ = ["LOCAL", "Principal", "authenticate"]
-
-
-@dataclass(frozen=True)
-class Principal:
-    """A caller; its `name` (matching `settings.PRINCIPAL_PATTERN`) owns the sessions it creates."""
-
-    name: str
-    scopes: frozenset[str] = STATIC_DEFAULT
-    """What it may do (`gateway.identity.scopes`)."""
-
-
-LOCAL = Principal("local", frozenset(ALL_SCOPES))
+__all__ = ["authenticate"]
 
 
 def authenticate(headers: Mapping[str, str], settings: GatewaySettings) -> Principal:
