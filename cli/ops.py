@@ -24,7 +24,7 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
-from cli import live, render
+from cli import render, render_follow
 from cli.errors import CliError, describe, unreachable_message
 from clients.base import Timeouts
 from clients.runs import RunHandle, Runs
@@ -113,7 +113,7 @@ async def watch(
 
     `outcome` is the run's result, or for a session's run the session's record of the
     request; it is awaited concurrently. With `stream`, the run's live stream is followed
-    (`cli.live`: trace lines, and the LLM's text as it comes) to the run's end; a stream
+    (`cli.render_follow`: trace lines, and the LLM's text as it comes) to the run's end; a stream
     that cannot be followed (a worker without streams, a run that never started) falls
     back to polling the `trace` query, from the last event printed. `on_event` sees each
     trace event printed.
@@ -173,7 +173,7 @@ class _Progress:
     async def show(self, run: RunHandle, out: Console, on_event: OnEvent) -> None:
         while True:
             try:
-                self.last_seq = await live.show_stream(self._tracked(run.events()), out, on_event)
+                self.last_seq = await render_follow.show_stream(self._tracked(run.events()), out, on_event)
                 return
             except RPCError as error:
                 if error.status != RPCStatusCode.NOT_FOUND or self.began:

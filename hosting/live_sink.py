@@ -1,6 +1,6 @@
 """The worker's side of the live channel: the runs' accepted items, written to it in the background.
 
-`LiveSinkInterceptor` installs `workflows.live_sink.LIVE_EXTERN` for the worker's workflows.
+`LiveSinkInterceptor` installs `workflows.live_extern.LIVE_EXTERN` for the worker's workflows.
 The workflow calls it from its activation's thread; the item is handed to the worker's event
 loop (`call_soon_threadsafe`) and written by one task: every run's pending items in one round
 trip (`LiveChannel.publish`), each run's in the order they came. Writing never blocks or fails a
@@ -20,7 +20,7 @@ from typing import Any, cast
 from temporalio.worker import Interceptor, WorkflowInboundInterceptor, WorkflowInterceptorClassInput
 
 from live.channel import LiveChannel
-from workflows.live_sink import LIVE_EXTERN
+from workflows.live_extern import LIVE_EXTERN
 
 MAX_PENDING_ITEMS = 100_000
 _log = logging.getLogger(__name__)

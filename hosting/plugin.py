@@ -235,10 +235,10 @@ class DurableReactPlugin(SimplePlugin):
 
     @staticmethod
     def _with_agent_workflows(workflows: Sequence[type]) -> list[type]:
+        from workflows.background.deliver_webhook import DeliverWebhook
+        from workflows.background.scheduled_ask import ScheduledAsk
         from workflows.run.react_run import ReActRun
-        from workflows.scheduled.scheduled_ask import ScheduledAsk
         from workflows.session.agent_session import AgentSession  # imported here: clients never need them
-        from workflows.webhook.deliver_webhook import DeliverWebhook
 
         product = (ReActRun, AgentSession, ScheduledAsk, DeliverWebhook)
         if any(w in workflows for w in product):

@@ -32,7 +32,7 @@ from payloads.blob_store import BlobStore
 from testing import answer, call_tools, tool_call
 from tests.agent_tools import registry_for_tests
 from tests.approvals.test_approval import agent, calculate, decisions, tool_results, waiting
-from tests.cli.test_cli_live import REPO, cli, script_file
+from tests.cli.test_cli_follow import REPO, cli, script_file
 from tests.cli.test_cli_stream import WAIT_S, Terminal
 from worker import build_worker
 

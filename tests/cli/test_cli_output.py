@@ -21,7 +21,7 @@ from clients.runs import Runs
 from contracts import TASK_QUEUE
 from payloads.blob_store import BlobStore
 from tests.agent_tools import registry_for_tests
-from tests.cli.test_cli_live import cli, script_file
+from tests.cli.test_cli_follow import cli, script_file
 from tests.run.test_structured_output import PARIS, SCHEMA
 from worker import build_worker
 

@@ -28,7 +28,7 @@ from contracts import TASK_QUEUE, Ack, TraceEvent
 from contracts.session import AskAccepted
 from payloads.blob_store import BlobStore
 from tests.agent_tools import registry_for_tests
-from tests.cli.test_cli_live import REPO, cli, script_file, spawn
+from tests.cli.test_cli_follow import REPO, cli, script_file, spawn
 from worker import build_worker
 
 STORY = "Once upon a time " + "the agent kept on typing, " * 6 + "and then it stopped."

@@ -6,7 +6,8 @@ those under `if TYPE_CHECKING:`, which never run. The layering, lowest first:
 
 - `contracts` and `conversation`: the wire types and the conversation model;
 - `workflows`: deterministic workflow code, on those two only. Inside it, each workflow has a
-  room (`ROOMS`: `workflows.run` for `ReActRun`, `workflows.session` for `AgentSession`); a room
+  room (`ROOMS`: `workflows.run` for `ReActRun`, `workflows.session` for `AgentSession`,
+  `workflows.background` for the two small ones, `ScheduledAsk` and `DeliverWebhook`); a room
   never imports another (a run and its session talk through Temporal only), and the shared
   modules at `workflows`' top import no room;
 - `payloads`: the payload path (stores, claim check, codec, converter, settings);
@@ -64,7 +65,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
 }
 """For each product folder (or top-level module), the first-party folders it may import."""
 
-ROOMS = ("workflows.run", "workflows.session", "workflows.scheduled", "workflows.webhook")
+ROOMS = ("workflows.background", "workflows.run", "workflows.session")
 """The workflows' rooms: each imports the shared `workflows.*` modules and itself, never another room."""
 GATEWAY_ROOMS = (
     "gateway.a2a",

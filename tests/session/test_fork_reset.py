@@ -15,7 +15,7 @@ from clients.session_handle import SessionHandle
 from clients.sessions import Sessions
 from contracts.session import ForkOrigin
 from conversation import ContextOpEntry, Message, MessageEntry
-from tests.cli.test_cli_live import cli
+from tests.cli.test_cli_follow import cli
 from tests.conversation.test_context_policy import session_runs
 from tests.helpers import call, llm_inputs, turn, update_names
 from tests.run.test_state_effects import STATE_TOOLS, effect

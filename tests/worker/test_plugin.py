@@ -27,10 +27,10 @@ from hosting.plugin import DurableReactPlugin, PluginConflictError
 from payloads.blob_store import BlobStore
 from payloads.settings import SettingsError, load_settings
 from testing import answer, call_tools, script_overrides, scripted_agent, tool_call
+from workflows.background.deliver_webhook import DeliverWebhook
+from workflows.background.scheduled_ask import ScheduledAsk
 from workflows.run.react_run import ReActRun
-from workflows.scheduled.scheduled_ask import ScheduledAsk
 from workflows.session.agent_session import AgentSession
-from workflows.webhook.deliver_webhook import DeliverWebhook
 
 ROOT = Path(__file__).resolve().parents[2]
 

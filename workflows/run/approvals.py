@@ -32,7 +32,7 @@ from contracts.errors import (
 )
 from contracts.webhooks import WebhookBody, WebhookData, WebhookTarget
 from conversation import ToolCall
-from workflows.webhooks import start_delivery
+from workflows.webhook_child import start_delivery
 
 PATCH_APPROVAL_WEBHOOKS = "approval-webhooks"
 """A run given a `webhook` starts an `approval.waiting` webhook's delivery (a child) when a call waits."""
@@ -67,7 +67,7 @@ class ApprovalBook:
         """Approvals under `config`'s `approval_required`, `approval_timeout_s`, `approval_on_timeout`.
 
         With `webhook`, each call that starts waiting sends an `approval.waiting` webhook naming
-        `request_id` (`workflows.webhooks`).
+        `request_id` (`workflows.webhook_child`).
         """
         self._config = config
         self._webhook = webhook

@@ -32,7 +32,7 @@ from contracts import TraceEvent
 from contracts.limits import MAX_PARTIAL_CHARS, MAX_STREAMED_BYTES_PER_CALL, MAX_STREAMED_BYTES_PER_RUN
 from contracts.llm import StreamTarget
 from contracts.stream import DEFAULT_POLL_UPDATES, EVENTS_TOPIC, DeltaEvent, TraceItem, streamed_bytes
-from workflows import live_sink
+from workflows import live_extern as live_sink
 from workflows.run.stream_handlers import StreamPolls, delta_of, register_handlers
 
 PATCH_PUBLISH_TOKEN = "stream-publish-token"

@@ -28,7 +28,7 @@ from workflows.session.request_book import RequestBook
 from workflows.session.run_forwarding import RunForwarder
 from workflows.session.settings import SessionSettings
 from workflows.session.thread import ARCHIVE_CHARS, SessionThread
-from workflows.webhooks import start_delivery
+from workflows.webhook_child import start_delivery
 
 PATCH_ARCHIVE = "session-archives-thread"
 """Version 1 carried the whole thread through continue-as-new; sessions now archive it as they go."""

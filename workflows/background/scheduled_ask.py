@@ -28,7 +28,7 @@ from contracts.webhooks import WebhookBody, WebhookData
 from contracts.workflow_ids import bounded_id
 from workflows.activity_calls import call_activity
 from workflows.refusals import refusal
-from workflows.webhooks import start_delivery
+from workflows.webhook_child import start_delivery
 
 
 def firing_session_id(firing: FiringInput, firing_id: str) -> str:

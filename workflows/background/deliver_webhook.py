@@ -3,7 +3,7 @@
 It runs the `deliver_webhook` activity (retried by Temporal with backoff: a worker killed
 mid-delivery delivers after restart, with the same `webhook-id`) and ends with its
 `WebhookOutcome`; its current details say how it went, so the Web UI shows a delivery that
-gave up, and why. A session or a firing starts it and does not wait (`workflows.webhooks`).
+gave up, and why. A session or a firing starts it and does not wait (`workflows.webhook_child`).
 """
 
 from __future__ import annotations

@@ -1,1 +1,0 @@
-"""The room of `ScheduledAsk`: one schedule's firing."""

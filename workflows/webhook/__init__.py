@@ -1,1 +1,0 @@
-"""The room of `DeliverWebhook`: one webhook, delivered until acknowledged or given up."""
