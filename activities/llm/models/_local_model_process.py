@@ -96,7 +96,7 @@ class LocalModelServer:
         with self.log_file.open("ab") as log:
             self.process = subprocess.Popen(
                 command,
-                cwd=Path(__file__).resolve().parent.parent,
+                cwd=Path(__file__).resolve().parents[3],  # the repository root: `-m activities...` resolves
                 env=_server_environment(),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
