@@ -26,11 +26,12 @@ from contracts import Usage
 from contracts.session import RequestRecord, SessionStatus
 from conversation.thread import ContextOpEntry, Entry, MessageEntry
 from gateway.context import GatewayContext
-from gateway.core import RequestCore, Thread, open_thread, temporal_reads
+from gateway.core import RequestCore, Thread, temporal_reads
 from gateway.errors import GatewayError
 from gateway.http_input import principal_of, read_json
 from gateway.owners import check_thread_id, parse_session_id
 from gateway.threads.listing import list_threads
+from gateway.threads.path_thread import thread_in_path
 
 __all__ = ["OWNER_THREAD_PATH", "routes"]
 
@@ -120,8 +121,7 @@ class _ThreadsApi:
         return JSONResponse(ack.model_dump(mode="json", exclude_none=True))
 
     def _owned(self, request: Request) -> Thread:
-        principal = principal_of(request)
-        return open_thread(self._ctx, principal, request.path_params["agent"], request.path_params["thread"])
+        return thread_in_path(self._ctx, request)
 
     def _web_ui(
         self, workflow_id: str, status: SessionStatus, records: list[RequestRecord]
