@@ -19,7 +19,8 @@ class Timeouts:
     """How long the client waits for the server.
 
     Attributes:
-        query: each query (a query needs a worker: without one it fails after this long).
+        query: each query, asked again once when it times out (a query needs a worker: without one
+            it fails after twice this long).
         control: each acknowledging Update (steer, cancel, context ops, config controls) and each ask.
         work: Updates that run an activity before they answer (`compact` calls the model, `export`
             signs a snapshot, `register_tool` asks the worker).

@@ -1,7 +1,9 @@
 """The agents of a `python gateway.py --agents tests.gateway_agents` process in the tests.
 
-`default` adds 2 and 3 with the calculator, then streams `SLOW_ANSWER` for about 8 seconds (4
-characters every 0.3 s): time enough to kill a gateway mid answer and start another.
+`default` adds 2 and 3 with the calculator, then streams `SLOW_ANSWER` for about 26 seconds (4
+characters a second): time enough to kill a gateway mid answer and start another, also on a busy
+machine where a new `gateway.py` takes 10 s and more to answer `/readyz` (at 0.3 s a chunk, CI once
+saw the run end before the successor was up).
 """
 
 from __future__ import annotations
@@ -26,4 +28,4 @@ def slow_adder(chunk_delay_s: float) -> AgentConfig:
 
 
 agents = AgentProfiles()
-agents.register("default", slow_adder(0.3), description="Adds slowly")
+agents.register("default", slow_adder(1.0), description="Adds slowly")

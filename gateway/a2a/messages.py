@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -48,6 +49,8 @@ __all__ = ["Incoming", "a2a_errors", "parse_message", "refusal"]
 
 INPUT_CODES = frozenset({INVALID_INPUT, PAYLOAD_TOO_LARGE, BLANK_CONTENT, INVALID_ARGUMENTS})
 """Product codes that say the request itself is wrong (A2A `InvalidParamsError`)."""
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -124,5 +127,6 @@ def a2a_errors() -> Iterator[None]:
         yield
     except GatewayError as error:
         raise refusal(error.code, error.message) from None
-    except RPCError:
+    except RPCError as error:
+        log.warning("Temporal did not answer an A2A call: %s %s", error.status.name, error.message)
         raise refusal(UNAVAILABLE, GatewayError.unavailable().message) from None

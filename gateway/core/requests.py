@@ -156,6 +156,7 @@ class RequestCore:
         except RPCError as error:
             if error.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.INVALID_ARGUMENT):
                 return []
+            log.warning("a read of a run's pending approvals failed: %s %s", error.status.name, error.message)
             raise GatewayError.unavailable() from None
 
     async def _awaiting(self, run_workflow_id: str) -> bool:

@@ -191,7 +191,7 @@ class A2aDriver(Driver):
             "SendMessage", {"message": message, "configuration": {"returnImmediately": not wait}}
         )
         if "error" in reply:
-            return Outcome("refused", code=_a2a_code(reply["error"]))
+            return Outcome("refused", code=_a2a_code(reply["error"]), detail=json.dumps(reply["error"]))
         task = reply["result"]["task"]
         return Outcome(A2A_STATES[task["status"]["state"]], task["id"].rsplit(":", 1)[1])
 
@@ -557,7 +557,8 @@ async def another_principal(gw: GatewayServer, driver: type[Driver]) -> None:
         outcomes.append(await bob.cancel(thread, request_id))
     assert all((o.status, o.code) == ("refused", "not_found") for o in outcomes), outcomes
     assert (await seen(gw, "approver", thread)).statuses == {request_id: "running"}, "Bob changed nothing"
-    assert (await alice.decide(thread, request_id, approved=True)).status == "completed"
+    decided = await alice.decide(thread, request_id, approved=True)
+    assert decided.status == "completed", decided
 
 
 cancel.needs = "cancels"  # pyright: ignore[reportFunctionMemberAccess]
