@@ -79,7 +79,7 @@ class WebhookPolicy:
         )
 
     def url_problem(self, url: str) -> str | None:
-        """Why a webhook may not go to `url` by its form (length, scheme, host, a non-public literal address)."""
+        """Why a webhook may not go to `url` by its form (length, scheme, host, a non-public literal)."""
         if len(url) > MAX_WEBHOOK_URL_CHARS:
             return f"at most {MAX_WEBHOOK_URL_CHARS:,} characters, not {len(url):,}"
         try:

@@ -33,7 +33,6 @@ from contracts.errors import CONNECTION
 from contracts.webhooks import WebhookDelivery, WebhookOutcome
 from payloads.webhook_policy import SECRET_VARIABLE, WebhookPolicy
 
-
 MAX_ANSWER_READ_BYTES: Final = 4_096
 """The most of a receiver's answer an attempt reads; the rest is never read (the connection is closed)."""
 _READ_BUFFER_BYTES: Final = 16_384

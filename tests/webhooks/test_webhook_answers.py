@@ -19,7 +19,13 @@ import pytest_asyncio
 from aiohttp import web
 from temporalio.client import Client
 
-from contracts.webhooks import DELIVERY_WORKFLOW_TYPE, WebhookBody, WebhookData, WebhookDelivery, WebhookOutcome
+from contracts.webhooks import (
+    DELIVERY_WORKFLOW_TYPE,
+    WebhookBody,
+    WebhookData,
+    WebhookDelivery,
+    WebhookOutcome,
+)
 from tests.webhook_receiver import free_port
 
 HUGE_BYTES = 256 * 1024 * 1024

@@ -11,7 +11,9 @@ from payloads.env_values import SettingsError
 from payloads.webhook_policy import WebhookPolicy, embedded_ipv4
 
 DEFAULT = WebhookPolicy.from_env({})
-LOOPBACK_8080 = WebhookPolicy.from_env({"REACT_WEBHOOK_ALLOW": "127.0.0.1:8080, hooks.internal:8443, [::1]:9000"})
+LOOPBACK_8080 = WebhookPolicy.from_env(
+    {"REACT_WEBHOOK_ALLOW": "127.0.0.1:8080, hooks.internal:8443, [::1]:9000"}
+)
 
 EMBEDS_LOOPBACK = [
     "::ffff:127.0.0.1",  # IPv4-mapped
@@ -69,7 +71,12 @@ def test_an_allow_list_entry_with_a_port_allows_that_port_only_and_one_without_a
     assert LOOPBACK_8080.address_problem("hooks.internal", address, 8443) is None
     assert LOOPBACK_8080.address_problem("other.internal", address, 7233) is not None
     anywhere = WebhookPolicy.from_env({"REACT_WEBHOOK_ALLOW": "127.0.0.1,10.0.0.0/8,fd00::/8,hooks.internal"})
-    for url in ("http://127.0.0.1:7233/", "http://10.2.3.4:1/", "http://[fd00::1]:5/", "http://hooks.internal:9/"):
+    for url in (
+        "http://127.0.0.1:7233/",
+        "http://10.2.3.4:1/",
+        "http://[fd00::1]:5/",
+        "http://hooks.internal:9/",
+    ):
         assert anywhere.url_problem(url) is None, url
     cidr_port = WebhookPolicy.from_env({"REACT_WEBHOOK_ALLOW": "10.0.0.0/8:443,[fd00::/8]:443"})
     assert cidr_port.url_problem("https://10.2.3.4/") is None
