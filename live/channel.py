@@ -25,13 +25,13 @@ wrote to the key) is skipped and counted (`LiveChannel.skipped`, and a log line)
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from typing import Protocol
 
 from live.calls import CutCall, LiveDelta
+from live.skipped import SkippedEntries
 
 LIVE_URL_ENV = "REACT_LIVE_URL"
 """The variable that names the live channel (unset or empty: none; followers poll the run)."""
@@ -39,26 +39,8 @@ START = "0"
 """The offset before a run's first item."""
 
 
-_log = logging.getLogger(__name__)
-
-
 class LiveChannelError(ValueError):
     """The live channel's setting names nothing this product can use."""
-
-
-class SkippedEntries:
-    """The channel's entries its readers skipped as unusable: counted and logged, never fatal."""
-
-    def __init__(self) -> None:
-        """None yet."""
-        self.count = 0
-
-    def skip(self, workflow_id: str, entry_id: str, why: str) -> None:
-        """Count entry `entry_id` of the run's entry as skipped, and log it."""
-        self.count += 1
-        _log.warning(
-            "live channel: skipped entry %s of %s (%s; %d skipped)", entry_id, workflow_id, why, self.count
-        )
 
 
 class LiveChannel(Protocol):

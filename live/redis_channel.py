@@ -20,7 +20,7 @@ from typing import Any, cast
 from redis.asyncio import Redis
 
 from live.calls import CutCall, LiveDelta
-from live.channel import SkippedEntries
+from live.skipped import SkippedEntries
 
 FIELD = b"d"
 LIVE_TTL_S = 24 * 3600

@@ -37,12 +37,12 @@ from live.channel import (
     START,
     LiveChannel,
     LiveChannelError,
-    SkippedEntries,
     live_url,
     open_channel,
 )
 from live.dev_redis import free_port, start_redis
 from live.redis_channel import LIVE_CLOSED_TTL_S, LIVE_TTL_S, calls_key_of, key_of
+from live.skipped import SkippedEntries
 from payloads.blob_store import blob_store_from_env
 from testing import AgentTestEnvironment
 from tests.helpers import spawn_worker, turn
