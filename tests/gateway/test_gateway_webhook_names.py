@@ -1,4 +1,4 @@
-"""Webhooks asked through the gateway: a long URL is refused by name, and bodies name things as the gateway does.
+"""Webhooks asked through the gateway: a long URL refused by name, bodies naming things as the gateway does.
 
 A real gateway in-process with alice's token and a real receiver on 127.0.0.1 that verifies every
 signature. The typed client's side (ids as they are) is in `tests/webhooks/test_webhook_defaults.py`.
