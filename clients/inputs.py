@@ -88,16 +88,18 @@ def run_input(
     return run
 
 
-def check_webhook_url(url: str | None, field: str = "webhook_url") -> None:
-    """Refuse a webhook URL the deployment's allow-list refuses (`payloads.webhook_policy`).
+def check_webhook_url(url: object, field: str = "webhook_url") -> None:
+    """Refuse a webhook URL the deployment's allow-list refuses (`payloads.webhook_policy`), or too long.
 
-    Every place a webhook URL is set calls it: an ask's, a session's default, an agent's
-    config (`config.webhook_url`), a schedule's.
+    Every place a webhook URL is set calls it, before the input's own validation (so a URL
+    over `MAX_WEBHOOK_URL_CHARS` is `invalid_input` naming the field, not `payload_too_large`):
+    an ask's, a session's default, an agent's config (`config.webhook_url`), a schedule's.
+    Anything but a string is left to that validation.
 
     Raises:
         RejectedError: `invalid_input` naming `field` and why.
     """
-    if url is None:
+    if not isinstance(url, str):
         return
     problem = WebhookPolicy.from_env().url_problem(url)
     if problem is not None:

@@ -149,10 +149,15 @@ async def _from_channel(
         items = await channel.read(workflow_id, offset, IDLE_CHECK_S)
         if items:
             offset, any_item = items[-1][0], True
-        for _, data in items:
+        for entry_id, data in items:
+            if not data:
+                continue  # an entry without data: the channel counted it
             try:
                 event = EVENTS.validate_json(data)
-            except ValidationError:
+            except ValidationError as error:
+                channel.skipped.skip(
+                    workflow_id, entry_id, f"not a stream event: {error.error_count()} errors"
+                )
                 continue
             if isinstance(event, DeltaEvent):
                 key = (event.call, event.attempt, event.seq)

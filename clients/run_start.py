@@ -37,7 +37,7 @@ RECORDS: TypeAdapter[list[RequestRecord]] = TypeAdapter(list[RequestRecord])
 
 def session_of(run_workflow_id: str) -> str | None:
     """The session id a run workflow id names (None: not a session's run, or its id was shortened)."""
-    found = SESSION_RUN_ID.match(run_workflow_id)
+    found = SESSION_RUN_ID.fullmatch(run_workflow_id)
     return found.group("session") if found is not None else None
 
 

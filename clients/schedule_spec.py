@@ -89,7 +89,7 @@ def _value(token: str, low: int, high: int, names: Mapping[str, int], field: str
 def _cron_field(text: str, low: int, high: int, names: Mapping[str, int], field: str) -> set[int]:
     values: set[int] = set()
     for item in text.split(","):
-        match = _ITEM.match(item)
+        match = _ITEM.fullmatch(item)
         if match is None:
             raise _refuse("cron", f"{item!r} is not a {field} item (numbers, *, a-b, /n, lists)")
         span, step = match["range"], int(match["step"] or 1)

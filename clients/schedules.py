@@ -45,6 +45,7 @@ from clients.inputs import check_webhook_url
 from clients.schedule_spec import schedule_spec
 from contracts import AgentConfig
 from contracts.errors import INVALID_INPUT, NOT_FOUND
+from contracts.ids import PRINCIPAL_PATTERN
 from contracts.limits import MAX_QUERY_CHARS
 from contracts.schedules import (
     FIRING_WORKFLOW_TYPE,
@@ -65,7 +66,7 @@ from contracts.workflow_ids import workflow_id_problem
 
 PREFIX: Final = "schedule"
 NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-OWNER_PATTERN: Final = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
+OWNER_PATTERN: Final = PRINCIPAL_PATTERN
 MAX_NOTE_CHARS: Final = 1_000
 SETTINGS_MEMO: Final = "schedule"
 
@@ -80,9 +81,9 @@ def schedule_id_of(owner: str, name: str) -> str:
     Raises:
         RejectedError: `invalid_input` naming `owner` or `name` and its pattern.
     """
-    if not OWNER_PATTERN.match(owner):
+    if not OWNER_PATTERN.fullmatch(owner):
         raise RejectedError(INVALID_INPUT, f"owner must match {OWNER_PATTERN.pattern}")
-    if not NAME_PATTERN.match(name):
+    if not NAME_PATTERN.fullmatch(name):
         raise RejectedError(INVALID_INPUT, f"name must match {NAME_PATTERN.pattern}")
     return f"{PREFIX}/{owner}/{name}"
 
@@ -90,7 +91,7 @@ def schedule_id_of(owner: str, name: str) -> str:
 def owner_of(schedule_id: str) -> str | None:
     """The owner a schedule id names (None: not a schedule id of this product)."""
     prefix, owner, name = [*schedule_id.split("/", 2), "", ""][:3]
-    if prefix != PREFIX or not OWNER_PATTERN.match(owner) or not NAME_PATTERN.match(name):
+    if prefix != PREFIX or not OWNER_PATTERN.fullmatch(owner) or not NAME_PATTERN.fullmatch(name):
         return None
     return owner
 
@@ -258,7 +259,7 @@ class Schedules(ClientScope):
         queried. Visibility is eventually consistent: a schedule created a moment ago may not
         be listed yet (as without the filter).
         """
-        if not OWNER_PATTERN.match(owner):
+        if not OWNER_PATTERN.fullmatch(owner):
             return []
         query = f'ScheduleId STARTS_WITH "{PREFIX}/{owner}/"'
         views: list[ScheduleView] = []

@@ -77,6 +77,7 @@ def session_input(
     `webhook_url` is the session's default webhook; it and the agent's (`config.webhook_url`)
     are checked against the deployment's allow-list.
     """
+    inputs.check_webhook_url(webhook_url, "session_webhook_url")  # before the size check: named, not 413
     session = inputs.checked(
         SessionInput,
         {
@@ -89,7 +90,6 @@ def session_input(
         "AgentSession input",
     )
     inputs.not_blank(session.config.model, "config.model")
-    inputs.check_webhook_url(session.webhook_url, "session_webhook_url")
     inputs.check_webhook_url(session.config.webhook_url, "config.webhook_url")
     return session
 
@@ -124,9 +124,9 @@ def ask_input(
             "no_webhook": no_webhook,
         }
     )
+    inputs.check_webhook_url(data.get("webhook_url"))  # before the size check: named, not 413
     ask = inputs.checked(AskInput, data, "ask")
     inputs.not_blank(ask.query, "query")
-    inputs.check_webhook_url(ask.webhook_url)
     return ask
 
 

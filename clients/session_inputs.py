@@ -55,9 +55,8 @@ def model_input(model: str, settings: ModelSettings | None = None) -> ModelInput
 
 def webhook_input(webhook_url: str | None) -> WebhookInput:
     """`set_webhook` (None clears the session's default), checked against the deployment's allow-list."""
-    payload = checked(WebhookInput, {"webhook_url": webhook_url}, "set_webhook")
-    check_webhook_url(payload.webhook_url)
-    return payload
+    check_webhook_url(webhook_url)  # before the size check: a long URL is named, not 413
+    return checked(WebhookInput, {"webhook_url": webhook_url}, "set_webhook")
 
 
 def context_query(context_ref: str | None) -> ContextQuery:

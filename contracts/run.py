@@ -200,6 +200,10 @@ TraceKind = Literal[
     "request_failed",
     "request_cancelled",
 ]
+REQUEST_END_KINDS: frozenset[TraceKind] = frozenset(
+    {"request_completed", "request_failed", "request_cancelled"}
+)
+"""The trace events that end a run's request (and so the run)."""
 
 
 class TraceEvent(BaseModel):

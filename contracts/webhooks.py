@@ -6,8 +6,9 @@ delivers after restart), the `webhook-id` is the delivery's own id on every atte
 gives up after the deployment's `REACT_WEBHOOK_GIVE_UP_S`, ending with a `WebhookOutcome`
 that says so (the Web UI shows it as the workflow's result and details).
 
-The body is `WebhookBody`: `{"type", "timestamp", "data": {"agent", "thread_id",
-"request_id", "status", "answer"?, "schedule_id"?}}`. The answer is cut at
+The body is `WebhookBody`: `{"type", "timestamp", "data": {"agent", "thread_id", "workflow_id",
+"request_id", "status", "answer"?, "schedule_id"?}}`, naming the thread and the schedule as the
+API that asked does (`WebhookData.of_session`). The answer is cut at
 `MAX_WEBHOOK_ANSWER_CHARS` (`answer_truncated` then says so; the whole answer is the
 request's, `await_result` or the gateway's `GET .../requests/{id}`), so a body stays small.
 """
@@ -15,7 +16,7 @@ request's, `await_result` or the gateway's `GET .../requests/{id}`), so a body s
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Final, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, StringConstraints
 
@@ -28,6 +29,10 @@ WebhookType = Literal[
     "request.completed", "request.failed", "request.cancelled", "approval.waiting", "schedule.fired"
 ]
 WebhookUrl = Annotated[str, StringConstraints(min_length=1, max_length=MAX_WEBHOOK_URL_CHARS)]
+GATEWAY_SESSION_PREFIX: Final = "gw/"
+"""A gateway thread's session id: `gw/<principal>/<agent>/<thread>` (`gateway.owners`)."""
+SCHEDULE_ID_PREFIX: Final = "schedule/"
+"""A schedule's id: `schedule/<owner>/<name>` (`clients.schedules`)."""
 
 
 class WebhookData(BaseModel):
@@ -43,6 +48,24 @@ class WebhookData(BaseModel):
     error: Annotated[str, StringConstraints(max_length=1_000)] | None = None
     call_id: str | None = None
     tool: str | None = None
+    workflow_id: str | None = None
+    """The session's workflow id (Temporal's name for the thread)."""
+
+    @classmethod
+    def of_session(cls, session_id: str, *, schedule_id: str | None = None, **fields: Any) -> WebhookData:
+        """The data of a webhook about session `session_id`, naming things as the API that asked does.
+
+        A gateway thread (`gw/<principal>/<agent>/<thread>`) is named `<thread>` and its
+        schedule (`schedule/<owner>/<name>`) `<name>`, as every gateway answer names them; any
+        other session (the typed client's) by its id, and its schedule by its id, as the typed
+        client does. `workflow_id` is always the session's workflow id.
+        """
+        thread_id, schedule = session_id, schedule_id
+        if session_id.startswith(GATEWAY_SESSION_PREFIX) and session_id.count("/") >= 3:
+            thread_id = session_id.split("/", 3)[3]
+            if schedule is not None and schedule.startswith(SCHEDULE_ID_PREFIX):
+                schedule = schedule.split("/", 2)[-1]
+        return cls(thread_id=thread_id, workflow_id=session_id, schedule_id=schedule, **fields)
 
 
 class WebhookTarget(BaseModel):

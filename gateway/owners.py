@@ -48,7 +48,7 @@ def check_thread_id(thread_id: str) -> str:
     Raises:
         GatewayError: 400 `invalid_input` naming the pattern.
     """
-    if not THREAD_ID_PATTERN.match(thread_id):
+    if not THREAD_ID_PATTERN.fullmatch(thread_id):
         raise GatewayError.invalid_input(f"a thread id must match {THREAD_ID_PATTERN.pattern}")
     return thread_id
 
@@ -59,7 +59,7 @@ def session_id(principal: Principal, agent: str, thread_id: str) -> str:
     Raises:
         GatewayError: 400 `invalid_input` for a thread id (or agent name) that does not match its pattern.
     """
-    if not _AGENT_PATTERN.match(agent):
+    if not _AGENT_PATTERN.fullmatch(agent):
         raise GatewayError.invalid_input(f"an agent name must match {_AGENT_PATTERN.pattern}")
     return f"{PREFIX}/{principal.name}/{agent}/{check_thread_id(thread_id)}"
 
@@ -76,9 +76,9 @@ def parse_session_id(principal: Principal, session_id: str) -> tuple[str, str] |
     if owner != principal.name or not sep:
         return None
     agent, sep, thread = rest.partition("/")
-    fork = None if THREAD_ID_PATTERN.match(thread) else _FORK_THREAD.match(thread)
+    fork = None if THREAD_ID_PATTERN.fullmatch(thread) else _FORK_THREAD.fullmatch(thread)
     base = fork["base"] if fork is not None else thread
-    if not sep or not _AGENT_PATTERN.match(agent) or not THREAD_ID_PATTERN.match(base):
+    if not sep or not _AGENT_PATTERN.fullmatch(agent) or not THREAD_ID_PATTERN.fullmatch(base):
         return None
     return agent, thread
 

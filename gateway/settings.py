@@ -162,7 +162,7 @@ def token_entries(value: str) -> list[tuple[str, str, frozenset[str] | None]]:
             raise GatewaySettingsError(
                 f"{TOKENS_ENV}: entry {number}'s token is shorter than {MIN_TOKEN_CHARS} characters"
             )
-        if not PRINCIPAL_PATTERN.match(principal):
+        if not PRINCIPAL_PATTERN.fullmatch(principal):
             raise GatewaySettingsError(
                 f"{TOKENS_ENV}: principal {principal!r} must match {PRINCIPAL_PATTERN.pattern}"
             )

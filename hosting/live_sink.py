@@ -6,7 +6,10 @@ loop (`call_soon_threadsafe`) and written by one task: every run's pending items
 trip (`LiveChannel.publish`), each run's in the order they came. Writing never blocks or fails a
 workflow task: a channel that cannot be reached drops the items (logged, at most once a
 minute) and followers read the durable truth instead (`clients.stream`). At most
-`MAX_PENDING_ITEMS` wait; past that the newest are dropped (and counted).
+`MAX_PENDING_ITEMS` wait; past that the newest are dropped (and counted). Once a run's item
+that ends its request is handed over, the run is closed: its entry is kept a short grace only
+(`LiveChannel.publish(..., closed=...)`), also for its items written after (the last
+`MAX_CLOSED_RUNS` runs closed are remembered).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from live.channel import LiveChannel
 from workflows.live_extern import LIVE_EXTERN
 
 MAX_PENDING_ITEMS = 100_000
+MAX_CLOSED_RUNS = 10_000
 _log = logging.getLogger(__name__)
 
 
@@ -34,6 +38,7 @@ class LiveSinkInterceptor(Interceptor):
         self.channel = channel
         self._loop: asyncio.AbstractEventLoop | None = None
         self._pending: dict[str, list[bytes]] = {}
+        self._closed: dict[str, None] = {}  # the runs closed lately, oldest first
         self._count = 0
         self._wake: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
@@ -52,12 +57,17 @@ class LiveSinkInterceptor(Interceptor):
         externs[LIVE_EXTERN] = self._from_workflow
         return None
 
-    def _from_workflow(self, workflow_id: str, item: bytes) -> None:
+    def _from_workflow(self, workflow_id: str, item: bytes, ends: bool = False) -> None:
         loop = self._loop
         if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(self._add, workflow_id, item)
+            loop.call_soon_threadsafe(self._add, workflow_id, item, ends)
 
-    def _add(self, workflow_id: str, item: bytes) -> None:
+    def _add(self, workflow_id: str, item: bytes, ends: bool) -> None:
+        if ends:
+            self._closed.pop(workflow_id, None)
+            self._closed[workflow_id] = None
+            if len(self._closed) > MAX_CLOSED_RUNS:
+                del self._closed[next(iter(self._closed))]
         if self._count >= MAX_PENDING_ITEMS:
             self.dropped += 1
             return
@@ -76,8 +86,9 @@ class LiveSinkInterceptor(Interceptor):
             self._wake.clear()
             while self._pending:
                 batch, self._pending, self._count = self._pending, {}, 0
+                closed = {workflow_id for workflow_id in batch if workflow_id in self._closed}
                 try:
-                    await self.channel.publish(batch)
+                    await self.channel.publish(batch, closed)
                 except Exception as error:  # the channel is down: followers read the durable truth
                     self.dropped += sum(map(len, batch.values()))
                     if time.monotonic() - self._warned_at > 60:

@@ -16,16 +16,22 @@ query, no signal, no history. Two writers share the entry, in one order (the cha
 A follower without the channel, or one whose channel missed items, reads the durable truth
 (`clients.stream`: trace events and, for the text, each call's message in the thread). Offsets
 are the channel's entry ids (Redis Streams ids, `<ms>-<n>`), durable while the entry lives
-(`live.redis_channel`: 24 hours after its last write, at most 20,000 items).
+(`live.redis_channel`: 24 hours after its last write while the run runs, 5 minutes once the
+item that ends it is written; at most 20,000 items).
+
+An entry a reader cannot use (no data field, or data that is not a stream event: anything else
+wrote to the key) is skipped and counted (`LiveChannel.skipped`, and a log line), never fatal.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from typing import Protocol
 
 from live.calls import CutCall, LiveDelta
+from live.skipped import SkippedEntries
 
 LIVE_URL_ENV = "REACT_LIVE_URL"
 """The variable that names the live channel (unset or empty: none; followers poll the run)."""
@@ -40,8 +46,14 @@ class LiveChannelError(ValueError):
 class LiveChannel(Protocol):
     """Publishes runs' live items and reads them back from a durable offset."""
 
-    async def publish(self, items: Mapping[str, list[bytes]]) -> None:
-        """Append each run's items ({workflow id: [a `StreamEvent`'s JSON, ...]}), in order, to its entry."""
+    skipped: SkippedEntries
+    """The entries its readers skipped (no data, or data that is not a stream event)."""
+
+    async def publish(self, items: Mapping[str, list[bytes]], closed: AbstractSet[str] = frozenset()) -> None:
+        """Append each run's items ({workflow id: [a `StreamEvent`'s JSON, ...]}), in order, to its entry.
+
+        The runs in `closed` have ended: their entries are kept only a short grace from now.
+        """
         ...
 
     async def publish_delta(self, workflow_id: str, delta: LiveDelta) -> bool:
@@ -58,7 +70,8 @@ class LiveChannel(Protocol):
     async def read(self, workflow_id: str, after: str, wait_s: float) -> list[tuple[str, bytes]]:
         """The items after offset `after` (`START`: from the first), waiting up to `wait_s` for one.
 
-        Returns (offset, JSON) pairs, oldest first; empty when none came in time.
+        Returns (offset, JSON) pairs, oldest first; empty when none came in time. An entry
+        without data comes with empty JSON (counted in `skipped`): the reader skips it.
         """
         ...
 

@@ -3,13 +3,18 @@
 - `REACT_WEBHOOK_SECRET`: the signing secret, Standard Webhooks' `whsec_<base64>`.
 - `REACT_WEBHOOK_ALLOW`: hosts and CIDRs (comma-separated) a webhook may reach although they
   are private, loopback, link-local or otherwise not public (`127.0.0.1`, `10.0.0.0/8`,
-  `hooks.internal`). A public address needs no entry; anything else is refused.
+  `hooks.internal`), each on any port, or on one port only with `:<port>` (`127.0.0.1:8080`,
+  `[::1]:8080`, `10.0.0.0/8:443`, `hooks.internal:8443`). A public address needs no entry;
+  anything else is refused.
 - `REACT_WEBHOOK_TIMEOUT_S`: one attempt's timeout (default 10 s).
 - `REACT_WEBHOOK_GIVE_UP_S`: a delivery gives up this long after the event (default 86,400 s).
 
 The address checked is the one connected to: a host name is resolved once per attempt, every
 address it resolves to must pass, and the attempt connects to that address (no second lookup a
-DNS rebinding could change). Redirects are never followed: a 3xx answer gives up.
+DNS rebinding could change). Redirects are never followed: a 3xx answer gives up. An IPv6
+address that embeds an IPv4 address (IPv4-mapped `::ffff:a.b.c.d`, IPv4-compatible `::a.b.c.d`,
+6to4 `2002::/16`, NAT64 `64:ff9b::/96` and `64:ff9b:1::/48`, Teredo `2001::/32`) is as public
+as the IPv4 address it embeds (each, for Teredo's two), and allowed where that one is.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Final
 from urllib.parse import urlsplit
 
+from contracts.webhooks import MAX_WEBHOOK_URL_CHARS
 from payloads.env_values import SettingsError
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -36,8 +42,10 @@ class WebhookPolicy:
     """The deployment's webhook settings (`from_env`)."""
 
     secret: str | None = field(default=None, repr=False)
-    hosts: frozenset[str] = frozenset()
-    networks: tuple[IPNetwork, ...] = ()
+    hosts: tuple[tuple[str, int | None], ...] = ()
+    """Allowed host names, each with its one port (None: any)."""
+    networks: tuple[tuple[IPNetwork, int | None], ...] = ()
+    """Allowed networks (an address is a /32 or /128), each with its one port (None: any)."""
     timeout_s: float = DEFAULT_TIMEOUT_S
     give_up_s: float = DEFAULT_GIVE_UP_S
 
@@ -52,23 +60,28 @@ class WebhookPolicy:
         secret = env.get(SECRET_VARIABLE, "").strip() or None
         if secret is not None and not secret.startswith("whsec_"):
             raise SettingsError(SECRET_VARIABLE, "must be a Standard Webhooks secret: whsec_<base64>")
-        hosts: set[str] = set()
-        networks: list[IPNetwork] = []
+        hosts: list[tuple[str, int | None]] = []
+        networks: list[tuple[IPNetwork, int | None]] = []
         for item in filter(None, (part.strip() for part in env.get(ALLOW_VARIABLE, "").split(","))):
+            entry, port = _allow_entry(item)
             try:
-                networks.append(ipaddress.ip_network(item, strict=False))
+                networks.append((ipaddress.ip_network(entry, strict=False), port))
             except ValueError:
-                hosts.add(item.lower().rstrip("."))
+                if not entry or "/" in entry or ":" in entry or "[" in entry:
+                    raise SettingsError(ALLOW_VARIABLE, f"{item!r} is not a host, address or CIDR") from None
+                hosts.append((entry.lower().rstrip("."), port))
         return cls(
             secret=secret,
-            hosts=frozenset(hosts),
+            hosts=tuple(hosts),
             networks=tuple(networks),
             timeout_s=_seconds(env, "REACT_WEBHOOK_TIMEOUT_S", DEFAULT_TIMEOUT_S),
             give_up_s=_seconds(env, "REACT_WEBHOOK_GIVE_UP_S", DEFAULT_GIVE_UP_S),
         )
 
     def url_problem(self, url: str) -> str | None:
-        """Why a webhook may not go to `url` by its form (scheme, host, a non-public literal address)."""
+        """Why a webhook may not go to `url` by its form (length, scheme, host, a non-public literal)."""
+        if len(url) > MAX_WEBHOOK_URL_CHARS:
+            return f"at most {MAX_WEBHOOK_URL_CHARS:,} characters, not {len(url):,}"
         try:
             parts = urlsplit(url)
             _ = parts.port  # a bad port raises here
@@ -79,25 +92,98 @@ class WebhookPolicy:
             return "an http(s) URL with a host"
         if parts.username is not None or parts.password is not None:
             return "no credentials in the URL"
-        if host in self.hosts:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        if self._host_allowed(host, port):
             return None
         if host == "localhost" or host.endswith(".localhost"):
-            return self.address_problem(host, ipaddress.ip_address("127.0.0.1"))
+            return self.address_problem(host, ipaddress.ip_address("127.0.0.1"), port)
         try:
             literal = ipaddress.ip_address(host)
         except ValueError:
             return None  # a name: its addresses are checked where it is delivered (`address_problem`)
-        return self.address_problem(host, literal)
+        return self.address_problem(host, literal, port)
 
-    def address_problem(self, host: str, address: IPAddress) -> str | None:
-        """Why a webhook may not connect to `address` (of `host`): not public and not allowed."""
-        if host in self.hosts or any(
-            address in net for net in self.networks if net.version == address.version
-        ):
+    def address_problem(self, host: str, address: IPAddress, port: int) -> str | None:
+        """Why a webhook may not connect to `address` (of `host`) on `port`: not public and not allowed.
+
+        An IPv6 address that embeds IPv4 addresses is judged by them (`embedded_ipv4`).
+        """
+        if self._host_allowed(host, port) or self._address_allowed(address, port):
             return None
-        if address.is_global and not address.is_multicast:
+        embedded = embedded_ipv4(address)
+        if embedded and all(self._address_allowed(inner, port) or _public(inner) for inner in embedded):
             return None
-        return f"{host} ({address}) is not a public address and {ALLOW_VARIABLE} does not allow it"
+        if not embedded and _public(address):
+            return None
+        embeds = f", which embeds {', '.join(map(str, embedded))}" if embedded else ""
+        return (
+            f"{host} ({address}{embeds}) port {port} is not a public address"
+            f" and {ALLOW_VARIABLE} does not allow it"
+        )
+
+    def _host_allowed(self, host: str, port: int) -> bool:
+        return any(name == host and allowed in (None, port) for name, allowed in self.hosts)
+
+    def _address_allowed(self, address: IPAddress, port: int) -> bool:
+        return any(
+            net.version == address.version and address in net and allowed in (None, port)
+            for net, allowed in self.networks
+        )
+
+
+_NAT64 = (ipaddress.IPv6Network("64:ff9b::/96"), ipaddress.IPv6Network("64:ff9b:1::/48"))
+_IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
+
+
+def embedded_ipv4(address: IPAddress) -> tuple[ipaddress.IPv4Address, ...]:
+    """The IPv4 addresses an IPv6 address carries (none for an IPv4 address or a plain IPv6 one).
+
+    IPv4-mapped (`::ffff:a.b.c.d`), IPv4-compatible (`::a.b.c.d`, `::1` and `::` included, which
+    carry `0.0.0.1` and `0.0.0.0`: not public either), 6to4 (`2002:aabb:ccdd::/48`), NAT64
+    (the last 32 bits) and Teredo (its server and its client).
+    """
+    if isinstance(address, ipaddress.IPv4Address):
+        return ()
+    low32 = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    if address.ipv4_mapped is not None:
+        return (address.ipv4_mapped,)
+    if address in _IPV4_COMPATIBLE or any(address in net for net in _NAT64):
+        return (low32,)
+    if address.sixtofour is not None:
+        return (address.sixtofour,)
+    if address.teredo is not None:
+        return address.teredo
+    return ()
+
+
+def _public(address: IPAddress) -> bool:
+    return address.is_global and not address.is_multicast
+
+
+def _allow_entry(item: str) -> tuple[str, int | None]:
+    """An allow-list entry's host, address or CIDR and its port (None: any).
+
+    `host:port`, `a.b.c.d:port`, `cidr:port` and `[ipv6]:port` / `[ipv6/len]:port` name a port; a
+    bare IPv6 address or CIDR (`::1`, `fd00::/8`) has none.
+
+    Raises:
+        SettingsError: a port that is not 1 to 65535.
+    """
+    if item.startswith("["):
+        inside, _, rest = item[1:].partition("]")
+        if not rest:
+            return inside, None
+        return inside, _port(item, rest.removeprefix(":") if rest.startswith(":") else "")
+    if item.count(":") == 1:
+        entry, _, port = item.partition(":")
+        return entry, _port(item, port)
+    return item, None
+
+
+def _port(item: str, raw: str) -> int:
+    if not raw.isdigit() or not 0 < int(raw) < 65_536:
+        raise SettingsError(ALLOW_VARIABLE, f"{item!r}: a port is 1 to 65535")
+    return int(raw)
 
 
 def _seconds(env: Mapping[str, str], name: str, default: float) -> float:

@@ -17,12 +17,13 @@ from typing import Any, cast
 
 from temporalio import workflow
 
+from contracts.run import REQUEST_END_KINDS
 from contracts.stream import DeltaEvent, TraceItem
 
 LIVE_EXTERN = "durable_react_live_sink"
-"""The extern function (a worker's) taking a workflow id and one item's JSON."""
+"""The extern function (a worker's) taking a workflow id, one item's JSON, and whether it ends the run."""
 
-LiveSink = Callable[[str, bytes], None]
+LiveSink = Callable[[str, bytes, bool], None]
 
 
 def emit(item: DeltaEvent | TraceItem) -> None:
@@ -32,4 +33,5 @@ def emit(item: DeltaEvent | TraceItem) -> None:
     externs = cast(Mapping[str, Any], workflow.extern_functions())  # pyright: ignore[reportUnknownMemberType]
     sink = cast(LiveSink | None, externs.get(LIVE_EXTERN))
     if sink is not None:
-        sink(workflow.info().workflow_id, item.model_dump_json().encode())
+        ends = isinstance(item, TraceItem) and item.event.kind in REQUEST_END_KINDS
+        sink(workflow.info().workflow_id, item.model_dump_json().encode(), ends)

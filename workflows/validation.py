@@ -6,11 +6,8 @@ are the rules that need more than one field or a look at the values.
 
 from __future__ import annotations
 
-import re
-
 from contracts import AgentConfig, RunInput
-
-_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+from contracts.ids import TOOL_NAME_PATTERN
 
 # Credentials are read by the LLM activity from the worker's environment; they must
 # never travel in workflow input, where they would be stored in history.
@@ -53,8 +50,8 @@ def _agent_problems(cfg: AgentConfig, where: str) -> list[str]:
     problems: list[str] = []
     names = [agent.name for agent in cfg.agents]
     for agent in cfg.agents:
-        if not _TOOL_NAME.match(agent.name):
-            problems.append(f"{where}.agents: name {agent.name!r} must match {_TOOL_NAME.pattern}")
+        if not TOOL_NAME_PATTERN.fullmatch(agent.name):
+            problems.append(f"{where}.agents: name {agent.name!r} must match {TOOL_NAME_PATTERN.pattern}")
         if agent.config is not None and agent.profile is not None:
             problems.append(f"{where}.agents: {agent.name!r} gives both a profile and an inline config")
         if agent.config is not None:

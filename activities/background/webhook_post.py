@@ -4,10 +4,13 @@ Each attempt signs the body the Standard Webhooks way (`webhook-id`: the deliver
 same on every attempt, so a receiver drops duplicates; `webhook-timestamp`: this attempt's
 time; `webhook-signature`: `v1,<HMAC-SHA256>` with `REACT_WEBHOOK_SECRET`), resolves the host
 once, checks every address against the deployment's allow-list (`payloads.webhook_policy`),
-connects to the checked address, and never follows a redirect. A 2xx answer is delivered.
-Anything else fails the attempt (Temporal retries with backoff), until
+connects to the checked address, and never follows a redirect. It reads at most
+`MAX_ANSWER_READ_BYTES` of the receiver's answer (its status is what counts) and closes the
+connection, so a receiver answering an endless body costs a bounded buffer. A 2xx answer is
+delivered. Anything else fails the attempt (Temporal retries with backoff), until
 `REACT_WEBHOOK_GIVE_UP_S` after the event: then the activity returns an outcome that gives
-up, with the last attempt's reason. A destination the policy refuses, a redirect, or no
+up, with the last attempt's reason. A destination the policy refuses, a redirect, 410 Gone, a
+host name that does not exist (the resolver's "no such name", not a temporary failure), or no
 secret give up at once (retrying would not change them).
 """
 
@@ -17,6 +20,7 @@ import asyncio
 import ipaddress
 import socket
 from datetime import UTC, datetime
+from typing import Final
 
 import aiohttp
 from standardwebhooks.webhooks import Webhook
@@ -28,6 +32,14 @@ from contracts.activities import DELIVER_WEBHOOK_ACTIVITY
 from contracts.errors import CONNECTION
 from contracts.webhooks import WebhookDelivery, WebhookOutcome
 from payloads.webhook_policy import SECRET_VARIABLE, WebhookPolicy
+
+MAX_ANSWER_READ_BYTES: Final = 4_096
+"""The most of a receiver's answer an attempt reads; the rest is never read (the connection is closed)."""
+_READ_BUFFER_BYTES: Final = 16_384
+"""aiohttp's read buffer: it stops reading the socket past this, so nothing more is ever held."""
+_NO_SUCH_NAME: Final = frozenset(
+    code for code in (getattr(socket, "EAI_NONAME", None), getattr(socket, "EAI_NODATA", None)) if code
+)
 
 
 class _GiveUp(Exception):
@@ -42,11 +54,15 @@ async def _checked_address(policy: WebhookPolicy, url: URL) -> str:
     port = url.port or (443 if url.scheme == "https" else 80)
     try:
         found = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as error:
+        if error.errno in _NO_SUCH_NAME:  # the name does not exist: a later attempt would not find it
+            raise _GiveUp(f"{host} does not resolve: {error}") from None
+        raise ConnectionError(f"{host} does not resolve: {error}") from None
     except OSError as error:
         raise ConnectionError(f"{host} does not resolve: {error}") from None
     addresses = [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in found]
     for address in addresses:
-        problem = policy.address_problem(host, address)
+        problem = policy.address_problem(host, address, port)
         if problem is not None:
             raise _GiveUp(problem)
     return str(addresses[0])
@@ -72,7 +88,7 @@ async def _post(policy: WebhookPolicy, delivery: WebhookDelivery) -> int:
     target = url.with_host(address)
     timeout = aiohttp.ClientTimeout(total=policy.timeout_s)
     async with (
-        aiohttp.ClientSession(timeout=timeout) as session,
+        aiohttp.ClientSession(timeout=timeout, read_bufsize=_READ_BUFFER_BYTES) as session,
         session.post(
             target,
             data=body.encode(),
@@ -81,11 +97,16 @@ async def _post(policy: WebhookPolicy, delivery: WebhookDelivery) -> int:
             server_hostname=url.host if url.scheme == "https" else None,
         ) as response,
     ):
-        await response.read()
+        prefix = await response.content.read(MAX_ANSWER_READ_BYTES)
+        response.close()  # never read the rest: the connection goes, with whatever it still had
         if 300 <= response.status < 400:
             raise _GiveUp(f"the receiver redirected ({response.status}); redirects are not followed")
+        said = prefix[:200].decode(errors="replace").strip()
+        answered = f"the receiver answered {response.status}" + (f": {said}" if said else "")
+        if response.status == 410:
+            raise _GiveUp(f"{answered} (Gone: the receiver asked for no more deliveries)")
         if not 200 <= response.status < 300:
-            raise ConnectionError(f"the receiver answered {response.status}")
+            raise ConnectionError(answered)
         return response.status
 
 

@@ -75,7 +75,7 @@ class RequestTransformers:
             ValueError: The name is invalid or already registered.
             TypeError: `function` is not callable.
         """
-        if not TOOL_NAME.match(name):
+        if not TOOL_NAME.fullmatch(name):
             raise ValueError(f"request transformer name {name!r} must match {TOOL_NAME.pattern}")
         if not callable(function):
             raise TypeError(f"request transformer {name!r} must be a function, not {type(function).__name__}")

@@ -15,12 +15,13 @@ import pydantic
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from activities.tools.tool_errors import InvalidArgumentsError
+from contracts.ids import TOOL_NAME_PATTERN
 
 TOOL_CONTEXT_PARAM = "tool_context"
 IDEMPOTENCY_KEY_PARAM = "idempotency_key"
 """A tool parameter the worker fills with a key that is the same on every retry of one tool call."""
-TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-"""The tool names providers accept."""
+TOOL_NAME = TOOL_NAME_PATTERN
+"""The tool names providers accept (`contracts.ids`)."""
 _SECTION = re.compile(r"^\s*(Args|Arguments|Returns|Yields|Raises|Examples?|Notes?|Attributes):\s*$")
 _ARG_LINE = re.compile(r"^\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
 
@@ -48,7 +49,7 @@ def build_tool(fn: Callable[..., Any], name: str | None, description: str | None
         TypeError: The function takes `*args`/`**kwargs`, or `idempotency_key` is not a `str`.
     """
     tool_name = name or fn.__name__
-    if not TOOL_NAME.match(tool_name):
+    if not TOOL_NAME.fullmatch(tool_name):
         raise ValueError(f"tool name {tool_name!r} must match {TOOL_NAME.pattern}")
     summary, arg_docs = parse_docstring(inspect.getdoc(fn) or "")
     hints = get_type_hints(fn, include_extras=True)

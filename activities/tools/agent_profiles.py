@@ -59,7 +59,7 @@ class AgentProfiles:
                 or `config.webhook_url` refused by the deployment's allow-list (named so).
             TypeError: `config` is not an `AgentConfig`.
         """
-        if not TOOL_NAME.match(name):
+        if not TOOL_NAME.fullmatch(name):
             raise ValueError(f"agent profile name {name!r} must match {TOOL_NAME.pattern}")
         if not isinstance(config, AgentConfig):  # pyright: ignore[reportUnnecessaryIsInstance] - users' code
             raise TypeError(

@@ -151,7 +151,7 @@ def parse_mcp_config(
     configs: dict[str, McpServerConfig] = {}
     for name, raw in servers.items():  # pyright: ignore[reportUnknownVariableType]
         label = f"{where}: mcpServers.{name}"
-        if not isinstance(name, str) or not SERVER_NAME.match(name) or len(name) > MAX_SERVER_NAME:
+        if not isinstance(name, str) or not SERVER_NAME.fullmatch(name) or len(name) > MAX_SERVER_NAME:
             raise McpConfigError(
                 f"{label}: a server name is 1-{MAX_SERVER_NAME} letters, digits, '-' or single '_'"
             )

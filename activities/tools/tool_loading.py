@@ -186,7 +186,7 @@ def load_registry(spec: str, flag: str, default_attribute: str, kind: type[R], h
 
 def _import(module: str, flag: str = "--tools", spec: str | None = None) -> object:
     label = spec or module
-    if not _MODULE_NAME.match(module):
+    if not _MODULE_NAME.fullmatch(module):
         raise ToolLoadError(label, "not a dotted module name (e.g. mypackage.tools)", flag)
     try:
         return importlib.import_module(module)

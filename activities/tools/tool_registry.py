@@ -145,7 +145,7 @@ class ToolRegistry:
                 an object schema.
             TypeError: `fn` takes no `arguments` parameter.
         """
-        if not TOOL_NAME.match(name):
+        if not TOOL_NAME.fullmatch(name):
             raise ValueError(f"tool name {name!r} must match {TOOL_NAME.pattern}")
         if parameters.get("type") != "object":
             raise ValueError(f"tool {name!r}: parameters must be a JSON schema of type 'object'")

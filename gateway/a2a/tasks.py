@@ -84,7 +84,7 @@ def parse_task_id(ctx: GatewayContext, principal: Principal, agent: str, value: 
             a task that does not exist or is another principal's).
     """
     context, sep, request = value.partition(SEPARATOR)
-    if not sep or not THREAD_ID_PATTERN.match(context) or not is_request_id(request):
+    if not sep or not THREAD_ID_PATTERN.fullmatch(context) or not is_request_id(request):
         raise _not_found()
     return task_ref(ctx, principal, agent, context, request)
 

@@ -99,7 +99,7 @@ def parse_chat_request(body: object) -> ChatRequest:
         raise GatewayError.invalid_input("the last message must be a UI message object")
     message: dict[str, Any] = last  # pyright: ignore[reportUnknownVariableType]
     message_id = message.get("id")
-    if not isinstance(message_id, str) or not MESSAGE_ID_PATTERN.match(message_id):
+    if not isinstance(message_id, str) or not MESSAGE_ID_PATTERN.fullmatch(message_id):
         raise GatewayError.invalid_input(f"the last message's `id` must match {MESSAGE_ID_PATTERN.pattern}")
     parts = message.get("parts")
     if not isinstance(parts, list):
@@ -151,14 +151,14 @@ def _approvals(parts: list[object]) -> tuple[ApprovalAnswer, ...]:
         fields: dict[str, Any] = part  # pyright: ignore[reportUnknownVariableType]
         kind = fields.get("type")
         responded = fields.get("state") == "approval-responded"
-        if not responded or not isinstance(kind, str) or not _TOOL_PART.match(kind):
+        if not responded or not isinstance(kind, str) or not _TOOL_PART.fullmatch(kind):
             continue
         approval = fields.get("approval")
         if not isinstance(approval, dict):
             raise GatewayError.invalid_input("an `approval-responded` tool part must carry `approval`")
         decision: dict[str, Any] = approval  # pyright: ignore[reportUnknownVariableType]
         call_id, approved, reason = decision.get("id"), decision.get("approved"), decision.get("reason")
-        if not isinstance(call_id, str) or not MESSAGE_ID_PATTERN.match(call_id):
+        if not isinstance(call_id, str) or not MESSAGE_ID_PATTERN.fullmatch(call_id):
             raise GatewayError.invalid_input(f"an approval's `id` must match {MESSAGE_ID_PATTERN.pattern}")
         if not isinstance(approved, bool):
             raise GatewayError.invalid_input("an approval's `approved` must be true or false")

@@ -45,7 +45,7 @@ _MODES: tuple[str, ...] = get_args(SteerMode)
 
 def is_request_id(value: str) -> bool:
     """Whether `value` matches `REQUEST_ID_PATTERN`."""
-    return bool(REQUEST_ID_PATTERN.match(value))
+    return REQUEST_ID_PATTERN.fullmatch(value) is not None
 
 
 def check_request_id(value: object, what: str = "a request id") -> str:

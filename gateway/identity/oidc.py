@@ -219,7 +219,7 @@ class OidcVerifier:
         key = self._prepared(jwk, alg)
         claims = self._decode(token, key, alg, audiences)
         principal = claims.get(settings.principal_claim)
-        if not isinstance(principal, str) or not PRINCIPAL_PATTERN.match(principal):
+        if not isinstance(principal, str) or not PRINCIPAL_PATTERN.fullmatch(principal):
             raise TokenRefused("principal")
         return VerifiedToken(principal=principal, scopes=scopes_of_claims(claims), claims=claims)
 

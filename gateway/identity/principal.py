@@ -5,15 +5,12 @@ The lowest module of identity: the settings, the guard, the owners' ids and ever
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from contracts.ids import PRINCIPAL_PATTERN
 from gateway.identity.scopes import ALL_SCOPES, STATIC_DEFAULT
 
 __all__ = ["LOCAL", "PRINCIPAL_PATTERN", "Principal"]
-
-PRINCIPAL_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
-"""What a principal's name may be (it names the owner in workflow ids)."""
 
 
 @dataclass(frozen=True)

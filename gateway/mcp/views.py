@@ -45,7 +45,7 @@ def parse_handle(ctx: GatewayContext, principal: Principal, handle: str) -> Hand
         GatewayError: 404 `not_found` for anything that is not a handle of an agent of this gateway.
     """
     parts = handle.split(":")
-    if len(parts) != 3 or not THREAD_ID_PATTERN.match(parts[1]) or not is_request_id(parts[2]):
+    if len(parts) != 3 or not THREAD_ID_PATTERN.fullmatch(parts[1]) or not is_request_id(parts[2]):
         raise not_found("handle")
     agent, session, request_id = parts
     try:

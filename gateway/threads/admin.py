@@ -53,6 +53,6 @@ def routes(ctx: GatewayContext, owner_routes: Sequence[BaseRoute]) -> list[BaseR
 
 
 def _principal_name(name: str) -> str:
-    if not PRINCIPAL_PATTERN.match(name):
+    if not PRINCIPAL_PATTERN.fullmatch(name):
         raise GatewayError.invalid_input(f"a principal name must match {PRINCIPAL_PATTERN.pattern}")
     return name

@@ -57,7 +57,7 @@ async def list_threads(ctx: GatewayContext, owner: str | None) -> list[ListedThr
     listed: dict[str, ListedThread] = {}
     async for execution in ctx.client.list_workflows(query, limit=MAX_LISTED):
         name = execution.id.split("/")[1] if execution.id.count("/") >= 3 else ""
-        if not PRINCIPAL_PATTERN.match(name) or (owner is not None and name != owner):
+        if not PRINCIPAL_PATTERN.fullmatch(name) or (owner is not None and name != owner):
             continue
         owned = parse_session_id(Principal(name), execution.id)
         if owned is None or execution.id in listed:

@@ -13,14 +13,17 @@ import signal
 import subprocess
 import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import Set as AbstractSet
 
 import pytest
 import pytest_asyncio
 from pydantic import TypeAdapter
+from redis.asyncio import Redis
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from clients.live_follow import client_channel
 from clients.runs import Runs
 from clients.sessions import Sessions
 from clients.stream import TextAssembler
@@ -29,8 +32,17 @@ from contracts.stream import DeltaEvent, StreamEvent, TraceItem
 from conversation import MessageEntry
 from hosting.plugin import DurableReactPlugin
 from live.calls import CutCall, LiveDelta
-from live.channel import LIVE_URL_ENV, START, LiveChannel, LiveChannelError, live_url, open_channel
+from live.channel import (
+    LIVE_URL_ENV,
+    START,
+    LiveChannel,
+    LiveChannelError,
+    live_url,
+    open_channel,
+)
 from live.dev_redis import free_port, start_redis
+from live.redis_channel import LIVE_CLOSED_TTL_S, LIVE_TTL_S, calls_key_of, key_of
+from live.skipped import SkippedEntries
 from payloads.blob_store import blob_store_from_env
 from testing import AgentTestEnvironment
 from tests.helpers import spawn_worker, turn
@@ -356,10 +368,11 @@ class LateTraceChannel:
 
     def __init__(self, inner: LiveChannel, delay_s: float) -> None:
         self.inner, self.delay_s = inner, delay_s
+        self.skipped: SkippedEntries = inner.skipped
 
-    async def publish(self, items: Mapping[str, list[bytes]]) -> None:
+    async def publish(self, items: Mapping[str, list[bytes]], closed: AbstractSet[str] = frozenset()) -> None:
         await asyncio.sleep(self.delay_s)
-        await self.inner.publish(items)
+        await self.inner.publish(items, closed)
 
     async def publish_delta(self, workflow_id: str, delta: LiveDelta) -> bool:
         return await self.inner.publish_delta(workflow_id, delta)
@@ -404,3 +417,49 @@ async def test_a_worker_that_writes_its_first_items_late_is_still_followed_on_th
         await channel.close()
     assert text == content
     assert any(isinstance(e, DeltaEvent) for e in events)
+
+
+async def test_an_entry_without_data_or_with_junk_is_skipped_and_counted_and_the_follow_completes(
+    live_agents: AgentTestEnvironment, follow_live: str
+) -> None:
+    runs = Runs(live_agents.client, task_queue=live_agents.task_queue)
+    run = await runs.start("Tell me.", streamed())
+    raw = Redis.from_url(follow_live)  # pyright: ignore[reportUnknownMemberType]
+    try:
+        await raw.xadd(key_of(run.workflow_id), {b"x": b"no data field"})
+        await raw.xadd(key_of(run.workflow_id), {b"d": b"{not json"})
+        await raw.xadd(key_of(run.workflow_id), {b"d": b'{"kind": "nothing"}'})
+    finally:
+        await raw.aclose()
+    channel = client_channel()
+    assert channel is not None
+    before = channel.skipped.count
+    text, kinds, _ = await follow(runs, run.workflow_id)
+    assert text == ANSWER and kinds[-1] == "request_completed"
+    assert channel.skipped.count - before == 3
+    reread = open_channel(follow_live)
+    try:
+        items = await reread.read(run.workflow_id, START, 0.05)
+    finally:
+        await reread.close()
+    assert sum(1 for _, data in items if data == b"") == 1 and reread.skipped.count == 1
+
+
+async def test_a_closed_runs_keys_expire_after_a_short_grace_not_a_day(
+    live_agents: AgentTestEnvironment, follow_live: str
+) -> None:
+    runs = Runs(live_agents.client, task_queue=live_agents.task_queue)
+    run = await runs.start("Tell me.", streamed())
+    await follow(runs, run.workflow_id)
+    await run.result()
+    raw = Redis.from_url(follow_live)  # pyright: ignore[reportUnknownMemberType]
+    try:
+        ttls: tuple[int, int] = (-2, -2)
+        for _ in range(100):  # the worker writes the closing item in the background
+            ttls = (await raw.ttl(key_of(run.workflow_id)), await raw.ttl(calls_key_of(run.workflow_id)))
+            if all(0 < ttl <= LIVE_CLOSED_TTL_S for ttl in ttls):
+                break
+            await asyncio.sleep(0.1)
+    finally:
+        await raw.aclose()
+    assert all(0 < ttl <= LIVE_CLOSED_TTL_S < LIVE_TTL_S for ttl in ttls), ttls

@@ -171,6 +171,10 @@ async def test_a_firings_request_goes_to_the_schedules_url_over_the_sessions_and
     await schedules.trigger(without.schedule_id)
     [to_session] = await sessions.wait_for(1)
     assert to_session.body["data"]["schedule_id"] == without.schedule_id and to_session.verified
+    # The typed client names a thread and a schedule by their ids: so does the webhook.
+    assert (
+        to_session.body["data"]["thread_id"] == session.workflow_id == to_session.body["data"]["workflow_id"]
+    )
     both, listed = [with_url.schedule_id, without.schedule_id], list[str]()
     for _ in range(50):  # the server filters by owner; its listing lags a moment behind
         listed = [v.schedule_id for v in await schedules.list(who)]

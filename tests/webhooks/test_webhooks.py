@@ -63,7 +63,8 @@ async def test_a_finished_request_is_delivered_signed_with_its_answer(
     assert one.body["type"] == "request.completed"
     assert one.body["data"] == {
         "agent": "oracle",
-        "thread_id": session.workflow_id,
+        "thread_id": session.workflow_id,  # the typed client's name of the thread: its id
+        "workflow_id": session.workflow_id,
         "request_id": first.request_id,
         "status": "completed",
         "answer": "42",
@@ -206,6 +207,7 @@ async def test_a_call_waiting_for_approval_calls_back_then_the_end_does(
     assert waiting.body["data"] == {
         "agent": "calc",
         "thread_id": session.workflow_id,
+        "workflow_id": session.workflow_id,
         "request_id": accepted.request_id,
         "status": "waiting_approval",
         "answer_truncated": False,

@@ -60,12 +60,12 @@ class ScheduledAsk:
             {"thread_id": result.session_id, "request_id": result.request_id, "status": result.status}
         )
         if firing.webhook_url is not None:
-            data = WebhookData(
+            data = WebhookData.of_session(
+                result.session_id,
+                schedule_id=firing.schedule_id,
                 agent=firing.agent_id,
-                thread_id=result.session_id,
                 request_id=result.request_id,
                 status=result.status,
-                schedule_id=firing.schedule_id,
                 error=result.message if result.status != "asked" else None,
             )
             body = WebhookBody(type="schedule.fired", timestamp=workflow.now(), data=data)

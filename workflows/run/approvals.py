@@ -187,9 +187,9 @@ class ApprovalBook:
     async def _announce(self, call: ToolCall, webhook: WebhookTarget) -> None:
         """Start the `approval.waiting` webhook of `call` (the run does not wait for its delivery)."""
         self._announced += 1
-        data = WebhookData(
+        data = WebhookData.of_session(
+            webhook.thread_id,
             agent=webhook.agent,
-            thread_id=webhook.thread_id,
             request_id=self._request_id,
             status="waiting_approval",
             call_id=call.id,

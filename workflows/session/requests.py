@@ -175,9 +175,9 @@ class SessionRequests:
     async def _webhook(self, record: RequestRecord, outcome: Outcome, result: RunResult | None) -> None:
         """Start delivering the request's end to its webhook (the session does not wait for it)."""
         answer, cut = answer_part(result.answer if result is not None else None)
-        data = WebhookData(
+        data = WebhookData.of_session(
+            workflow.info().workflow_id,
             agent=self._agent_id,
-            thread_id=workflow.info().workflow_id,
             request_id=record.request_id,
             status=outcome.status,
             answer=answer,
