@@ -10,11 +10,13 @@
     REACT_GATEWAY_MAX_ACTIVE_PER_PRINCIPAL=4
     REACT_GATEWAY_DAILY_TOKENS_PER_PRINCIPAL=2000000
     REACT_GATEWAY_REQUESTS_PER_MINUTE=120
+    REACT_GATEWAY_SIGNIN_PER_MINUTE=60              # default 60: the chat page's token exchanges per address
 
 Without an issuer the gateway takes static tokens only (`REACT_GATEWAY_TOKENS`); with one, both.
 A provider's user is its own principal (`gateway.identity.principal.provider_principal`), unless
 the principal map names its claim value: then it is that static principal, on purpose.
-Unset quotas are unlimited.
+Unset quotas are unlimited; the chat page's token exchange is limited by default (60 a minute
+per client address).
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ DISCOVERY_URL_ENV = "REACT_GATEWAY_OIDC_DISCOVERY_URL"
 MAX_ACTIVE_ENV = "REACT_GATEWAY_MAX_ACTIVE_PER_PRINCIPAL"
 DAILY_TOKENS_ENV = "REACT_GATEWAY_DAILY_TOKENS_PER_PRINCIPAL"
 REQUESTS_PER_MINUTE_ENV = "REACT_GATEWAY_REQUESTS_PER_MINUTE"
+SIGNIN_PER_MINUTE_ENV = "REACT_GATEWAY_SIGNIN_PER_MINUTE"
+DEFAULT_SIGNIN_PER_MINUTE = 60
 ASYMMETRIC_ALGORITHMS = (
     "RS256",
     "RS384",
@@ -119,6 +123,9 @@ class QuotaSettings:
     max_active_per_principal: int | None = None
     daily_tokens_per_principal: int | None = None
     requests_per_minute: int | None = None
+    signin_per_minute: int = DEFAULT_SIGNIN_PER_MINUTE
+    """Calls of `POST /api/identity/token` (a relay to the provider, before any token) a minute per
+    client address, per gateway instance."""
     tokens_cache_s: float = 5.0
     """How long a principal's tokens-today reading is reused (summing it reads many runs)."""
 
@@ -185,6 +192,7 @@ def load_identity(
         max_active_per_principal=_positive(env, MAX_ACTIVE_ENV),
         daily_tokens_per_principal=_positive(env, DAILY_TOKENS_ENV),
         requests_per_minute=_positive(env, REQUESTS_PER_MINUTE_ENV),
+        signin_per_minute=_positive(env, SIGNIN_PER_MINUTE_ENV) or DEFAULT_SIGNIN_PER_MINUTE,
     )
     return IdentitySettings(oidc=oidc, token_scopes=MappingProxyType(dict(token_scopes)), quotas=quotas)
 
