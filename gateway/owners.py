@@ -67,7 +67,8 @@ def request_id_for(external_id: str) -> str:
     """The request id of an id a protocol gives (itself when it is a request id, else a hash of it)."""
     if is_request_id(external_id):
         return external_id
-    return "r-" + hashlib.sha256(external_id.encode()).hexdigest()[:32]
+    # JSON may carry a lone surrogate (`"\ud800"`): hashed as it is, never an error.
+    return "r-" + hashlib.sha256(external_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def session_id(principal: Principal, agent: str, thread_id: str) -> str:

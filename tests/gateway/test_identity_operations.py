@@ -24,6 +24,8 @@ JUNK_BODIES = [
     json.dumps({"method": "tools/call", "params": {"name": ["approve"]}}).encode(),
     json.dumps([{"method": "tools/call", "params": None}] * 50).encode(),
     json.dumps({"resume": "yes", "threadId": {"a": 1}}).encode(),
+    b'{"threadId": "t", "runId": "\\ud800"}',
+    b'{"id": "t", "messages": [{"id": "\\udfff:answer", "role": "assistant"}]}',
     json.dumps({"method": "SendMessage", "params": {"message": {"taskId": 7, "parts": "x"}}}).encode(),
 ]
 PATHS = [
