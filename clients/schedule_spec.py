@@ -34,6 +34,10 @@ from contracts.schedules import CalendarSpec
 
 MIN_INTERVAL_VARIABLE: Final = "REACT_SCHEDULE_MIN_INTERVAL_S"
 DEFAULT_MIN_INTERVAL_S: Final = 60
+MAX_BACKFILL_VARIABLE: Final = "REACT_SCHEDULE_MAX_BACKFILL"
+DEFAULT_MAX_BACKFILL: Final = 100
+BACKFILL_CEILING: Final = 999
+"""The highest `REACT_SCHEDULE_MAX_BACKFILL`: Temporal lists at most 1,000 matching times at once."""
 MAX_CRON_CHARS: Final = 200
 MAX_CALENDARS: Final = 16
 DAY_S: Final = 86_400
@@ -72,6 +76,22 @@ def min_interval_s(env: Mapping[str, str] | None = None) -> int:
         return DEFAULT_MIN_INTERVAL_S
     if not raw.isdigit() or int(raw) < 1:
         raise RejectedError(INVALID_INPUT, f"{MIN_INTERVAL_VARIABLE} must be a whole number of seconds ≥ 1")
+    return int(raw)
+
+
+def max_backfill(env: Mapping[str, str] | None = None) -> int:
+    """The most firings one backfill may make (`REACT_SCHEDULE_MAX_BACKFILL`, default 100).
+
+    Raises:
+        RejectedError: `invalid_input` when the variable is not a whole number from 1 to `BACKFILL_CEILING`.
+    """
+    raw = (env if env is not None else os.environ).get(MAX_BACKFILL_VARIABLE, "").strip()
+    if not raw:
+        return DEFAULT_MAX_BACKFILL
+    if not raw.isdigit() or not 1 <= int(raw) <= BACKFILL_CEILING:
+        raise RejectedError(
+            INVALID_INPUT, f"{MAX_BACKFILL_VARIABLE} must be a whole number from 1 to {BACKFILL_CEILING}"
+        )
     return int(raw)
 
 

@@ -21,9 +21,13 @@ import asyncio
 import re
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Final, TypeVar, get_args
 
+from temporalio.api.workflowservice.v1 import (
+    ListScheduleMatchingTimesRequest,
+    ListScheduleMatchingTimesResponse,
+)
 from temporalio.client import (
     Schedule,
     ScheduleActionExecutionStartWorkflow,
@@ -42,7 +46,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from clients.base import ClientScope
 from clients.errors import RejectedError
 from clients.inputs import check_webhook_url
-from clients.schedule_spec import schedule_spec
+from clients.schedule_spec import BACKFILL_CEILING, MAX_BACKFILL_VARIABLE, max_backfill, schedule_spec
 from contracts import AgentConfig
 from contracts.errors import INVALID_INPUT, NOT_FOUND
 from contracts.ids import PRINCIPAL_PATTERN
@@ -312,15 +316,40 @@ class Schedules(ClientScope):
     async def backfill(self, schedule_id: str, start_at: datetime, end_at: datetime) -> None:
         """Fire now once for every time the schedule matches in the past range (`start_at` exclusive).
 
+        At most `REACT_SCHEDULE_MAX_BACKFILL` firings (default 100): the schedule's matching times
+        in the range are listed first (by Temporal, from the schedule's own spec), and a range with
+        more is refused whole, nothing fired.
+
         Raises:
-            RejectedError: `invalid_input` for a range that is not in the past, or without UTC offsets.
+            RejectedError: `invalid_input` for a range that is not in the past, or without UTC
+                offsets, or that matches more firings than the bound (naming it).
         """
         if start_at.tzinfo is None or end_at.tzinfo is None:
             raise RejectedError(INVALID_INPUT, "start_at, end_at: times with their UTC offset")
         if end_at <= start_at:
             raise RejectedError(INVALID_INPUT, "end_at: must be after start_at")
+        bound = max_backfill()
+        firings = await self._call(schedule_id, lambda _: self._matching_times(schedule_id, start_at, end_at))
+        if firings > bound:
+            matched = str(firings) if firings <= BACKFILL_CEILING else f"over {BACKFILL_CEILING}"
+            raise RejectedError(
+                INVALID_INPUT,
+                f"start_at, end_at: the range matches {matched} firings; a backfill makes at most "
+                f"{bound} ({MAX_BACKFILL_VARIABLE}): backfill a shorter range (nothing was fired)",
+            )
         backfill = ScheduleBackfill(start_at=start_at, end_at=end_at, overlap=ScheduleOverlapPolicy.ALLOW_ALL)
         await self._call(schedule_id, lambda h: h.backfill(backfill))
+
+    async def _matching_times(self, schedule_id: str, start_at: datetime, end_at: datetime) -> int:
+        """How many times the schedule matches in the range (Temporal lists at most 1,000)."""
+        request = ListScheduleMatchingTimesRequest(namespace=self._client.namespace, schedule_id=schedule_id)
+        request.start_time.FromDatetime(start_at.astimezone(UTC))
+        request.end_time.FromDatetime(end_at.astimezone(UTC))
+        service = self._client.workflow_service
+        listed: ListScheduleMatchingTimesResponse = await service.list_schedule_matching_times(
+            request, timeout=self._timeouts.query
+        )
+        return len(listed.start_time)
 
     async def delete(self, schedule_id: str) -> None:
         """Delete the schedule (firings already started finish; sessions stay)."""

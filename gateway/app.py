@@ -191,7 +191,7 @@ def build_app(ctx: GatewayContext) -> Starlette:
         *chat_routes(ctx),
         *threads_routes(ctx),
         *resource_metadata.routes(ctx.settings.identity.oidc),
-        *chat_signin.routes(ctx.settings.identity.oidc),
+        *chat_signin.routes(ctx.settings.identity.oidc, ctx.settings.identity.quotas.signin_per_minute),
         *schedules_routes(ctx),
     ]
 

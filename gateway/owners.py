@@ -19,11 +19,14 @@ from gateway.identity.principal import Principal
 __all__ = [
     "MAX_THREAD_ID_CHARS",
     "PREFIX",
+    "REQUEST_ID_PATTERN",
     "THREAD_ID_PATTERN",
     "check_thread_id",
     "fork_session_id",
     "fork_thread_id",
+    "is_request_id",
     "parse_session_id",
+    "request_id_for",
     "session_id",
 ]
 
@@ -33,6 +36,8 @@ PREFIX = "gw"
 # the 200 a session id may have (`contracts.workflow_ids.MAX_SESSION_ID_CHARS`).
 THREAD_ID_PATTERN = re.compile(r"^(?!.*-run-[0-9]+$)[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 MAX_THREAD_ID_CHARS = 100
+REQUEST_ID_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
+"""A request id of a thread (an ask's idempotency key; `gateway.core.inputs` checks every protocol's)."""
 _DIGEST_CHARS = 16
 MAX_FORK_NUMBER = 1 << 20
 """The highest n of a fork's default thread id (`<thread>-fork-<n>`) the gateway looks for."""
@@ -51,6 +56,19 @@ def check_thread_id(thread_id: str) -> str:
     if not THREAD_ID_PATTERN.fullmatch(thread_id):
         raise GatewayError.invalid_input(f"a thread id must match {THREAD_ID_PATTERN.pattern}")
     return thread_id
+
+
+def is_request_id(value: str) -> bool:
+    """Whether `value` matches `REQUEST_ID_PATTERN`."""
+    return REQUEST_ID_PATTERN.fullmatch(value) is not None
+
+
+def request_id_for(external_id: str) -> str:
+    """The request id of an id a protocol gives (itself when it is a request id, else a hash of it)."""
+    if is_request_id(external_id):
+        return external_id
+    # JSON may carry a lone surrogate (`"\ud800"`): hashed as it is, never an error.
+    return "r-" + hashlib.sha256(external_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def session_id(principal: Principal, agent: str, thread_id: str) -> str:

@@ -2,7 +2,8 @@
 
 - A request id (the idempotency key of an ask: an AG-UI `runId`, an A2A message id, part of an
   MCP handle or A2A task id) matches `REQUEST_ID_PATTERN`; an id a protocol gives that does not
-  is hashed into one (`request_id_for`).
+  is hashed into one (`request_id_for`). Both live in `gateway.owners` with the thread id (the
+  guard names a request's audit target with them too).
 - `on_busy` is one of `OnBusy` (`reject` by default) and `mode` one of `SteerMode` (`queue` by
   default), as enums, whatever protocol carried them.
 - A decision on a call awaiting approval is one model, `Decision`: `{"approved": bool,
@@ -11,8 +12,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import re
 from typing import Annotated, get_args
 
 from pydantic import BaseModel, ConfigDict, JsonValue, StrictBool, StringConstraints, ValidationError
@@ -20,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue, StrictBool, StringConstra
 from contracts.session import OnBusy
 from contracts.signals import SteerMode
 from gateway.errors import GatewayError
+from gateway.owners import REQUEST_ID_PATTERN, is_request_id, request_id_for
 
 __all__ = [
     "DECISION_SHAPE",
@@ -35,17 +35,11 @@ __all__ = [
     "request_id_for",
 ]
 
-REQUEST_ID_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 MAX_REASON_CHARS = 4_000
 MAX_CALL_ID_CHARS = 200
 DECISION_SHAPE = '{"approved": true|false, "reason"?: string, "arguments"?: object, "call_id"?: string}'
 _ON_BUSY: tuple[str, ...] = get_args(OnBusy)
 _MODES: tuple[str, ...] = get_args(SteerMode)
-
-
-def is_request_id(value: str) -> bool:
-    """Whether `value` matches `REQUEST_ID_PATTERN`."""
-    return REQUEST_ID_PATTERN.fullmatch(value) is not None
 
 
 def check_request_id(value: object, what: str = "a request id") -> str:
@@ -57,13 +51,6 @@ def check_request_id(value: object, what: str = "a request id") -> str:
     if not isinstance(value, str) or not is_request_id(value):
         raise GatewayError.invalid_input(f"{what} must match {REQUEST_ID_PATTERN.pattern}")
     return value
-
-
-def request_id_for(external_id: str) -> str:
-    """The request id of an id a protocol gives (itself when it is a request id, else a hash of it)."""
-    if is_request_id(external_id):
-        return external_id
-    return "r-" + hashlib.sha256(external_id.encode()).hexdigest()[:32]
 
 
 def parse_on_busy(value: object) -> OnBusy:

@@ -9,37 +9,42 @@ message: `expired`, `not_yet_valid`, `audience`, `issuer`, `algorithm`, `signatu
 `unknown_key`, `oversized`, `malformed`, `missing_claim`, `principal`). The provider being
 unreachable with no keys cached is 503 `unavailable`.
 
-`Admission.admit` then classifies the request (`gateway.identity.operations`), checks each
+`Admission.admit` then classifies the request (`gateway.guard.operations`), checks each
 operation's scope (403 `forbidden`, `error="insufficient_scope"` in the challenge), the request
-rate and, for asks, the quotas (429), and audits what changes state. Nothing reaches a route or
-a workflow before these pass.
+rate and, for what starts a run, the quotas (429), and audits what changes state. Nothing reaches
+a route or a workflow before these pass. The one rule for runs: only an ask starts one; steering
+or deciding an existing request never meets the quotas, whatever the protocol, and an ask with
+`on_busy: "steer"` refused by the quotas is admitted when its thread runs a request (it steers
+that one: `_steers_a_running_request`, one read of the session, only at the limit).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 
 from starlette.types import Message, Receive, Scope, Send
+from temporalio.client import WorkflowQueryFailedError
+from temporalio.service import RPCError
 
-from contracts.errors import UNAUTHORIZED
+from clients.errors import RejectedError
+from contracts.errors import QUOTA_EXCEEDED, UNAUTHORIZED
 from gateway.context import GatewayContext
 from gateway.errors import GatewayError
 from gateway.guard import chat_signin
+from gateway.guard.operations import Operation, classify, reads_body
 from gateway.guard.quotas import RunQuotas
 from gateway.guard.rate import RequestRate
 from gateway.guard.resource_metadata import MCP_PATH, RESOURCE_METADATA_PATH, challenge
 from gateway.guard.static_tokens import authenticate
 from gateway.identity.audit import AuditTrail, request_id_of
 from gateway.identity.oidc import OidcVerifier, ProviderUnavailable, TokenRefused
-from gateway.identity.operations import Operation, classify
 from gateway.identity.principal import Principal
 from gateway.identity.scopes import ScopeRefusal, require
+from gateway.owners import session_id
 from gateway.settings import GatewaySettings
 
 __all__ = ["Admission", "AuthenticationRefused", "admission_of"]
 
-BODY_READ_PREFIXES = ("/agui/", "/a2a/", "/mcp")
-"""Where the guard reads a POST body to know the operation inside."""
 PUBLIC_PATHS = frozenset({RESOURCE_METADATA_PATH, chat_signin.CONFIG_PATH, chat_signin.TOKEN_PATH})
 """Identity's routes a caller reaches without a token (it has none yet)."""
 UNAVAILABLE = "unavailable"
@@ -66,9 +71,19 @@ class AuthenticationRefused(GatewayError):
 class Admission:
     """Authentication, scopes, rate and quotas of one gateway (its guard owns one)."""
 
-    def __init__(self, settings: GatewaySettings, quotas: RunQuotas | None = None) -> None:
-        """The admission of `settings`' callers (`quotas`: the run quotas, when any is set)."""
+    def __init__(
+        self,
+        settings: GatewaySettings,
+        quotas: RunQuotas | None = None,
+        runs_a_request: RunsARequest | None = None,
+    ) -> None:
+        """The admission of `settings`' callers.
+
+        `quotas`: the run quotas, when any is set; `runs_a_request`: whether a principal's thread
+        (agent, thread id) runs a request now (a steering ask at the limit steers it).
+        """
         self._settings = settings
+        self._runs_a_request = runs_a_request
         oidc = settings.identity.oidc
         self.verifier = OidcVerifier(oidc) if oidc is not None else None
         per_minute = settings.identity.quotas.requests_per_minute
@@ -143,7 +158,7 @@ class Admission:
         method: str = scope["method"]
         path: str = scope["path"]
         body: bytes | None = None
-        if method == "POST" and path.startswith(BODY_READ_PREFIXES):
+        if reads_body(method, path):
             body, receive = await _peek_body(receive)
         operations = classify(method, path, body)
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
@@ -154,10 +169,9 @@ class Admission:
             self._check_scopes(principal, operations, path)
             if self._rate is not None:
                 self._rate.admit(principal.name)
-            if self._quotas is not None and any(op.starts_run for op in operations):
-                await self._quotas.admit(principal.name)
+            await self._admit_runs(principal, operations)
         except GatewayError as err:
-            for operation in audited or [Operation("request", None, path[:200])]:
+            for operation in audited or [Operation("request", None, thread=path)]:
                 if audited or err.status == 429:
                     self.audit.record(
                         principal=principal.name,
@@ -173,6 +187,30 @@ class Admission:
             return receive, send
         return receive, self.audit.watch(send, principal.name, audited, request_id)
 
+    async def _admit_runs(self, principal: Principal, operations: list[Operation]) -> None:
+        """The quotas of the runs `operations` start (steering or deciding a request starts none).
+
+        Raises:
+            GatewayError: 429 `quota_exceeded`, 503 `unavailable`.
+        """
+        asks = [op for op in operations if op.starts_run]
+        if self._quotas is None or not asks:
+            return
+        try:
+            await self._quotas.admit(principal.name)
+        except GatewayError as refused:
+            if refused.code != QUOTA_EXCEEDED or not all(op.steers_running for op in asks):
+                raise
+            for ask in asks:
+                if not await self._steers_a_running_request(principal, ask):
+                    raise
+            # Every ask steers a request that runs: none starts a run, the quotas do not hold them.
+
+    async def _steers_a_running_request(self, principal: Principal, ask: Operation) -> bool:
+        if self._runs_a_request is None or not ask.agent or not ask.thread:
+            return False
+        return await self._runs_a_request(principal, ask.agent, ask.thread)
+
     def _check_scopes(self, principal: Principal, operations: list[Operation], path: str) -> None:
         for operation in operations:
             if operation.scope is None:
@@ -187,10 +225,22 @@ class Admission:
                 raise
 
 
+RunsARequest = Callable[[Principal, str, str], Awaitable[bool]]
+"""Whether a principal's thread (agent, thread id) runs a request now."""
+
+
 def admission_of(ctx: GatewayContext) -> Admission:
-    """The admission of a gateway on `ctx` (its run quotas read `ctx.client`)."""
+    """The admission of a gateway on `ctx` (its run quotas read `ctx.client`; sessions `ctx.sessions`)."""
     quotas = RunQuotas(ctx.settings.identity.quotas, ctx.client, ctx.runs)
-    return Admission(ctx.settings, quotas if quotas.enabled else None)
+
+    async def runs_a_request(principal: Principal, agent: str, thread: str) -> bool:
+        try:
+            status = await ctx.sessions.get(session_id(principal, agent, thread)).status()
+        except (GatewayError, RPCError, RejectedError, WorkflowQueryFailedError):
+            return False  # no such thread (or no answer): the ask would start a run
+        return status.active_request_id is not None
+
+    return Admission(ctx.settings, quotas if quotas.enabled else None, runs_a_request)
 
 
 async def _peek_body(receive: Receive) -> tuple[bytes | None, Receive]:

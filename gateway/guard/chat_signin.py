@@ -11,7 +11,11 @@ the code, and later its refresh token, through `POST /api/identity/token`, which
 to the provider's token endpoint with the client id and hands back the token response: the page
 only ever calls its own origin, so its Content-Security-Policy stays `'self'` and the provider
 needs no CORS for it. Both routes are public (the caller has no token yet); the forwarded bodies
-are bounded and only these two grants pass.
+are bounded and only these two grants pass, and the exchange is rate-limited per client address
+(`REACT_GATEWAY_SIGNIN_PER_MINUTE`, default 60 a minute, per gateway instance: a token bucket of
+`gateway.guard.rate`; over it, 429 `rate_limited` with `Retry-After`, and nothing is forwarded).
+Behind a reverse proxy, run uvicorn with `--proxy-headers` (and `--forwarded-allow-ips`) so the
+address is the caller's, not the proxy's.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from starlette.routing import BaseRoute, Route
 
 from contracts.errors import INVALID_INPUT
 from gateway.errors import GatewayError
+from gateway.guard.rate import RequestRate
 from gateway.http_input import read_json
 from gateway.identity.scopes import APPROVE, ASK, SCHEDULES
 from gateway.identity.settings import OidcSettings
@@ -68,9 +73,13 @@ class _Metadata:
         return self._document
 
 
-def routes(oidc: OidcSettings | None) -> list[BaseRoute]:
-    """The chat page's sign-in routes (answering `client_id: null` without a provider's client)."""
+def routes(oidc: OidcSettings | None, per_minute: int) -> list[BaseRoute]:
+    """The chat page's sign-in routes (answering `client_id: null` without a provider's client).
+
+    `per_minute`: the token exchanges a client address may make a minute.
+    """
     metadata = _Metadata(oidc) if oidc is not None and oidc.client_id else None
+    exchanges = RequestRate(per_minute)
 
     def http() -> httpx.AsyncClient:  # sign-ins are rare: a client per call, nothing left open
         return httpx.AsyncClient(timeout=10.0, follow_redirects=False)
@@ -93,6 +102,7 @@ def routes(oidc: OidcSettings | None) -> list[BaseRoute]:
     async def token(request: Request) -> Response:
         if oidc is None or metadata is None or oidc.client_id is None:
             raise GatewayError(404, "not_found", "this gateway has no sign-in")
+        exchanges.admit(request.client.host if request.client is not None else "unknown")
         form = _grant_form(await read_json(request))
         async with http() as client:
             endpoint = (await metadata.get(client)).get("token_endpoint")

@@ -4,7 +4,8 @@
 up to N times it. A bucket holds a minute's requests and refills continuously, so a burst of the
 whole minute is allowed, then one request every 60/N seconds. A refusal is 429 `rate_limited`
 with `Retry-After` (whole seconds until one request fits). At most `MAX_PRINCIPALS` buckets are
-kept; the fullest (the idlest principals) go first.
+kept; the fullest (the idlest principals) go first. The chat page's token exchange has buckets of
+its own, per client address (`gateway.guard.chat_signin`).
 """
 
 from __future__ import annotations

@@ -2,7 +2,11 @@
 
 Each line is a JSON object on the `react.audit` logger (INFO): `time` (UTC, ISO 8601), `principal`
 (null for a token that was not accepted), `action` (`ask`, `steer`, `approve`, `cancel`, `fork`,
-`reset`, `schedule`, `authenticate`), `target` (agent and thread, task or handle, or the path),
+`reset`, `configure`, `schedule`, `admin_read`, `authenticate`), `target` (one shape whatever the
+protocol: `<agent>/<thread>/<request>`, with the parts the call names, so an AG-UI ask, an AI SDK
+approval, an A2A task's steer and an MCP handle's cancel of one request name it alike;
+`<agent>/<thread>` for a thread's fork, reset, or an ask whose request id the gateway makes; a
+schedule's name and what is done to it; the path of a denied token),
 `outcome` (`accepted`, `refused`, `denied`), `status` (the HTTP status), `code` (the refusal's
 product code, when refused), `reason` (why a token was denied: `expired`, `audience`, ...) and
 `request_id` (the caller's `X-Request-Id` when it is a plain id, else one the gateway made; the
@@ -21,12 +25,11 @@ import re
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from typing import Protocol
 
 from starlette.types import Message, Send
 
-from gateway.identity.operations import Operation
-
-__all__ = ["AUDIT_LOGGER", "AuditTrail", "request_id_of"]
+__all__ = ["AUDIT_LOGGER", "AuditTrail", "Audited", "request_id_of"]
 
 AUDIT_LOGGER = "react.audit"
 REQUEST_ID_HEADER = "x-request-id"
@@ -37,6 +40,20 @@ def request_id_of(headers: Mapping[str, str]) -> str:
     """The caller's request id when it is a plain id, else a new one."""
     given = headers.get(REQUEST_ID_HEADER, "")
     return given if _PLAIN_ID.match(given) else uuid.uuid4().hex
+
+
+class Audited(Protocol):
+    """What one line names (`gateway.guard.operations.Operation`)."""
+
+    @property
+    def action(self) -> str:
+        """What is done."""
+        ...
+
+    @property
+    def target(self) -> str:
+        """What it is done to."""
+        ...
 
 
 class AuditTrail:
@@ -74,7 +91,7 @@ class AuditTrail:
             line["reason"] = reason
         self._logger.info(json.dumps(line, separators=(",", ":")))
 
-    def watch(self, send: Send, principal: str, operations: Sequence[Operation], request_id: str) -> Send:
+    def watch(self, send: Send, principal: str, operations: Sequence[Audited], request_id: str) -> Send:
         """`send` that writes the operations' lines when the response starts (its status is the outcome)."""
 
         async def audited_send(message: Message) -> None:

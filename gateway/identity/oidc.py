@@ -5,7 +5,9 @@
 never `none`, never HMAC, so the provider's public key cannot be used as an HMAC secret), the
 signature with the key its `kid` names (the key's own algorithm, whatever the header says), then
 `iss`, `aud` (one of the audiences the route accepts), `exp` and `nbf` (with `leeway_s`), and last
-that the principal claim fits `PRINCIPAL_PATTERN` (it names the owner in workflow ids). Each
+the principal claim: a printable string of at most `MAX_CLAIM_CHARS`, whose principal is the one
+the settings' principal map names for it, else the provider's own (`provider_principal`: never a
+static principal's name, nor another issuer's user's). Each
 refusal is a `TokenRefused` whose `reason` names the check; the caller answers them all with the
 same 401.
 
@@ -29,7 +31,7 @@ import httpx
 import jwt
 from jwt import PyJWK
 
-from gateway.identity.principal import PRINCIPAL_PATTERN
+from gateway.identity.principal import MAX_CLAIM_CHARS, provider_principal
 from gateway.identity.scopes import scopes_of_claims
 from gateway.identity.settings import OidcSettings
 
@@ -218,9 +220,10 @@ class OidcVerifier:
             raise TokenRefused("unknown_key")
         key = self._prepared(jwk, alg)
         claims = self._decode(token, key, alg, audiences)
-        principal = claims.get(settings.principal_claim)
-        if not isinstance(principal, str) or not PRINCIPAL_PATTERN.fullmatch(principal):
+        value = claims.get(settings.principal_claim)
+        if not isinstance(value, str) or not 0 < len(value) <= MAX_CLAIM_CHARS or not value.isprintable():
             raise TokenRefused("principal")
+        principal = settings.principal_map.get(value) or provider_principal(settings.issuer, value)
         return VerifiedToken(principal=principal, scopes=scopes_of_claims(claims), claims=claims)
 
     def _prepared(self, jwk: dict[str, Any], alg: str) -> PyJWK:

@@ -4,8 +4,9 @@ A token's scopes come from its `scope` claim (space-separated) or `scp` (a list 
 static token has the scopes its setting names (`token=principal:agents:ask+agents:approve`), else
 `STATIC_DEFAULT` (all but `agents:admin`). A missing scope is 403 `forbidden` naming it.
 
-The guard decides every request's scope from one table (`gateway.identity.operations`), reading
-the POST bodies of AG-UI, A2A and MCP for the operation inside; where the thing is done, `require`
+The guard decides every request's scope from one table (`gateway.guard.operations`), reading
+the POST bodies of AG-UI, the AI SDK, background requests, A2A and MCP for the operation inside
+(a `HEAD` needs what its `GET` needs); where the thing is done, `require`
 runs again: an MCP tool its `MCP_TOOL_SCOPES` (`gateway.mcp.server`), every approval, whichever
 protocol carries it, `agents:approve` (`gateway.core.RequestCore.approve`).
 """

@@ -3,15 +3,20 @@
     REACT_GATEWAY_OIDC_ISSUER="https://login.example.com/realms/acme"   # metadata: <issuer>/.well-known/...
     REACT_GATEWAY_OIDC_AUDIENCE="https://agents.example.com"            # the gateway's canonical URL
     REACT_GATEWAY_OIDC_PRINCIPAL_CLAIM="sub"                            # the claim naming the principal
+    REACT_GATEWAY_OIDC_PRINCIPAL_MAP="8d2f...=alice,ci@acme.com=ci-bot"  # claim value=static principal
     REACT_GATEWAY_OIDC_CLIENT_ID="chat-page"                            # the chat page's public client
     REACT_GATEWAY_OIDC_DISCOVERY_URL="http://keycloak:8080/realms/acme/.well-known/openid-configuration"
                                                     # optional: where the gateway itself reads the metadata
     REACT_GATEWAY_MAX_ACTIVE_PER_PRINCIPAL=4
     REACT_GATEWAY_DAILY_TOKENS_PER_PRINCIPAL=2000000
     REACT_GATEWAY_REQUESTS_PER_MINUTE=120
+    REACT_GATEWAY_SIGNIN_PER_MINUTE=60              # default 60: the chat page's token exchanges per address
 
 Without an issuer the gateway takes static tokens only (`REACT_GATEWAY_TOKENS`); with one, both.
-Unset quotas are unlimited.
+A provider's user is its own principal (`gateway.identity.principal.provider_principal`), unless
+the principal map names its claim value: then it is that static principal, on purpose.
+Unset quotas are unlimited; the chat page's token exchange is limited by default (60 a minute
+per client address).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from urllib.parse import urlsplit
 
+from gateway.identity.principal import PRINCIPAL_PATTERN, PROVIDER_PREFIX, is_static_name
 from gateway.identity.scopes import ALL_SCOPES
 
 __all__ = [
@@ -30,17 +36,22 @@ __all__ = [
     "OidcSettings",
     "QuotaSettings",
     "load_identity",
+    "parse_principal_map",
     "parse_static_scopes",
 ]
 
 ISSUER_ENV = "REACT_GATEWAY_OIDC_ISSUER"
 AUDIENCE_ENV = "REACT_GATEWAY_OIDC_AUDIENCE"
 PRINCIPAL_CLAIM_ENV = "REACT_GATEWAY_OIDC_PRINCIPAL_CLAIM"
+PRINCIPAL_MAP_ENV = "REACT_GATEWAY_OIDC_PRINCIPAL_MAP"
+MAX_MAPPED = 1000
 CLIENT_ID_ENV = "REACT_GATEWAY_OIDC_CLIENT_ID"
 DISCOVERY_URL_ENV = "REACT_GATEWAY_OIDC_DISCOVERY_URL"
 MAX_ACTIVE_ENV = "REACT_GATEWAY_MAX_ACTIVE_PER_PRINCIPAL"
 DAILY_TOKENS_ENV = "REACT_GATEWAY_DAILY_TOKENS_PER_PRINCIPAL"
 REQUESTS_PER_MINUTE_ENV = "REACT_GATEWAY_REQUESTS_PER_MINUTE"
+SIGNIN_PER_MINUTE_ENV = "REACT_GATEWAY_SIGNIN_PER_MINUTE"
+DEFAULT_SIGNIN_PER_MINUTE = 60
 ASYMMETRIC_ALGORITHMS = (
     "RS256",
     "RS384",
@@ -71,6 +82,8 @@ class OidcSettings:
     audience: str
     """The gateway's canonical URL: a token's `aud` must name it (or `<audience>/mcp` on `/mcp`)."""
     principal_claim: str = "sub"
+    principal_map: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    """Claim value -> the static principal a provider's user is, on purpose (others: their own names)."""
     client_id: str | None = None
     """The chat page's public client (authorization code with PKCE, no secret)."""
     algorithms: tuple[str, ...] = ASYMMETRIC_ALGORITHMS
@@ -110,6 +123,9 @@ class QuotaSettings:
     max_active_per_principal: int | None = None
     daily_tokens_per_principal: int | None = None
     requests_per_minute: int | None = None
+    signin_per_minute: int = DEFAULT_SIGNIN_PER_MINUTE
+    """Calls of `POST /api/identity/token` (a relay to the provider, before any token) a minute per
+    client address, per gateway instance."""
     tokens_cache_s: float = 5.0
     """How long a principal's tokens-today reading is reused (summing it reads many runs)."""
 
@@ -168,6 +184,7 @@ def load_identity(
             issuer=issuer,
             audience=audience,
             principal_claim=claim,
+            principal_map=parse_principal_map(env.get(PRINCIPAL_MAP_ENV, "")),
             client_id=client_id,
             fetch_discovery_from=fetch_from,
         )
@@ -175,8 +192,35 @@ def load_identity(
         max_active_per_principal=_positive(env, MAX_ACTIVE_ENV),
         daily_tokens_per_principal=_positive(env, DAILY_TOKENS_ENV),
         requests_per_minute=_positive(env, REQUESTS_PER_MINUTE_ENV),
+        signin_per_minute=_positive(env, SIGNIN_PER_MINUTE_ENV) or DEFAULT_SIGNIN_PER_MINUTE,
     )
     return IdentitySettings(oidc=oidc, token_scopes=MappingProxyType(dict(token_scopes)), quotas=quotas)
+
+
+def parse_principal_map(text: str) -> Mapping[str, str]:
+    """The principal map of `value=principal,...` (claim values that hold `,` or `=` cannot be mapped).
+
+    Raises:
+        IdentitySettingsError: an entry without `=`, a repeated value, a principal off the static rule.
+    """
+    mapped: dict[str, str] = {}
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        value, sep, principal = (part.strip() for part in item.partition("="))
+        if not sep or not value:
+            raise IdentitySettingsError(f"{PRINCIPAL_MAP_ENV}: {item!r} is not <claim value>=<principal>")
+        if not is_static_name(principal):
+            raise IdentitySettingsError(
+                f"{PRINCIPAL_MAP_ENV}: principal {principal!r} must match {PRINCIPAL_PATTERN.pattern} "
+                f"and not start with {PROVIDER_PREFIX!r}"
+            )
+        if value in mapped:
+            raise IdentitySettingsError(f"{PRINCIPAL_MAP_ENV}: {value!r} is mapped twice")
+        mapped[value] = principal
+    if len(mapped) > MAX_MAPPED:
+        raise IdentitySettingsError(f"{PRINCIPAL_MAP_ENV}: at most {MAX_MAPPED} entries")
+    return MappingProxyType(mapped)
 
 
 def _positive(env: Mapping[str, str], name: str) -> int | None:

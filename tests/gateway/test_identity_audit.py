@@ -72,7 +72,11 @@ async def test_state_changes_refusals_and_denied_tokens_are_audited(
         (None, "authenticate", "denied"),
     ]
     ask, fork, _, approve, denied = lines
-    assert ask["target"] == f"default/{thread}" and ask["request_id"] == "req-42" and ask["status"] == 200
+    assert (
+        ask["target"] == f"default/{thread}/{thread}-r1"
+        and ask["request_id"] == "req-42"
+        and ask["status"] == 200
+    )
     assert fork["target"] == f"default/{thread}"
     assert approve["code"] == "forbidden" and approve["status"] == 403
     assert (

@@ -29,8 +29,14 @@ from jwt.algorithms import RSAAlgorithm
 
 from gateway.errors import GatewayError
 from gateway.guard.admission import Admission
-from gateway.identity.settings import IdentitySettings, OidcSettings
-from gateway.settings import GatewaySettings, parse_tokens
+from gateway.identity.principal import PRINCIPAL_PATTERN, is_static_name, provider_principal
+from gateway.identity.settings import (
+    IdentitySettings,
+    IdentitySettingsError,
+    OidcSettings,
+    parse_principal_map,
+)
+from gateway.settings import GatewaySettings, GatewaySettingsError, parse_tokens
 from testing import AgentTestEnvironment
 from tests.gateway_helpers import (
     ALICE,
@@ -114,9 +120,49 @@ async def test_a_user_signed_in_at_the_provider_asks_and_owns_the_thread(deploym
         assert events[-1].type == "RUN_FINISHED"
         listed = (await http.get("/api/threads")).json()["threads"]
     assert thread in [t["thread_id"] for t in listed]
-    # The static token of the same principal name sees the same thread: one principal, two ways in.
+    # The provider's alice is not static alice: her thread is not the static token's.
+    owner = provider_principal(provider.issuer, "alice")
+    assert owner.startswith("oidc.") and owner != "alice"
+    assert await gateway.ctx.sessions.get(f"gw/{owner}/default/{thread}").status()
     async with gateway.http(ALICE) as http:
-        assert (await http.get(f"/api/threads/default/{thread}")).status_code == 200
+        assert (await http.get(f"/api/threads/default/{thread}")).status_code == 404
+
+
+async def test_a_provider_user_is_a_static_principal_only_when_mapped(
+    deployment: Deployment, agents: AgentTestEnvironment
+) -> None:
+    provider = deployment.provider
+    oidc = OidcSettings(
+        issuer=provider.issuer, audience=deployment.gateway.url, principal_map={"alice": "alice"}
+    )
+    tokens = await provider.sign_in("alice", scope="agents:ask")
+    async with running_gateway(agents, tokens=TEST_TOKENS, identity=IdentitySettings(oidc=oidc)) as mapped:
+        thread = f"mapped-{uuid.uuid4().hex[:8]}"
+        async with mapped.http(tokens["access_token"]) as http:
+            events = await agui_run(http, run_input(thread, f"{thread}-r1"))
+            assert events[-1].type == "RUN_FINISHED"
+        # Mapped on purpose: one principal, two ways in.
+        async with mapped.http(ALICE) as http:
+            assert (await http.get(f"/api/threads/default/{thread}")).status_code == 200
+
+
+async def test_provider_principals_never_meet_static_ones_nor_other_issuers() -> None:
+    one, other = "https://login.example.com/realms/a", "https://login.example.com/realms/b"
+    assert provider_principal(one, "alice") != provider_principal(other, "alice")
+    for value in ("alice", "8d2f1c3e-0b6a-4c1e-9f7d-5a2b3c4d5e6f", "ann@example.com", "auth0|64f0"):
+        name = provider_principal(one, value)
+        assert PRINCIPAL_PATTERN.fullmatch(name) and not is_static_name(name), name
+    # A user name chosen to look like another's hashed name is still another principal.
+    long_name = provider_principal(one, "x" * 40)
+    assert provider_principal(one, long_name.split("-", 1)[1]) != long_name
+    with pytest.raises(GatewaySettingsError, match=r"oidc\."):
+        parse_tokens("a-token-of-20-characters=oidc.abcdef.alice")
+    with pytest.raises(IdentitySettingsError, match="REACT_GATEWAY_OIDC_PRINCIPAL_MAP"):
+        parse_principal_map("alice=oidc.abcdef.alice")
+    assert dict(parse_principal_map(" alice = alice , ci@acme.com=ci-bot")) == {
+        "alice": "alice",
+        "ci@acme.com": "ci-bot",
+    }
 
 
 async def test_every_bad_token_is_refused_by_name_and_reaches_no_workflow(
@@ -153,7 +199,8 @@ async def test_every_bad_token_is_refused_by_name_and_reaches_no_workflow(
         "oversized": (await provider.mint(sub="mallory", pad="x" * 9000), "oversized"),
         "garbage": ("not-a-token-at-all", "malformed"),
         "three garbage parts": ("abc.def.ghi", "malformed"),
-        "a principal that breaks the rule": (await provider.mint(sub="mallory/../bob"), "principal"),
+        "a principal claim that is not printable": (await provider.mint(sub="mallory\n"), "principal"),
+        "a principal claim too long": (await provider.mint(sub="m" * 256), "principal"),
     }
     for name, (token, reason) in cases.items():
         status, headers, text = await _ask(gateway, token, f"bad-{uuid.uuid4().hex[:6]}")
@@ -172,7 +219,7 @@ async def test_every_bad_token_is_refused_by_name_and_reaches_no_workflow(
         assert (await http.post("/api/identity/token", json={})).status_code == 404
 
     # Nothing reached a workflow: mallory has none, although a good token of theirs makes one.
-    query = "WorkflowId STARTS_WITH 'gw/mallory/'"
+    query = f"WorkflowId STARTS_WITH 'gw/{provider_principal(provider.issuer, 'mallory')}/'"
     assert (await agents.client.count_workflows(query)).count == 0
     good = await provider.mint(sub="mallory", scope="agents:ask")
     async with gateway.http(good) as http:

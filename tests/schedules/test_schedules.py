@@ -22,7 +22,8 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.background.ask_for_schedule import ask_for_schedule
 from client import MessageEntry, RejectedError, Schedules, ScheduleView, Sessions
-from contracts.schedules import FIRING_REF, SCHEDULE_REF, FiringAsk, FiringInput
+from clients.schedule_spec import max_backfill
+from contracts.schedules import FIRING_REF, FIRING_WORKFLOW_TYPE, SCHEDULE_REF, FiringAsk, FiringInput
 from testing import answer, scripted_agent
 from tests.session_helpers import new_session_id
 
@@ -208,6 +209,39 @@ async def test_backfill_fires_once_per_past_match(client: Client, task_queue: st
     hours = sorted(f.scheduled_at for f in described.recent_firings)
     assert [h.minute for h in hours] == [0, 0, 0] and len({h.hour for h in hours}) == 3
     assert all(f.status == "asked" for f in described.recent_firings)
+
+
+async def test_a_backfill_past_its_bound_is_refused_by_name_and_fires_nothing(
+    client: Client, task_queue: str
+) -> None:
+    schedules = Schedules(client, task_queue=task_queue)
+    view = await schedules.create(
+        owner=owner(),
+        agent_id="b",
+        config=scripted_agent(answer("late")),
+        message="Catch up.",
+        cron="* * * * *",
+        paused=True,
+    )
+    now = datetime.now(UTC).replace(second=30, microsecond=0)
+    try:
+        for hours, matched in ((3, "180 firings"), (24 * 365, "over 999 firings")):
+            with pytest.raises(RejectedError) as refused:
+                await schedules.backfill(view.schedule_id, now - timedelta(hours=hours), now)
+            assert refused.value.code == "invalid_input"
+            assert matched in refused.value.message and "at most 100 (REACT_SCHEDULE_MAX_BACKFILL)" in str(
+                refused.value
+            )
+        await asyncio.sleep(1)
+        described = await schedules.describe(view.schedule_id)
+        assert described.firings == 0 and described.recent_firings == []
+        query = f"WorkflowType = '{FIRING_WORKFLOW_TYPE}' AND WorkflowId STARTS_WITH '{view.schedule_id}'"
+        assert (await client.count_workflows(query)).count == 0
+    finally:
+        await schedules.delete(view.schedule_id)
+    assert max_backfill({}) == 100 and max_backfill({"REACT_SCHEDULE_MAX_BACKFILL": "7"}) == 7
+    with pytest.raises(RejectedError, match="REACT_SCHEDULE_MAX_BACKFILL"):
+        max_backfill({"REACT_SCHEDULE_MAX_BACKFILL": "5000"})
 
 
 async def test_bad_schedules_are_refused_by_name_and_create_nothing(client: Client, task_queue: str) -> None:
