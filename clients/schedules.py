@@ -18,7 +18,6 @@ a bad cron expression, time zone or interval is refused by name and nothing is c
 from __future__ import annotations
 
 import asyncio
-import re
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, timedelta
@@ -49,7 +48,10 @@ from contracts.limits import MAX_QUERY_CHARS
 from contracts.schedules import (
     FIRING_WORKFLOW_TYPE,
     MAX_RECENT_FIRINGS,
+    NAME_PATTERN,
     ON_BUSY_OF_OVERLAP,
+    OWNER_PATTERN,
+    PREFIX,
     CalendarSpec,
     Firing,
     FiringInput,
@@ -58,14 +60,12 @@ from contracts.schedules import (
     ScheduleSettings,
     ScheduleView,
     firing_workflow_id_base,
+    owner_of,
 )
 from contracts.session import QUERY_PREVIEW_CHARS
 from contracts.web_ui import first_words
 from contracts.workflow_ids import workflow_id_problem
 
-PREFIX: Final = "schedule"
-NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-OWNER_PATTERN: Final = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
 MAX_NOTE_CHARS: Final = 1_000
 SETTINGS_MEMO: Final = "schedule"
 
@@ -85,14 +85,6 @@ def schedule_id_of(owner: str, name: str) -> str:
     if not NAME_PATTERN.match(name):
         raise RejectedError(INVALID_INPUT, f"name must match {NAME_PATTERN.pattern}")
     return f"{PREFIX}/{owner}/{name}"
-
-
-def owner_of(schedule_id: str) -> str | None:
-    """The owner a schedule id names (None: not a schedule id of this product)."""
-    prefix, owner, name = [*schedule_id.split("/", 2), "", ""][:3]
-    if prefix != PREFIX or not OWNER_PATTERN.match(owner) or not NAME_PATTERN.match(name):
-        return None
-    return owner
 
 
 def _unknown(schedule_id: str) -> RejectedError:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from urllib.parse import urlsplit
 
+from contracts.admission import max_active_of
 from gateway.identity.scopes import ALL_SCOPES
 
 __all__ = [
@@ -38,7 +39,6 @@ AUDIENCE_ENV = "REACT_GATEWAY_OIDC_AUDIENCE"
 PRINCIPAL_CLAIM_ENV = "REACT_GATEWAY_OIDC_PRINCIPAL_CLAIM"
 CLIENT_ID_ENV = "REACT_GATEWAY_OIDC_CLIENT_ID"
 DISCOVERY_URL_ENV = "REACT_GATEWAY_OIDC_DISCOVERY_URL"
-MAX_ACTIVE_ENV = "REACT_GATEWAY_MAX_ACTIVE_PER_PRINCIPAL"
 DAILY_TOKENS_ENV = "REACT_GATEWAY_DAILY_TOKENS_PER_PRINCIPAL"
 REQUESTS_PER_MINUTE_ENV = "REACT_GATEWAY_REQUESTS_PER_MINUTE"
 ASYMMETRIC_ALGORITHMS = (
@@ -172,11 +172,18 @@ def load_identity(
             fetch_discovery_from=fetch_from,
         )
     quotas = QuotaSettings(
-        max_active_per_principal=_positive(env, MAX_ACTIVE_ENV),
+        max_active_per_principal=_max_active(env),
         daily_tokens_per_principal=_positive(env, DAILY_TOKENS_ENV),
         requests_per_minute=_positive(env, REQUESTS_PER_MINUTE_ENV),
     )
     return IdentitySettings(oidc=oidc, token_scopes=MappingProxyType(dict(token_scopes)), quotas=quotas)
+
+
+def _max_active(env: Mapping[str, str]) -> int | None:
+    try:
+        return max_active_of(env)  # the worker reads it too (a schedule's firings): one rule
+    except ValueError as problem:
+        raise IdentitySettingsError(str(problem)) from None
 
 
 def _positive(env: Mapping[str, str], name: str) -> int | None:
