@@ -45,8 +45,8 @@ from contracts.session import RequestRecord
 
 __all__ = ["admit_request", "check_admission_slots", "release_request"]
 
-ADMIT_ATTEMPTS = 5
-"""Sends of one admit while its workflow continues as new (each run takes hundreds)."""
+ADMIT_ATTEMPTS = 8
+"""Sends of one admit while its workflow continues as new (about 4.5 s; each run takes hundreds)."""
 MAX_CONCURRENT_READS = 16
 CLOSED: list[RequestRecord] = []
 """The records of a session that is closed: none of its requests waits or runs."""
@@ -82,7 +82,7 @@ async def admit_request(
             rolling = isinstance(cause, ApplicationError) and cause.type == ADMISSION_ROLLING
             if not rolling or attempt == ADMIT_ATTEMPTS - 1:
                 raise
-        await asyncio.sleep(0.05 * (attempt + 1))
+        await asyncio.sleep(min(1.0, 0.1 * 2**attempt))
     raise AssertionError("unreachable")  # pragma: no cover
 
 

@@ -51,7 +51,8 @@ RECHECK_S = 1.0
 ASK_GRACE_S = 60.0
 """A granted slot whose request the session does not know yet is kept this long (the ask is on its way)."""
 SWEEP_S = 300.0
-MAX_ADMITS_PER_RUN = 500
+MAX_ADMITS_PER_RUN = 100
+"""Far below Temporal's 2,000 Updates per execution, and a history short to replay."""
 
 
 def _key(holder: SlotHolder) -> tuple[str, str]:
@@ -119,7 +120,7 @@ class RunAdmission:
     @admit.validator
     def _admit_fits(self, *args: Any) -> None:
         decode_or_refuse(args, AdmitInput, "the admit")
-        if self._long():  # rejected, not in history: the asker sends it again to the next run
+        if self._admits >= MAX_ADMITS_PER_RUN:  # rejected, not in history: the asker sends it to the next run
             raise ApplicationError("the admission continues as new: ask again", type=ADMISSION_ROLLING)
 
     @workflow.signal(name=RELEASE_SIGNAL)
