@@ -42,7 +42,7 @@ async def test_grants_up_to_the_limit_then_refuses_and_a_release_frees(agents: A
 
     handle = agents.client.get_workflow_handle(admission_workflow_id(principal))
     with pytest.raises(WorkflowUpdateFailedError) as refused:
-        await handle.execute_update(ADMIT_UPDATE, {"session_id": "s", "request_id": "r", "limit": 0})
+        await handle.execute_update(ADMIT_UPDATE, {"session_id": "s", "request_id": "r", "limit": 0})  # pyright: ignore[reportUnknownMemberType]
     assert isinstance(refused.value.cause, ApplicationError) and refused.value.cause.type == "invalid_input"
     state = await handle.query(SLOTS_QUERY, result_type=AdmissionState)
     assert sorted(s.request_id for s in state.slots) == ["r2", "r3"]
