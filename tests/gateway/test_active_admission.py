@@ -75,11 +75,11 @@ async def _running_runs(agents: AgentTestEnvironment, principal: str, wanted: in
     raise AssertionError(f"{principal} runs {listed}, not {wanted}")
 
 
-async def _admitted_soon(gw: GatewayServer, token: str, thread: str) -> None:
+async def _admitted_soon(gw: GatewayServer, token: str, thread: str, agent: str = "default") -> None:
     """An ask is admitted within a few seconds (the admission's check runs at most once a second)."""
     status = 429
     for _ in range(40):
-        status = await _background_ask(gw, token, "default", thread)
+        status = await _background_ask(gw, token, agent, thread)
         if status == 202:
             return
         await asyncio.sleep(0.25)
@@ -123,7 +123,7 @@ async def test_a_slot_is_freed_when_its_request_ends_or_its_session_is_gone(
         await _running_runs(agents, "rhea", 0)
         await _admitted_soon(gw, RHEA, f"next-{tag}")  # the ask above ended: its slot is freed too
         await _running_runs(agents, "rhea", 0)
-        assert await _background_ask(gw, RHEA, "long", f"long-{tag}") == 202
+        await _admitted_soon(gw, RHEA, f"long-{tag}", agent="long")
         assert await _background_ask(gw, RHEA, "default", f"last-{tag}") == 429
         session = f"gw/rhea/long/long-{tag}"
         await agents.client.get_workflow_handle(session).terminate(reason="the whole session killed")
