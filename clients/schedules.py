@@ -18,9 +18,9 @@ a bad cron expression, time zone or interval is refused by name and nothing is c
 from __future__ import annotations
 
 import asyncio
-import re
+import os
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Final, TypeVar, get_args
 
@@ -48,13 +48,15 @@ from clients.errors import RejectedError
 from clients.inputs import check_webhook_url
 from clients.schedule_spec import BACKFILL_CEILING, MAX_BACKFILL_VARIABLE, max_backfill, schedule_spec
 from contracts import AgentConfig
-from contracts.errors import INVALID_INPUT, NOT_FOUND
-from contracts.ids import PRINCIPAL_PATTERN
+from contracts.errors import INVALID_INPUT, NOT_FOUND, QUOTA_EXCEEDED
 from contracts.limits import MAX_QUERY_CHARS
 from contracts.schedules import (
     FIRING_WORKFLOW_TYPE,
     MAX_RECENT_FIRINGS,
+    NAME_PATTERN,
     ON_BUSY_OF_OVERLAP,
+    OWNER_PATTERN,
+    PREFIX,
     CalendarSpec,
     Firing,
     FiringInput,
@@ -63,15 +65,15 @@ from contracts.schedules import (
     ScheduleSettings,
     ScheduleView,
     firing_workflow_id_base,
+    owner_of,
 )
 from contracts.session import QUERY_PREVIEW_CHARS
 from contracts.web_ui import first_words
 from contracts.workflow_ids import workflow_id_problem
 
-PREFIX: Final = "schedule"
-NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-OWNER_PATTERN: Final = PRINCIPAL_PATTERN
 MAX_NOTE_CHARS: Final = 1_000
+MAX_PER_OWNER_VARIABLE: Final = "REACT_SCHEDULE_MAX_PER_OWNER"
+DEFAULT_MAX_PER_OWNER: Final = 100
 SETTINGS_MEMO: Final = "schedule"
 
 T = TypeVar("T")
@@ -92,12 +94,18 @@ def schedule_id_of(owner: str, name: str) -> str:
     return f"{PREFIX}/{owner}/{name}"
 
 
-def owner_of(schedule_id: str) -> str | None:
-    """The owner a schedule id names (None: not a schedule id of this product)."""
-    prefix, owner, name = [*schedule_id.split("/", 2), "", ""][:3]
-    if prefix != PREFIX or not OWNER_PATTERN.fullmatch(owner) or not NAME_PATTERN.fullmatch(name):
-        return None
-    return owner
+def max_per_owner(env: Mapping[str, str] | None = None) -> int:
+    """The most schedules one owner may have (`REACT_SCHEDULE_MAX_PER_OWNER`, default 100).
+
+    Raises:
+        RejectedError: `invalid_input` when the variable is not a whole number ≥ 1.
+    """
+    raw = (env if env is not None else os.environ).get(MAX_PER_OWNER_VARIABLE, "").strip()
+    if not raw:
+        return DEFAULT_MAX_PER_OWNER
+    if not raw.isdigit() or int(raw) < 1:
+        raise RejectedError(INVALID_INPUT, f"{MAX_PER_OWNER_VARIABLE} must be a whole number ≥ 1")
+    return int(raw)
 
 
 def _unknown(schedule_id: str) -> RejectedError:
@@ -159,7 +167,8 @@ class Schedules(ClientScope):
 
         Raises:
             RejectedError: `invalid_input` naming the field (nothing is created), e.g. a cron
-                expression firing more often than the smallest interval, or a name in use.
+                expression firing more often than the smallest interval, or a name in use;
+                `quota_exceeded` when `owner` has `REACT_SCHEDULE_MAX_PER_OWNER` schedules.
         """
         schedule_id = schedule_id_of(owner, name if name is not None else uuid.uuid4().hex[:8])
         spec = schedule_spec(
@@ -231,6 +240,7 @@ class Schedules(ClientScope):
             execution_timeout=timedelta(minutes=10),
             static_summary=f"schedule {schedule_id}: {first_words(message, 60)}"[:200],
         )
+        await self._check_room(owner)
         schedule = Schedule(
             action=action,
             spec=spec,
@@ -251,6 +261,24 @@ class Schedules(ClientScope):
                 ) from None
             raise
         return await self.describe(schedule_id)
+
+    async def _check_room(self, owner: str) -> None:
+        """Refuse a schedule past the owner's bound, counted in visibility.
+
+        A schedule created a moment ago may not count yet: creates sent together can pass the
+        bound by their number (the bound is on a principal's standing schedules, not a race).
+        """
+        bound = max_per_owner()
+        held = 0
+        query = f'ScheduleId STARTS_WITH "{PREFIX}/{owner}/"'
+        async for listed in await self._client.list_schedules(query=query, rpc_timeout=self._timeouts.query):
+            held += owner_of(listed.id) == owner
+            if held >= bound:
+                raise RejectedError(
+                    QUOTA_EXCEEDED,
+                    f"quota max_schedules_per_owner: {owner!r} has {held} schedules of {bound} "
+                    f"({MAX_PER_OWNER_VARIABLE}); delete one first (nothing was created)",
+                )
 
     async def list(self, owner: str) -> list[ScheduleView]:
         """`owner`'s schedules (without their recent firings; `describe` reads those).

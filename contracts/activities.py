@@ -28,6 +28,7 @@ from typing import Any, Final
 
 from contracts.activity_spec import ActivityOptions, ActivityOverride, ActivitySpec
 from contracts.activity_spec import Cancellation as Cancellation
+from contracts.admission import SlotCheck, SlotsHeld
 from contracts.agent import AgentConfig
 from contracts.agent_profiles import AgentProfile, ResolveAgentsRequest
 from contracts.approval import ArgumentsCheck, ArgumentsVerdict
@@ -58,6 +59,7 @@ TRANSFORM_REQUEST_ACTIVITY: Final = "transform_request"
 ASK_FOR_SCHEDULE_ACTIVITY: Final = "ask_for_schedule"
 DELIVER_WEBHOOK_ACTIVITY: Final = "deliver_webhook"
 CUT_STREAMED_CALL_ACTIVITY: Final = "cut_streamed_call"
+CHECK_ADMISSION_SLOTS_ACTIVITY: Final = "check_admission_slots"
 
 LLM_TIMEOUT_SLACK_S: Final = 30.0
 """An LLM activity's start-to-close timeout is the provider timeout (`llm_timeout_s`) plus this."""
@@ -225,6 +227,16 @@ CUT_STREAMED_CALL = ActivitySpec(
     ActivityOptions(start_to_close_timeout_s=5, maximum_attempts=3, maximum_interval_s=1),
     lambda r: f"cut streamed call #{r.call}",
 )
+CHECK_ADMISSION_SLOTS = ActivitySpec(
+    CHECK_ADMISSION_SLOTS_ACTIVITY,
+    SlotCheck,
+    SlotsHeld,
+    # On an admit's path at the limit: quick, or the slots stay held until the next check.
+    ActivityOptions(
+        start_to_close_timeout_s=10, maximum_attempts=3, initial_interval_s=0.2, maximum_interval_s=1
+    ),
+    lambda r: f"check {len(r.slots)} admission slots",
+)
 
 ACTIVITIES: Final[Mapping[str, ActivitySpec[Any, Any]]] = MappingProxyType(
     {
@@ -246,6 +258,7 @@ ACTIVITIES: Final[Mapping[str, ActivitySpec[Any, Any]]] = MappingProxyType(
             ASK_FOR_SCHEDULE,
             DELIVER_WEBHOOK,
             CUT_STREAMED_CALL,
+            CHECK_ADMISSION_SLOTS,
         )
     }
 )

@@ -178,8 +178,9 @@ DESCRIPTIONS: Final[dict[str, str]] = {
         "The caller's token lacks the scope the call needs, named in the message (403). Nothing changed."
     ),
     QUOTA_EXCEEDED: (
-        "A principal's quota (active requests, or tokens today) is used up; the message names the quota "
-        "and the numbers, `Retry-After` says when to try again (429). Nothing was asked."
+        "A principal's quota (active requests, tokens today, or schedules) is used up; the message names "
+        "the quota and the numbers, `Retry-After` says when to try again (429; none for schedules: delete "
+        "one first). Nothing was asked or created."
     ),
     RATE_LIMITED: (
         "A principal sent more requests a minute than the gateway allows (429, with `Retry-After`). "

@@ -16,6 +16,7 @@ finds the named session busy is refused (`skip`, the firing ends `skipped`), wai
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Annotated, Final, Literal
 
@@ -23,6 +24,7 @@ from pydantic import BaseModel, Field, StringConstraints
 
 from contracts.agent import AgentConfig, QueryText
 from contracts.bounds import Id
+from contracts.ids import PRINCIPAL_PATTERN
 from contracts.session import AskAccepted, OnBusy
 
 FIRING_WORKFLOW_TYPE: Final = "ScheduledAsk"
@@ -39,6 +41,19 @@ ON_BUSY_OF_OVERLAP: Final[dict[str, OnBusy]] = {
     "allow_all": "reject",  # never busy: a fresh session per firing
 }
 """The busy answer a firing's ask carries, by the schedule's overlap policy."""
+
+
+PREFIX: Final = "schedule"
+NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+OWNER_PATTERN: Final = PRINCIPAL_PATTERN
+
+
+def owner_of(schedule_id: str) -> str | None:
+    """The owner a schedule id names (None: not a schedule id of this product)."""
+    prefix, owner, name = [*schedule_id.split("/", 2), "", ""][:3]
+    if prefix != PREFIX or not OWNER_PATTERN.fullmatch(owner) or not NAME_PATTERN.fullmatch(name):
+        return None
+    return owner
 
 
 def firing_workflow_id_base(schedule_id: str) -> str:

@@ -236,14 +236,15 @@ class DurableReactPlugin(SimplePlugin):
     @staticmethod
     def _with_agent_workflows(workflows: Sequence[type]) -> list[type]:
         from workflows.background.deliver_webhook import DeliverWebhook
+        from workflows.background.run_admission import RunAdmission
         from workflows.background.scheduled_ask import ScheduledAsk
         from workflows.run.react_run import ReActRun
         from workflows.session.agent_session import AgentSession  # imported here: clients never need them
 
-        product = (ReActRun, AgentSession, ScheduledAsk, DeliverWebhook)
+        product = (ReActRun, AgentSession, ScheduledAsk, DeliverWebhook, RunAdmission)
         if any(w in workflows for w in product):
             raise PluginConflictError(
-                "ReActRun/AgentSession/ScheduledAsk/DeliverWebhook are registered already; "
+                "ReActRun/AgentSession/ScheduledAsk/DeliverWebhook/RunAdmission are registered already; "
                 "let DurableReactPlugin register them (and every activity) instead"
             )
         return [*workflows, *product]
@@ -256,6 +257,7 @@ class DurableReactPlugin(SimplePlugin):
         if self._activities is None:
             # Imported here: a client-only process (the CLI, a service) never loads the activities.
             from activities.background.ask_for_schedule import ask_for_schedule
+            from activities.background.run_admission import check_admission_slots
             from activities.background.webhook_post import deliver_webhook
             from activities.llm.live_partial import LivePartialActivity
             from activities.llm.llm_call import LLMActivities
@@ -290,6 +292,7 @@ class DurableReactPlugin(SimplePlugin):
                 transform.transform_request,
                 ask_for_schedule,
                 deliver_webhook,
+                check_admission_slots,
                 LivePartialActivity(self.live_channel).cut_streamed_call,
             ]
         return self._activities

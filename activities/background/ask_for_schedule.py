@@ -7,6 +7,12 @@ refusal by the session is the firing's answer, not a failure to retry: `busy` (o
 `skip`) makes the firing `skipped`; any other code (`ask_queue_full`, `invalid_input`, ...)
 `refused`. Transport errors fail the attempt and Temporal retries it; the ask's
 `request_id` is the firing's id, so a retried attempt is answered with the original request.
+
+A firing counts against its owner's active requests like any ask
+(`REACT_GATEWAY_MAX_ACTIVE_PER_PRINCIPAL`, read by the worker; the owner is the one in the
+schedule's id): it is admitted first (`run_admission.admit_request`), and at the limit it is
+`skipped` with refusal `quota_exceeded` (logged, and in the firing's result and memo), never
+retried; an ask that made no new request gives its slot back.
 """
 
 from __future__ import annotations
@@ -18,9 +24,11 @@ from temporalio.client import WithStartWorkflowOperation, WorkflowUpdateFailedEr
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
 
+from activities.background.run_admission import admit_request, release_request
 from contracts.activities import ASK_FOR_SCHEDULE_ACTIVITY
-from contracts.errors import BUSY
-from contracts.schedules import FIRING_REF, SCHEDULE_REF, FiringAsk, FiringResult
+from contracts.admission import SlotHolder, max_active_of
+from contracts.errors import BUSY, INVALID_INPUT, QUOTA_EXCEEDED
+from contracts.schedules import FIRING_REF, SCHEDULE_REF, FiringAsk, FiringResult, owner_of
 from contracts.session import SESSION_WORKFLOW_TYPE, AskAccepted, AskInput, SessionInput
 from contracts.web_ui import static_details, static_summary
 from contracts.workflow_ids import bounded_id
@@ -58,6 +66,24 @@ async def ask_for_schedule(request: FiringAsk) -> FiringResult:
         static_details=static_details(firing.config, firing.query, None, firing.agent_id),
     )
     client = activity.client()
+    owner = owner_of(firing.schedule_id)
+    holder = SlotHolder(session_id=request.session_id, request_id=ask.request_id or request.firing_id)
+    limit = _max_active()
+    if owner is not None and limit is not None:
+        decision = await admit_request(client, owner, holder, limit, activity.info().task_queue)
+        if decision.outcome == "refused":
+            message = (
+                f"quota max_active_per_principal: {owner!r} has {decision.held} active requests of "
+                f"{decision.limit}; this firing is skipped"
+            )
+            activity.logger.warning("schedule %s: %s", firing.schedule_id, message)
+            return FiringResult(
+                schedule_id=firing.schedule_id,
+                session_id=request.session_id,
+                status="skipped",
+                refusal=QUOTA_EXCEEDED,
+                message=message,
+            )
     try:
         accepted: AskAccepted = await client.execute_update_with_start_workflow(  # pyright: ignore[reportUnknownMemberType]
             "ask", ask, start_workflow_operation=start, result_type=AskAccepted
@@ -66,6 +92,8 @@ async def ask_for_schedule(request: FiringAsk) -> FiringResult:
         cause = error.cause
         if not isinstance(cause, ApplicationError) or cause.type is None:
             raise
+        if owner is not None and limit is not None:
+            await release_request(client, owner, holder)
         return FiringResult(
             schedule_id=firing.schedule_id,
             session_id=request.session_id,
@@ -73,4 +101,19 @@ async def ask_for_schedule(request: FiringAsk) -> FiringResult:
             refusal=cause.type,
             message=cause.message[:1_000],
         )
+    made = accepted.request_id == holder.request_id and accepted.disposition != "steered"
+    if owner is not None and limit is not None and not made:
+        await release_request(client, owner, holder)
     return FiringResult.of_ask(request, accepted)
+
+
+def _max_active() -> int | None:
+    """The worker's `REACT_GATEWAY_MAX_ACTIVE_PER_PRINCIPAL` (the gateway's setting, read the same way).
+
+    Raises:
+        ApplicationError: `invalid_input`, not retried: the setting is not a valid limit.
+    """
+    try:
+        return max_active_of()
+    except ValueError as problem:
+        raise ApplicationError(str(problem), type=INVALID_INPUT, non_retryable=True) from None

@@ -16,7 +16,7 @@ from sse_starlette import EventSourceResponse
 from starlette.requests import Request
 from starlette.routing import BaseRoute, Route
 
-from contracts.errors import INVALID_INPUT, NOT_FOUND, PAYLOAD_TOO_LARGE, UNAVAILABLE
+from contracts.errors import INVALID_INPUT, NOT_FOUND, PAYLOAD_TOO_LARGE, QUOTA_EXCEEDED, UNAVAILABLE
 from contracts.session import RequestRecord
 from gateway.agui.input import ask_props, decisions, last_user_text, parse_run_input
 from gateway.agui.render import DONE_CHARS, START, Position, opened_with, parse_event_id
@@ -30,7 +30,7 @@ __all__ = ["routes"]
 
 SSE_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
 PING_S = 15
-HTTP_REFUSALS = frozenset({INVALID_INPUT, PAYLOAD_TOO_LARGE, NOT_FOUND, UNAVAILABLE})
+HTTP_REFUSALS = frozenset({INVALID_INPUT, PAYLOAD_TOO_LARGE, NOT_FOUND, UNAVAILABLE, QUOTA_EXCEEDED})
 """Refusals of an ask answered as HTTP errors (the rest are the session's answer: in the stream)."""
 
 

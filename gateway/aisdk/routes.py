@@ -31,7 +31,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 from temporalio.service import RPCError
 
-from contracts.errors import INVALID_INPUT, NOT_FOUND, PAYLOAD_TOO_LARGE, UNAVAILABLE
+from contracts.errors import INVALID_INPUT, NOT_FOUND, PAYLOAD_TOO_LARGE, QUOTA_EXCEEDED, UNAVAILABLE
 from contracts.stream import TraceItem
 from gateway.aisdk.chat_request import ChatRequest, parse_chat_request
 from gateway.aisdk.chunks import DONE, UI_MESSAGE_STREAM_HEADERS, Chunk, RequestChunks, error_chunks, sse
@@ -54,7 +54,7 @@ __all__ = ["routes"]
 PING_S = 15
 HEADERS = {k: v for k, v in UI_MESSAGE_STREAM_HEADERS.items() if k not in ("content-type", "connection")}
 """The SDK's stream headers (the response sets the content type and the connection itself)."""
-HTTP_REFUSALS = frozenset({INVALID_INPUT, PAYLOAD_TOO_LARGE, NOT_FOUND, UNAVAILABLE})
+HTTP_REFUSALS = frozenset({INVALID_INPUT, PAYLOAD_TOO_LARGE, NOT_FOUND, UNAVAILABLE, QUOTA_EXCEEDED})
 """Refusals answered as HTTP errors (the session's answers to an ask, `busy` and the like, are streamed)."""
 LOST = "the gateway lost the run's stream (Temporal did not answer in time); resume the stream"
 

@@ -36,10 +36,11 @@ from pydantic import JsonValue
 from temporalio.service import RPCError, RPCStatusCode
 
 from clients.errors import RejectedError
+from clients.inputs import new_id
 from clients.session_handle import SessionHandle
 from contracts import Ack, Usage
 from contracts.approval import PendingApproval
-from contracts.errors import NOT_RUNNING, REQUEST_ID_REUSED, UNKNOWN_CALL
+from contracts.errors import NOT_RUNNING, QUOTA_EXCEEDED, REQUEST_ID_REUSED, UNKNOWN_CALL
 from contracts.run import RunResult
 from contracts.session import QUERY_PREVIEW_CHARS, AskAccepted, OnBusy, RequestRecord, SessionStatus
 from contracts.signals import SteerMode
@@ -50,6 +51,7 @@ from gateway.core.inputs import Decision
 from gateway.core.single_flight import shared
 from gateway.core.threads import Thread, temporal_reads
 from gateway.errors import GatewayError, not_found
+from gateway.guard.quotas import ActiveRequests
 from gateway.identity.scopes import APPROVE, require
 from gateway.owners import fork_session_id, parse_session_id
 
@@ -108,6 +110,7 @@ class RequestCore:
     def __init__(self, ctx: GatewayContext) -> None:
         """The core of the gateway `ctx`."""
         self._ctx = ctx
+        self._active = ActiveRequests(ctx.settings.identity.quotas, ctx.client, ctx.settings.task_queue)
 
     def session(self, thread: Thread) -> SessionHandle:
         """The typed client's handle of the thread's session."""
@@ -259,25 +262,61 @@ class RequestCore:
 
         Raises:
             GatewayError: the session's refusal (`busy`, `stale`, `ask_queue_full`,
-                `invalid_input`, `payload_too_large`, ...), `request_id_reused`, `unavailable`.
+                `invalid_input`, `payload_too_large`, ...), `request_id_reused`, `unavailable`,
+                `quota_exceeded` (429: the principal's active requests are at the limit, nothing
+                is asked; a steering ask still steers the running request).
         """
         if on_busy == "steer" and mode == "interrupt":
-            steered = await self._steer_interrupting(thread, text, source)
+            steered = await self._steer_running(thread, text, source, "interrupt")
             if steered is not None:
                 return steered
-        with temporal_reads():
-            accepted = await self.session(thread).ask(
-                text,
-                config=thread.config,
-                agent_id=thread.agent,
-                request_id=request_id,
-                on_busy=on_busy,
-                expected_last_request=expected_last_request,
-                webhook_url=webhook_url,
-            )
-        if request_id is not None and accepted.request_id == request_id:
-            await self._same_message(thread, request_id, text)
+        given = request_id
+        if self._active.enabled:
+            request_id = request_id or new_id()  # the slot's holder: the request this ask makes
+            steered = await self._hold(thread, request_id, text, source, on_busy, mode)
+            if steered is not None:
+                return steered
+        try:
+            with temporal_reads():
+                accepted = await self.session(thread).ask(
+                    text,
+                    config=thread.config,
+                    agent_id=thread.agent,
+                    request_id=request_id,
+                    on_busy=on_busy,
+                    expected_last_request=expected_last_request,
+                    webhook_url=webhook_url,
+                )
+        except GatewayError:
+            if request_id is not None:
+                await self._active.release(thread.principal.name, thread.session_id, request_id)
+            raise
+        if request_id is not None and (
+            accepted.request_id != request_id or accepted.disposition == "steered"
+        ):
+            await self._active.release(thread.principal.name, thread.session_id, request_id)
+        if given is not None and accepted.request_id == given:
+            await self._same_message(thread, given, text)
         return accepted
+
+    async def _hold(
+        self, thread: Thread, request_id: str, text: str, source: str | None, on_busy: OnBusy, mode: SteerMode
+    ) -> AskAccepted | None:
+        """Take the request's active slot; at the limit, a steering ask steers the running request.
+
+        Raises:
+            GatewayError: 429 `quota_exceeded` (nothing is asked), 503 `unavailable`.
+        """
+        try:
+            await self._active.hold(thread.principal.name, thread.session_id, request_id)
+        except GatewayError as refused:
+            if refused.code != QUOTA_EXCEEDED or on_busy != "steer":
+                raise
+            steered = await self._steer_running(thread, text, source, mode)  # it makes no new request
+            if steered is None:
+                raise
+            return steered
+        return None
 
     async def _same_message(self, thread: Thread, request_id: str, text: str) -> None:
         """Refuse an ask whose request id names an earlier request with another message.
@@ -303,8 +342,10 @@ class RequestCore:
                 "give a new id (nothing was asked)",
             )
 
-    async def _steer_interrupting(self, thread: Thread, text: str, source: str | None) -> AskAccepted | None:
-        """Steer the running request with `mode="interrupt"`; None when nothing runs."""
+    async def _steer_running(
+        self, thread: Thread, text: str, source: str | None, mode: SteerMode
+    ) -> AskAccepted | None:
+        """Steer the running request (`mode`); None when nothing runs."""
         try:
             status = await self.status(thread)
         except GatewayError:
@@ -312,7 +353,7 @@ class RequestCore:
         if status.active_request_id is None or status.active_run_workflow_id is None:
             return None
         ack = await self.session(thread).steer(
-            text, mode="interrupt", expected_request_id=status.active_request_id, source=source
+            text, mode=mode, expected_request_id=status.active_request_id, source=source
         )
         if ack.status != "queued":
             return None

@@ -1,20 +1,25 @@
-"""Quotas of a principal's runs, counted from Temporal so every gateway instance agrees.
+"""Quotas of a principal's runs, held in Temporal so every gateway instance (and worker) agrees.
 
-- **Active requests** (`REACT_GATEWAY_MAX_ACTIVE_PER_PRINCIPAL`): the principal's running
-  `ReActRun` workflows, counted by a visibility query over the workflow ids the principal owns
-  (`gw/<principal>/...`: its sessions' runs, forks' and the agents they call as tools). An ask
-  when that many run is refused; an ask that would wait in a session's queue counts once it runs.
-- **Tokens today** (`REACT_GATEWAY_DAILY_TOKENS_PER_PRINCIPAL`): the total tokens of the
-  principal's runs started since 00:00 UTC, read from each ended run's result (kept by this
-  gateway once read: an ended run's usage never changes). A running run counts from its end, so
-  the budget can be passed by what the runs in flight spend (bounded by the active-request quota
-  and the agents' `usage_limits`).
+- **Active requests** (`REACT_GATEWAY_MAX_ACTIVE_PER_PRINCIPAL`, `ActiveRequests`): the principal's
+  requests that wait in a session's queue, run or await approval, whatever the protocol or
+  schedule that asked them (an agent called as a tool is part of its request). Each ask is
+  admitted before it is sent: the principal's `RunAdmission` workflow (`admission/<principal>`)
+  grants a slot or refuses, one decision at a time, so asks that arrive together never pass the
+  limit together. The request core admits every protocol's ask (`RequestCore.ask`); a schedule's
+  firing admits in the worker (`ask_for_schedule`) under the same setting. An ask that made no new
+  request (refused by the session, steered into the running one) gives its slot back at once; a
+  request's slot is freed once it ends (the workflow checks its holders when full), and a
+  session that is gone, or an ask that never reached it in 60 s, holds none.
+- **Tokens today** (`REACT_GATEWAY_DAILY_TOKENS_PER_PRINCIPAL`, `RunQuotas`, in the guard): the
+  total tokens of the principal's runs started since 00:00 UTC, read from each ended run's result
+  (kept by this gateway once read: an ended run's usage never changes). A running run counts from
+  its end, so the budget can be passed by what the runs in flight spend (bounded by the
+  active-request quota and the agents' `usage_limits`). The day's tokens are kept
+  `tokens_cache_s` (5 s) per principal and read one at a time: asks that arrive together may pass
+  together.
 
-Both are read at admission: asks that arrive together may pass together. A refusal is 429
-`quota_exceeded` naming the quota and the numbers, with `Retry-After` (the active quota: a few
-seconds; the daily one: the seconds until 00:00 UTC), and nothing is asked. The active count is
-read at each ask (one count query); the day's tokens are kept `tokens_cache_s` (5 s) per principal
-and read one at a time.
+A refusal is 429 `quota_exceeded` naming the quota and the numbers, with `Retry-After` (the active
+quota: a few seconds; the daily one: the seconds until 00:00 UTC), and nothing is asked.
 """
 
 from __future__ import annotations
@@ -25,17 +30,19 @@ from collections import OrderedDict
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
-from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
+from activities.background.run_admission import admit_request, release_request
 from clients.runs import Runs
 from contracts import WORKFLOW_TYPE
+from contracts.admission import SlotHolder
 from contracts.errors import QUOTA_EXCEEDED
 from gateway.errors import GatewayError
 from gateway.identity.settings import QuotaSettings
 from gateway.owners import PREFIX
 
-__all__ = ["RunQuotas"]
+__all__ = ["ActiveRequests", "RunQuotas"]
 
 ACTIVE_RETRY_S = 5
 MAX_RUNS_READ = 1000
@@ -44,7 +51,7 @@ MAX_KEPT_USAGES = 100_000
 
 
 class RunQuotas:
-    """The active-request and daily-token quotas (`admit` before an ask)."""
+    """The daily-token quota (`admit` before an ask, in the guard)."""
 
     def __init__(
         self,
@@ -65,30 +72,18 @@ class RunQuotas:
 
     @property
     def enabled(self) -> bool:
-        """Whether any run quota is set."""
-        return (
-            self._settings.max_active_per_principal is not None
-            or self._settings.daily_tokens_per_principal is not None
-        )
+        """Whether the daily-token quota is set."""
+        return self._settings.daily_tokens_per_principal is not None
 
     async def admit(self, principal: str) -> None:
-        """Refuse an ask of `principal` over a quota.
+        """Refuse an ask of `principal` over the day's tokens.
 
         Raises:
             GatewayError: 429 `quota_exceeded` with `Retry-After`.
         """
         if not self.enabled:
             return
-        active, tokens = await self._reading(principal)
-        limit = self._settings.max_active_per_principal
-        if limit is not None and active >= limit:
-            raise GatewayError(
-                429,
-                QUOTA_EXCEEDED,
-                f"quota max_active_per_principal: {principal!r} has {active} active requests of {limit}; "
-                "wait for one to end",
-                headers={"Retry-After": str(ACTIVE_RETRY_S)},
-            )
+        tokens = await self._reading(principal)
         budget = self._settings.daily_tokens_per_principal
         if budget is not None and tokens >= budget:
             now = self._now()
@@ -102,27 +97,15 @@ class RunQuotas:
                 headers={"Retry-After": str(wait)},
             )
 
-    async def _reading(self, principal: str) -> tuple[int, int]:
+    async def _reading(self, principal: str) -> int:
         try:
-            active = await self._active(principal)
-            tokens = await self._tokens_today(principal)
+            return await self._tokens_today(principal)
         except RPCError:
-            raise GatewayError(
-                503, "unavailable", "the quotas could not be read from Temporal; try again"
-            ) from None
-        return active, tokens
+            raise _unavailable() from None
 
     def _owned(self, principal: str) -> str:
         # Principal names match `^[A-Za-z0-9_.-]{1,32}$`: safe inside the quotes.
         return f"WorkflowType = '{WORKFLOW_TYPE}' AND WorkflowId STARTS_WITH '{PREFIX}/{principal}/'"
-
-    async def _active(self, principal: str) -> int:
-        if self._settings.max_active_per_principal is None:
-            return 0
-        counted = await self._client.count_workflows(
-            f"{self._owned(principal)} AND ExecutionStatus = 'Running'"
-        )
-        return counted.count
 
     async def _tokens_today(self, principal: str) -> int:
         """The tokens of the principal's runs today (a reading is kept `tokens_cache_s`; one at a time)."""
@@ -162,3 +145,52 @@ class RunQuotas:
         if len(self._usage_of_ended) > MAX_KEPT_USAGES:
             self._usage_of_ended.popitem(last=False)
         return tokens
+
+
+class ActiveRequests:
+    """The active-request quota: a slot of the principal's `RunAdmission` for each request asked."""
+
+    def __init__(self, settings: QuotaSettings, client: Client, task_queue: str) -> None:
+        """The quota of `settings`, admitted by the workflows `client` reaches on `task_queue`."""
+        self._limit = settings.max_active_per_principal
+        self._client = client
+        self._task_queue = task_queue
+
+    @property
+    def enabled(self) -> bool:
+        """Whether the quota is set."""
+        return self._limit is not None
+
+    async def hold(self, principal: str, session_id: str, request_id: str) -> None:
+        """Take a slot for request `request_id` of `session_id` (one held already: kept).
+
+        Raises:
+            GatewayError: 429 `quota_exceeded` with `Retry-After` (the limit's slots are held);
+                503 `unavailable` (Temporal did not answer).
+        """
+        if self._limit is None:
+            return
+        holder = SlotHolder(session_id=session_id, request_id=request_id)
+        try:
+            decision = await admit_request(self._client, principal, holder, self._limit, self._task_queue)
+        except (RPCError, WorkflowUpdateFailedError):
+            raise _unavailable() from None
+        if decision.outcome == "refused":
+            raise GatewayError(
+                429,
+                QUOTA_EXCEEDED,
+                f"quota max_active_per_principal: {principal!r} has {decision.held} active requests of "
+                f"{decision.limit}; wait for one to end",
+                headers={"Retry-After": str(ACTIVE_RETRY_S)},
+            )
+
+    async def release(self, principal: str, session_id: str, request_id: str) -> None:
+        """Give back the slot of a request the ask did not make (refused, or steered into another)."""
+        if self._limit is not None:
+            await release_request(
+                self._client, principal, SlotHolder(session_id=session_id, request_id=request_id)
+            )
+
+
+def _unavailable() -> GatewayError:
+    return GatewayError(503, "unavailable", "the quotas could not be read from Temporal; try again")

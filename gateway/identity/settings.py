@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from urllib.parse import urlsplit
 
+from contracts.admission import max_active_of
 from gateway.identity.principal import PRINCIPAL_PATTERN, PROVIDER_PREFIX, is_static_name
 from gateway.identity.scopes import ALL_SCOPES
 
@@ -47,7 +48,6 @@ PRINCIPAL_MAP_ENV = "REACT_GATEWAY_OIDC_PRINCIPAL_MAP"
 MAX_MAPPED = 1000
 CLIENT_ID_ENV = "REACT_GATEWAY_OIDC_CLIENT_ID"
 DISCOVERY_URL_ENV = "REACT_GATEWAY_OIDC_DISCOVERY_URL"
-MAX_ACTIVE_ENV = "REACT_GATEWAY_MAX_ACTIVE_PER_PRINCIPAL"
 DAILY_TOKENS_ENV = "REACT_GATEWAY_DAILY_TOKENS_PER_PRINCIPAL"
 REQUESTS_PER_MINUTE_ENV = "REACT_GATEWAY_REQUESTS_PER_MINUTE"
 SIGNIN_PER_MINUTE_ENV = "REACT_GATEWAY_SIGNIN_PER_MINUTE"
@@ -189,7 +189,7 @@ def load_identity(
             fetch_discovery_from=fetch_from,
         )
     quotas = QuotaSettings(
-        max_active_per_principal=_positive(env, MAX_ACTIVE_ENV),
+        max_active_per_principal=_max_active(env),
         daily_tokens_per_principal=_positive(env, DAILY_TOKENS_ENV),
         requests_per_minute=_positive(env, REQUESTS_PER_MINUTE_ENV),
         signin_per_minute=_positive(env, SIGNIN_PER_MINUTE_ENV) or DEFAULT_SIGNIN_PER_MINUTE,
@@ -221,6 +221,13 @@ def parse_principal_map(text: str) -> Mapping[str, str]:
     if len(mapped) > MAX_MAPPED:
         raise IdentitySettingsError(f"{PRINCIPAL_MAP_ENV}: at most {MAX_MAPPED} entries")
     return MappingProxyType(mapped)
+
+
+def _max_active(env: Mapping[str, str]) -> int | None:
+    try:
+        return max_active_of(env)  # the worker reads it too (a schedule's firings): one rule
+    except ValueError as problem:
+        raise IdentitySettingsError(str(problem)) from None
 
 
 def _positive(env: Mapping[str, str], name: str) -> int | None:

@@ -31,7 +31,7 @@ from starlette.routing import BaseRoute, Route
 
 from clients.errors import RejectedError
 from clients.schedules import Schedules, schedule_id_of
-from contracts.errors import NOT_FOUND
+from contracts.errors import NOT_FOUND, QUOTA_EXCEEDED
 from contracts.schedules import ScheduleView
 from gateway.context import GatewayContext, agent_config
 from gateway.errors import GatewayError, not_found
@@ -83,6 +83,8 @@ async def _called(call: Awaitable[T]) -> T:
     except RejectedError as refused:
         if refused.code == NOT_FOUND:
             raise not_found("schedule") from None
+        if refused.code == QUOTA_EXCEEDED:  # the owner's schedules are at their bound: 429
+            raise GatewayError.refused(refused.code, refused.message) from None
         raise GatewayError(400, refused.code, refused.message) from None
 
 
