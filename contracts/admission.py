@@ -11,7 +11,6 @@ once when the ask made no new request (refused, steered), and the workflow's che
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Annotated, Final, Literal
@@ -96,13 +95,13 @@ def admission_workflow_id(principal: str) -> str:
     return f"{ADMISSION_PREFIX}/{principal}"
 
 
-def max_active_of(env: Mapping[str, str] | None = None) -> int | None:
-    """`REACT_GATEWAY_MAX_ACTIVE_PER_PRINCIPAL` (None: unset, unlimited); the gateway and the worker read it.
+def max_active_of(env: Mapping[str, str]) -> int | None:
+    """`REACT_GATEWAY_MAX_ACTIVE_PER_PRINCIPAL` of `env` (None: unset); the gateway and the worker read it.
 
     Raises:
         ValueError: not a whole number from 1 to `MAX_ADMISSION_SLOTS`, naming the setting.
     """
-    text = (os.environ if env is None else env).get(MAX_ACTIVE_ENV, "").strip()
+    text = env.get(MAX_ACTIVE_ENV, "").strip()
     if not text:
         return None
     if not text.isdigit() or not 1 <= int(text) <= MAX_ADMISSION_SLOTS:

@@ -17,6 +17,7 @@ retried; an ask that made no new request gives its slot back.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from temporalio import activity
@@ -114,6 +115,6 @@ def _max_active() -> int | None:
         ApplicationError: `invalid_input`, not retried: the setting is not a valid limit.
     """
     try:
-        return max_active_of()
+        return max_active_of(os.environ)
     except ValueError as problem:
         raise ApplicationError(str(problem), type=INVALID_INPUT, non_retryable=True) from None
