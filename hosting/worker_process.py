@@ -1,4 +1,4 @@
-"""The worker process: flags, start-up checks, the embedded dev server, and a clean shutdown.
+"""The worker process: flags, start-up checks, the embedded dev server and its live channel, a clean exit.
 
 `python worker.py` runs `main()`. Everything that can be wrong with the setup (a model
 without its key, a tools module that does not import, an unusable payload store, a bad
@@ -42,6 +42,7 @@ from hosting.connection import connect, temporal_address, temporal_namespace
 from hosting.dev_server import DevServerError, ensure_dev_server
 from hosting.plugin import DurableReactPlugin
 from hosting.warm_up import warm_up_in_background
+from live.dev_channel import ensure_dev_channel, forget
 from payloads.blob_store import BlobStoreError, shared_blob_store
 from payloads.redaction import install_log_redaction
 from payloads.settings import SettingsError, load_settings
@@ -146,6 +147,9 @@ async def serve(args: argparse.Namespace) -> None:
         raise
     if server is not None:
         logging.info("started the Temporal dev server on %s (Web UI http://localhost:8233)", args.address)
+    channel, redis = await asyncio.to_thread(ensure_dev_channel, args.address) if args.dev else (None, None)
+    if channel is not None:
+        logging.info("live channel %s beside the dev server (%s)", channel, "started" if redis else "found")
     sandboxed = args.sandbox or settings.workflow_sandbox
     try:
         plugin = DurableReactPlugin(
@@ -192,6 +196,12 @@ async def serve(args: argparse.Namespace) -> None:
     finally:
         await asyncio.to_thread(stop_started)  # the local model server, if this worker started one
         await store.aclose()
+        if channel is not None:
+            forget(args.address)
+        if redis is not None:
+            redis.terminate()
+            with contextlib.suppress(Exception):
+                redis.wait(timeout=10)
         if server is not None:
             server.terminate()
             with contextlib.suppress(Exception):
