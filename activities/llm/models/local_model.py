@@ -48,7 +48,7 @@ from activities.llm.models._local_model_process import (
     started_server,
     stop_started,
 )
-from activities.llm.models._local_model_serve import plain_messages, serve
+from activities.llm.models._local_model_serve import plain_messages, readable_result, serve
 from contracts.errors import LOCAL_MODEL_UNAVAILABLE
 
 __all__ = [
@@ -70,6 +70,7 @@ __all__ = [
     "model_file",
     "plain_messages",
     "prepare_completion",
+    "readable_result",
     "reset_tool_choice",
     "serve",
     "served_models",
