@@ -10,7 +10,7 @@
 #   REACT_MODEL=openai/gpt-4o-mini OPENAI_API_KEY=... scripts/demo.sh "What is 17 * 23, squared?"
 #   REACT_MODEL=ollama_chat/llama3.2 scripts/demo.sh                # Ollama on its default port
 #
-# The first run builds llama.cpp for the local model (about 10 minutes, once). The model
+# The first run builds llama.cpp for the local model (389 s measured on 2 cores, once). The model
 # server listens on 127.0.0.1:8765 while the demo runs (log: .temporal/local-model.log).
 # Run history is kept in .temporal/dev.db: `.venv/bin/python worker.py --dev` brings the
 # server back with the Web UI on http://localhost:8233.
