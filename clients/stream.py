@@ -101,14 +101,14 @@ async def run_events(
     signal arriving as the run completes) is made again from the same offset, up to
     `MAX_POLL_RETRIES` times in a row.
 
-    With a live channel in the environment (`REACT_LIVE_URL`), the run is followed there
+    With a live channel (`REACT_LIVE_URL`, or the dev server's: `live.dev_channel`), the run is followed there
     (`clients.live_follow`: no poll, no history), on its stream if its worker writes to none.
 
     Raises:
         RPCError: e.g. `NOT_FOUND` when no run has this workflow id.
     """
     gaps = _TraceGaps(read_trace)
-    channel = client_channel()
+    channel = client_channel(client)
     if channel is None:
         events = _polled_events(client, workflow_id, gaps, poll_cooldown_s)
     else:

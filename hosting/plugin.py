@@ -23,6 +23,7 @@ plugin given to both registers once, and two different ones on one worker are re
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from datetime import timedelta
@@ -37,7 +38,8 @@ from contracts.activities import ActivityOverride
 from hosting.data_converter import build_data_converter
 from hosting.sandbox import workflow_runner
 from hosting.tracing import Tracing
-from live.channel import LiveChannel, live_url, open_channel
+from live.channel import LIVE_URL_ENV, LiveChannel, live_url, open_channel
+from live.dev_channel import recorded_url
 from payloads.blob_store import BlobStore, shared_blob_store
 from payloads.codec import SealedBlobStore
 from payloads.converter import ProductPayloadConverter
@@ -104,7 +106,9 @@ class DurableReactPlugin(SimplePlugin):
             capture_content: add (redacted) message contents, tool arguments and results to the
                 GenAI spans (default `REACT_OTEL_CAPTURE_CONTENT`).
             live_channel: where workers write their runs' live items (default: the one
-                `REACT_LIVE_URL` names, else none: `live.channel`, `hosting.live_sink`).
+                `REACT_LIVE_URL` names, `off` for none; unset: the one recorded beside the dev
+                server the worker's client talks to, found when the worker is built, else none:
+                `live.dev_channel`, `hosting.live_sink`).
 
         Raises:
             SettingsError: (with the default settings) a variable has a value that cannot be used;
@@ -124,6 +128,7 @@ class DurableReactPlugin(SimplePlugin):
         self.tracing = Tracing.resolve(tracer_provider, capture_content)
         url = live_url() if live_channel is None else None
         self.live_channel = live_channel or (open_channel(url) if url else None)
+        self._live_found = live_channel is not None or bool((os.environ.get(LIVE_URL_ENV) or "").strip())
         super().__init__(  # pyright: ignore[reportUnknownMemberType]
             PLUGIN_NAME,
             data_converter=self._converter_for_client,
@@ -203,6 +208,7 @@ class DurableReactPlugin(SimplePlugin):
                 "the worker's client does not use the product's data converter: connect with "
                 "Client.connect(..., plugins=[DurableReactPlugin()]) or hosting.connection.connect()"
             )
+        self._find_dev_channel(client)
         values["workflows"] = self._with_agent_workflows(values.get("workflows") or ())
         values["activities"] = [*(values.get("activities") or ()), *self._agent_activities()]
         values["workflow_runner"] = workflow_runner(sandboxed=self._sandboxed)
@@ -224,6 +230,15 @@ class DurableReactPlugin(SimplePlugin):
             interceptors = values.get("interceptors") or ()
             values["interceptors"] = self.tracing.worker_interceptors(client, interceptors)
         return config
+
+    def _find_dev_channel(self, client: Client) -> None:
+        """With no channel given or named, the one recorded beside the dev server (`live.dev_channel`)."""
+        if self._live_found or self._activities is not None:
+            return
+        self._live_found = True
+        url = recorded_url(client.service_client.config.target_host)
+        if url is not None:
+            self.live_channel = open_channel(url)
 
     def configure_replayer(self, config: ReplayerConfig) -> ReplayerConfig:
         """The product's data converter, workflows and workflow runner on a `Replayer`."""

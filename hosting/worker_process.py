@@ -1,4 +1,4 @@
-"""The worker process: flags, start-up checks, the embedded dev server, and a clean shutdown.
+"""The worker process: flags, start-up checks, the embedded dev server and its live channel, a clean exit.
 
 `python worker.py` runs `main()`. Everything that can be wrong with the setup (a model
 without its key, a tools module that does not import, an unusable payload store, a bad
@@ -17,13 +17,21 @@ import logging
 import os
 import signal
 import sys
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from temporalio.worker import Worker
 
 from activities.llm.model_check import configured_model_problem
-from activities.llm.models.local_model import stop_started
+from activities.llm.models.local_model import (
+    BUNDLED_MODEL,
+    DEFAULT_API_BASE,
+    LocalModelError,
+    ensure_server,
+    missing_install,
+    stop_started,
+)
 from activities.llm.request_transformers import TRANSFORMERS_ENV, build_transformers
 from activities.tools.mcp_config import McpConfigError, McpServerConfig, McpStartError
 from activities.tools.tool_loading import (
@@ -42,6 +50,7 @@ from hosting.connection import connect, temporal_address, temporal_namespace
 from hosting.dev_server import DevServerError, ensure_dev_server
 from hosting.plugin import DurableReactPlugin
 from hosting.warm_up import warm_up_in_background
+from live.dev_channel import ensure_dev_channel, forget
 from payloads.blob_store import BlobStoreError, shared_blob_store
 from payloads.redaction import install_log_redaction
 from payloads.settings import SettingsError, load_settings
@@ -111,6 +120,22 @@ def _parser(description: str) -> argparse.ArgumentParser:
     return parser
 
 
+def _serves_bundled_model() -> bool:
+    """Whether the runs of this worker's dev deployment default to the bundled model, and it is installed."""
+    model = os.environ.get("REACT_MODEL", "").strip()
+    return model in ("", BUNDLED_MODEL) and missing_install() is None
+
+
+def _start_bundled_model() -> None:
+    """Serve the bundled model on its default port (one already serving there is used)."""
+    try:
+        ensure_server(DEFAULT_API_BASE)
+    except LocalModelError as error:
+        logging.warning("the bundled local model did not start: %s", error)
+        return
+    logging.info("the bundled local model serves on %s", DEFAULT_API_BASE)
+
+
 def main(description: str = __doc__ or "") -> None:
     """Run the worker until SIGINT/SIGTERM; a start-up problem is one line and exit status 1."""
     try:
@@ -134,6 +159,10 @@ async def serve(args: argparse.Namespace) -> None:
     mcp_servers = load_mcp_servers(option_values(args.mcp_config, MCP_CONFIG_ENV))
     settings = load_settings()
     store = shared_blob_store(settings.payload_store)
+    if args.dev and _serves_bundled_model():
+        # The CLI's default agent runs on the bundled model: it loads while the dev server and the
+        # worker start, not at the first call (a thread: the start waits for the model's server).
+        threading.Thread(target=_start_bundled_model, daemon=True).start()
     try:
         await store.check()
         server = (
@@ -146,6 +175,9 @@ async def serve(args: argparse.Namespace) -> None:
         raise
     if server is not None:
         logging.info("started the Temporal dev server on %s (Web UI http://localhost:8233)", args.address)
+    channel, redis = await asyncio.to_thread(ensure_dev_channel, args.address) if args.dev else (None, None)
+    if channel is not None:
+        logging.info("live channel %s beside the dev server (%s)", channel, "started" if redis else "found")
     sandboxed = args.sandbox or settings.workflow_sandbox
     try:
         plugin = DurableReactPlugin(
@@ -192,6 +224,12 @@ async def serve(args: argparse.Namespace) -> None:
     finally:
         await asyncio.to_thread(stop_started)  # the local model server, if this worker started one
         await store.aclose()
+        if channel is not None:
+            forget(args.address)
+        if redis is not None:
+            redis.terminate()
+            with contextlib.suppress(Exception):
+                redis.wait(timeout=10)
         if server is not None:
             server.terminate()
             with contextlib.suppress(Exception):

@@ -1,4 +1,7 @@
-"""The live channel: where a run's live events go when a deployment names one (`REACT_LIVE_URL`).
+"""The live channel: where a run's live events go when a deployment has one.
+
+A deployment names it (`REACT_LIVE_URL`), or the embedded dev server has one beside it (a
+`redis-server` it found or started: `live.dev_channel`).
 
 Without a channel, followers poll each run's Workflow Stream (by Update, then by query), and
 each poll Update is history; the LLM activity sends its delta batches to the run by signal.
@@ -34,7 +37,10 @@ from live.calls import CutCall, LiveDelta
 from live.skipped import SkippedEntries
 
 LIVE_URL_ENV = "REACT_LIVE_URL"
-"""The variable that names the live channel (unset or empty: none; followers poll the run)."""
+"""The variable that names the live channel (`off`: none; unset or empty: the dev server's, if any:
+`live.dev_channel`; without one, followers poll the run)."""
+LIVE_OFF = "off"
+"""The value of `REACT_LIVE_URL` that turns the channel off, the dev server's included."""
 START = "0"
 """The offset before a run's first item."""
 
@@ -85,17 +91,17 @@ class LiveChannel(Protocol):
 
 
 def live_url(environ: dict[str, str] | None = None) -> str | None:
-    """The live channel's URL from the environment (None: no channel).
+    """The live channel's URL `REACT_LIVE_URL` names (None: unset, empty or `off`).
 
     Raises:
-        LiveChannelError: the URL's scheme is not `redis://` or `rediss://`.
+        LiveChannelError: the value is neither `off` nor a `redis://` or `rediss://` URL.
     """
     value = ((environ if environ is not None else os.environ).get(LIVE_URL_ENV) or "").strip()
-    if not value:
+    if not value or value.lower() == LIVE_OFF:
         return None
     if not value.startswith(("redis://", "rediss://")):
         raise LiveChannelError(
-            f"{LIVE_URL_ENV} must be a redis:// or rediss:// URL, not {value.split(':')[0]!r}"
+            f"{LIVE_URL_ENV} must be a redis:// or rediss:// URL (or {LIVE_OFF}), not {value.split(':')[0]!r}"
         )
     return value
 

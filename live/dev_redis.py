@@ -26,9 +26,12 @@ def redis_binary() -> str:
     return found
 
 
-def start_redis(port: int, *, timeout_s: float = 10.0) -> subprocess.Popen[bytes]:
+def start_redis(
+    port: int, *, timeout_s: float = 10.0, extra_args: list[str] | None = None
+) -> subprocess.Popen[bytes]:
     """Start `redis-server` on 127.0.0.1:`port` and return once it accepts connections."""
     command = [redis_binary(), "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+    command += extra_args or []
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:

@@ -87,6 +87,9 @@ async def agents() -> AsyncIterator[AgentTestEnvironment]:
             "--dynamic-config-value",
             f"limit.historyCount.suggestContinueAsNew={SUGGEST_CAN_AT}",
         ],
+        # Runs stream through history here: many tests assert on that path (poll Updates, delta
+        # signals); the channel's tests build environments of their own (tests/stream/).
+        live=False,
     ) as environment:
         yield environment
 

@@ -32,7 +32,9 @@ from activities.llm.models.local_model import (
     DEFAULT_API_BASE,
     LocalModelServer,
     ensure_server,
+    plain_messages,
     prepare_completion,
+    readable_result,
     reset_tool_choice,
     served_models,
     started_server,
@@ -277,3 +279,25 @@ def test_model_and_api_base_from_flags_and_environment(monkeypatch: pytest.Monke
     monkeypatch.setenv("REACT_API_BASE", "ftp://x")
     with pytest.raises(CliError, match="REACT_API_BASE must be an http"):
         resolve_config(AgentFlags())
+
+
+def test_the_bundled_model_reads_a_tool_s_value_and_is_asked_for_a_sentence() -> None:
+    # The 135M model repeats the last line it sees: the envelope came back as the answer
+    # (`The answer is: {"ok": true, "result": 391}`). It now reads the value and the question.
+    call = {"id": "c1", "type": "function", "function": {"name": "calculator", "arguments": "{}"}}
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "What is 17 * 23?"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": '{"ok": true, "result": 391}'},
+    ]
+    plain = plain_messages(messages)
+    assert [m["role"] for m in plain] == ["system", "user", "user"]
+    assert plain[-1]["content"] == (
+        'Tool result: 391. Now answer my question "What is 17 * 23?" in one full sentence.'
+    )
+    assert readable_result('{"ok": true, "result": "sunny"}') == "sunny"
+    assert readable_result('{"ok": true, "result": {"a": 1}, "note": "approved"}') == '{"a": 1} (approved)'
+    failed = '{"ok": false, "error": {"code": "tool_failed", "message": "division by zero"}}'
+    assert readable_result(failed) == "error: division by zero"
+    assert readable_result("plain text") == "plain text" and readable_result("[1, 2]") == "[1, 2]"

@@ -231,12 +231,18 @@ async def test_a_cut_call_takes_no_more_deltas_and_answers_its_latest_attempt(fo
 
 
 async def test_a_run_whose_worker_has_no_channel_is_followed_on_its_stream(
-    client: Client, task_queue: str, follow_live: str
+    client: Client, follow_live: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The tests' shared worker writes to no channel: the follower finds nothing there and polls.
-    runs = Runs(client, task_queue=task_queue)
-    run = await runs.start("Tell me.", streamed())
-    text, kinds, _ = await asyncio.wait_for(follow(runs, run.workflow_id), 60)
+    # A worker turned off the channel (`off` wins over the dev server's): the follower finds
+    # nothing there and polls.
+    monkeypatch.setenv(LIVE_URL_ENV, "off")
+    queue = f"no-live-{uuid.uuid4().hex[:8]}"
+    worker = build_worker(client, task_queue=queue, max_cached_workflows=0)
+    monkeypatch.setenv(LIVE_URL_ENV, follow_live)
+    async with worker:
+        runs = Runs(client, task_queue=queue)
+        run = await runs.start("Tell me.", streamed())
+        text, kinds, _ = await asyncio.wait_for(follow(runs, run.workflow_id), 60)
     assert text == ANSWER and kinds[-1] == "request_completed"
 
 
@@ -431,7 +437,7 @@ async def test_an_entry_without_data_or_with_junk_is_skipped_and_counted_and_the
         await raw.xadd(key_of(run.workflow_id), {b"d": b'{"kind": "nothing"}'})
     finally:
         await raw.aclose()
-    channel = client_channel()
+    channel = client_channel(live_agents.client)
     assert channel is not None
     before = channel.skipped.count
     text, kinds, _ = await follow(runs, run.workflow_id)

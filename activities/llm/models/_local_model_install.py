@@ -14,7 +14,7 @@ CHAT_FORMAT: Final = "durable-react-smollm2"
 CONTEXT_TOKENS: Final = 2048  # SmolLM2's own window is 8k; 2k keeps memory and prompt time small
 START_TIMEOUT_S: Final = 90.0
 INSTALL_HINT: Final = (
-    "run scripts/setup.sh (it builds llama.cpp once, about 10 minutes), or build the Docker image "
+    "run scripts/setup.sh (it builds llama.cpp once, about 7 minutes), or build the Docker image "
     "with --build-arg LOCAL_MODEL=1; or choose a model with REACT_MODEL or --model"
 )
 SERVER_MODULES: Final = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context")
