@@ -37,8 +37,9 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
-from clients.stream import TERMINAL_KINDS
 from contracts import TraceEvent
+from contracts.call_texts import CallTexts
+from contracts.run import CALL_END_KINDS, TERMINAL_KINDS
 from contracts.stream import DeltaEvent
 from conversation import MessageEntry
 from gateway.errors import GatewayError
@@ -158,6 +159,7 @@ class RequestRenderer:
     _open: _OpenText | None = None
     _ended_calls: set[int] = field(default_factory=set[int])
     _anchors: dict[int, int] = field(default_factory=dict[int, int])
+    _texts: CallTexts = field(default_factory=CallTexts)
 
     def stamp(self, event: BaseEvent) -> Emitted | None:
         """`event` at the next position of the current trace event (None: at or before `after`)."""
@@ -190,7 +192,7 @@ class RequestRenderer:
             return []
         out: list[Emitted] = []
         current = self._open
-        if current is not None and current.call == delta.call and current.attempt > delta.attempt:
+        if self._texts.add(delta) == "stale":
             return []  # a superseded attempt's late deltas
         if current is None or current.call != delta.call or current.attempt != delta.attempt:
             if current is not None:  # a retry starts over: close what the failed attempt wrote
@@ -262,7 +264,7 @@ class RequestRenderer:
 
     def _trace(self, event: TraceEvent, item: HubItem) -> list[Emitted]:
         kind = event.kind
-        if kind in ("llm_completed", "llm_interrupted"):
+        if kind in CALL_END_KINDS:
             return self._call_completed(event, item.entries)
         self.seq, self._k = event.seq, 0
         if kind == "llm_started":

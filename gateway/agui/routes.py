@@ -16,22 +16,20 @@ from sse_starlette import EventSourceResponse
 from starlette.requests import Request
 from starlette.routing import BaseRoute, Route
 
-from contracts.errors import INVALID_INPUT, NOT_FOUND, PAYLOAD_TOO_LARGE, UNAVAILABLE
+from contracts.errors import NOT_FOUND
 from contracts.session import RequestRecord
 from gateway.agui.input import ask_props, decisions, last_user_text, parse_run_input
 from gateway.agui.render import DONE_CHARS, START, Position, opened_with, parse_event_id
 from gateway.agui.stream import StreamSpec, custom, stream_run
 from gateway.context import GatewayContext, agent_config
 from gateway.core import RequestCore, Thread, open_thread, request_id_for
+from gateway.core.streams import HTTP_REFUSALS, PING_S
 from gateway.errors import GatewayError, not_found
 from gateway.http_input import principal_of, read_json
 
 __all__ = ["routes"]
 
 SSE_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
-PING_S = 15
-HTTP_REFUSALS = frozenset({INVALID_INPUT, PAYLOAD_TOO_LARGE, NOT_FOUND, UNAVAILABLE})
-"""Refusals of an ask answered as HTTP errors (the rest are the session's answer: in the stream)."""
 
 
 def routes(ctx: GatewayContext) -> list[BaseRoute]:

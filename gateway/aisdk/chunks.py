@@ -36,6 +36,8 @@ from typing import Final
 from pydantic import JsonValue
 
 from contracts import TraceEvent
+from contracts.call_texts import CallTexts
+from contracts.run import CALL_END_KINDS, TERMINAL_KINDS
 from contracts.stream import DeltaEvent, TraceItem
 from conversation import MessageEntry
 
@@ -66,8 +68,6 @@ DONE: Final = b"data: [DONE]\n\n"
 
 ANSWER_SUFFIX: Final = ":answer"
 """What the answer's message id adds to the request id (`:` is never in a request id)."""
-
-TERMINAL_KINDS: Final = frozenset({"request_completed", "request_failed", "request_cancelled"})
 
 
 def answer_message_id(request_id: str) -> str:
@@ -131,6 +131,7 @@ class RequestChunks:
     """(call, attempt) of the LLM call whose deltas are open."""
     _anchors: dict[int, int] = field(default_factory=dict[int, int], init=False)
     _ended_calls: set[int] = field(default_factory=set[int], init=False)
+    _texts: CallTexts = field(default_factory=CallTexts, init=False)
     _tools: dict[str, str] = field(default_factory=dict[str, str], init=False)
     """Call id -> tool name, for the tool calls rendered."""
 
@@ -171,7 +172,7 @@ class RequestChunks:
         if not delta.text and not delta.thinking:
             return []
         out: list[Chunk] = []
-        if self._call is not None and self._call[0] == delta.call and self._call[1] > delta.attempt:
+        if self._texts.add(delta) == "stale":
             return []  # a superseded attempt's late deltas
         if self._call != (delta.call, delta.attempt):
             out += self._close_parts()  # a retry starts over: what the failed attempt wrote stays, closed
@@ -253,7 +254,7 @@ class RequestChunks:
             if isinstance(raw, int):
                 self._anchors[raw] = event.seq
             return [] if event.seq <= self.origin else [{"type": "start-step"}]
-        if kind in ("llm_completed", "llm_interrupted"):
+        if kind in CALL_END_KINDS:
             return self._call_completed(event, entries)
         if event.seq <= self.origin:
             return []

@@ -31,7 +31,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 from temporalio.service import RPCError
 
-from contracts.errors import INVALID_INPUT, NOT_FOUND, PAYLOAD_TOO_LARGE, UNAVAILABLE
+from contracts.errors import UNAVAILABLE
 from contracts.stream import TraceItem
 from gateway.aisdk.chat_request import ChatRequest, parse_chat_request
 from gateway.aisdk.chunks import DONE, UI_MESSAGE_STREAM_HEADERS, Chunk, RequestChunks, error_chunks, sse
@@ -46,17 +46,15 @@ from gateway.core import (
     open_thread,
     request_id_for,
 )
+from gateway.core.streams import HTTP_REFUSALS, LOST, PING_S
 from gateway.errors import GatewayError
 from gateway.http_input import principal_of, read_json
 
 __all__ = ["routes"]
 
-PING_S = 15
 HEADERS = {k: v for k, v in UI_MESSAGE_STREAM_HEADERS.items() if k not in ("content-type", "connection")}
 """The SDK's stream headers (the response sets the content type and the connection itself)."""
-HTTP_REFUSALS = frozenset({INVALID_INPUT, PAYLOAD_TOO_LARGE, NOT_FOUND, UNAVAILABLE})
-"""Refusals answered as HTTP errors (the session's answers to an ask, `busy` and the like, are streamed)."""
-LOST = "the gateway lost the run's stream (Temporal did not answer in time); resume the stream"
+LOST_HERE = f"{LOST}; resume the stream"
 
 
 @dataclass
@@ -176,7 +174,7 @@ async def _stream(ctx: GatewayContext, core: RequestCore, plan: _Plan) -> AsyncI
             yield sse(chunk)
     except (RPCError, GatewayError) as error:
         code = error.code if isinstance(error, GatewayError) else UNAVAILABLE
-        message = error.message if isinstance(error, GatewayError) else LOST
+        message = error.message if isinstance(error, GatewayError) else LOST_HERE
         for chunk in error_chunks(code, message):
             yield sse(chunk)
     yield DONE
@@ -219,7 +217,7 @@ async def _still_awaiting(core: RequestCore, run_workflow_id: str, calls: list[s
 
 def _ended(state: RequestState) -> list[Chunk]:
     if not state.ended:  # the session has not recorded the end in time: say so, the client resumes
-        return error_chunks(UNAVAILABLE, LOST)
+        return error_chunks(UNAVAILABLE, LOST_HERE)
     if state.status == "completed":
         return [{"type": "finish", "finishReason": "stop"}]
     if state.status == "cancelled":
