@@ -95,7 +95,7 @@ class RunStream(WorkflowStream):
         """Publishes (and items of them) dropped: not the in-flight call's own, malformed, or over budget."""
         self.streamed_bytes = 0
         """UTF-8 bytes of text, thinking and tool-call arguments the run's calls have streamed."""
-        register_handlers(self)
+        register_handlers(self, self.polls, self.accept, self.drop)
 
     def publish_trace(self, event: TraceEvent) -> None:
         """Publish one trace event (to the workflow's own log: no history event; and the live channel)."""
@@ -132,6 +132,10 @@ class RunStream(WorkflowStream):
         self.partial = None
         self.detach_pollers()
 
+    def drop(self) -> None:
+        """Count one publish (or one item of it) dropped."""
+        self.dropped += 1
+
     def accept(self, publish: PublishInput) -> None:
         """Keep the in-flight call's own deltas; drop (and count) everything else.
 
@@ -143,7 +147,7 @@ class RunStream(WorkflowStream):
         partial = self.partial
         token = self._token(partial.call) if partial is not None else None
         if partial is None or (token is not None and publish.publisher_id.partition("/")[0] != token):
-            self.dropped += 1
+            self.drop()
             return
         deltas: list[DeltaEvent] = []
         kept: list[PublishEntry] = []
@@ -152,7 +156,7 @@ class RunStream(WorkflowStream):
             delta = delta_of(entry)
             size = streamed_bytes(delta) if delta is not None else 0
             if delta is None or delta.call != partial.call or size > room:
-                self.dropped += 1
+                self.drop()
                 continue
             room -= size
             deltas.append(delta)
