@@ -46,7 +46,7 @@ from gateway.core import (
     open_thread,
     request_id_for,
 )
-from gateway.core.streams import HTTP_REFUSALS, LOST, PING_S
+from gateway.core.streams import HTTP_REFUSALS, LOST, PING_S, ask_streaming
 from gateway.errors import GatewayError
 from gateway.http_input import principal_of, read_json
 
@@ -108,35 +108,24 @@ def _response(ctx: GatewayContext, core: RequestCore, plan: _Plan) -> EventSourc
 async def _ask(core: RequestCore, thread: Thread, asked: ChatRequest) -> _Plan:
     """Ask the last user message under the chat request's busy policy."""
     assert asked.ask is not None
-    request_id = request_id_for(asked.message_id)
-    head = await core.active_head(thread) if asked.on_busy == "steer" else None
-    try:
-        accepted = await core.ask(
-            thread,
-            asked.ask,
-            request_id=request_id,
-            on_busy=asked.on_busy,
-            mode=asked.mode,
-            expected_last_request=asked.expected_last_request,
-            source=f"ai-sdk:{thread.principal.name}",
-        )
-    except GatewayError as refused:
-        if refused.code in HTTP_REFUSALS:
-            raise
-        return _Plan(thread, request_id, refusal=refused)
-    enqueued = accepted.disposition == "enqueued"
-    metadata: dict[str, JsonValue] = {
-        **accepted.model_dump(mode="json", exclude_none=True),
-        "disposition": "queued" if enqueued else accepted.disposition,
-    }
-    plan = _Plan(thread, accepted.request_id, accepted.run_workflow_id, metadata=metadata)
-    plan.wait_until_started = enqueued
-    if accepted.disposition == "steered":  # the running request's stream, from where it stood
-        same = head is not None and head[0] == accepted.run_workflow_id
-        plan.origin = (
-            head[1] if head is not None and same else await core.trace_head(accepted.run_workflow_id)
-        )
-    return plan
+    streaming = await ask_streaming(
+        core,
+        thread,
+        asked.ask,
+        request_id=request_id_for(asked.message_id),
+        policy=asked,
+        source=f"ai-sdk:{thread.principal.name}",
+    )
+    if streaming.refusal is not None:
+        return _Plan(thread, streaming.request_id, refusal=streaming.refusal)
+    return _Plan(
+        thread,
+        streaming.request_id,
+        streaming.run_workflow_id,
+        origin=streaming.origin if streaming.origin is not None else -1,  # steered: from where it stood
+        metadata=streaming.ack,
+        wait_until_started=streaming.queued,
+    )
 
 
 async def _decide(core: RequestCore, thread: Thread, asked: ChatRequest) -> _Plan:
