@@ -20,7 +20,7 @@ from clients.output import output_as
 from clients.runs import RunHandle, Runs
 from clients.schedules import Schedules
 from clients.sessions import SessionHandle, Sessions, session_workflow_id
-from clients.stream import CallText, SessionEvent, TextAssembler
+from clients.stream import SessionEvent, TextAssembler
 from contracts import (
     Ack,
     AgentConfig,
@@ -37,6 +37,7 @@ from contracts import (
     Usage,
 )
 from contracts.approval import ApproveInput, PendingApproval
+from contracts.call_texts import CallText
 from contracts.output import OutputSpec
 from contracts.schedules import CalendarSpec, Firing, FiringResult, ScheduleView
 from contracts.session import AskAccepted, ExportResult, RequestRecord, RequestResult, SessionStatus

@@ -16,8 +16,9 @@ from rich.live import Live
 from rich.text import Text
 
 from cli import render
-from clients.stream import CallText, TextAssembler
+from clients.stream import TextAssembler
 from contracts import TraceEvent
+from contracts.call_texts import CallText
 from contracts.stream import DeltaEvent, TraceItem
 
 # Lines of the terminal left to the trace lines above the live text.

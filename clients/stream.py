@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Protocol
 
@@ -34,7 +34,9 @@ from temporalio.service import RPCError, RPCStatusCode
 from clients.live_follow import channel_events, client_channel
 from clients.stream_polls import query_polls, update_polls
 from contracts import Trace, TraceEvent
+from contracts.call_texts import CallText, CallTexts
 from contracts.errors import POLL_BUDGET_SPENT
+from contracts.run import CALL_END_KINDS, TERMINAL_KINDS
 from contracts.session import RequestRecord, SessionStatus
 from contracts.stream import DeltaEvent, StreamEvent, TraceItem
 
@@ -45,8 +47,6 @@ MAX_POLL_RETRIES = 10
 """Polls in a row refused because a workflow task failed (FAILED_PRECONDITION) before giving up."""
 DEFAULT_SESSION_POLL_S = 0.5
 """How often a session follower asks the session for its next request while none runs."""
-TERMINAL_KINDS = frozenset({"request_completed", "request_failed", "request_cancelled"})
-CALL_END_KINDS = frozenset({"llm_completed", "llm_interrupted"})
 RUN_BOUNDARY_KINDS = TERMINAL_KINDS | {"request_started"}
 
 TraceReader = Callable[[], Awaitable[Trace]]
@@ -234,31 +234,24 @@ async def session_events(
         done.add(record.request_id)
 
 
-@dataclass
-class CallText:
-    """What one LLM call has produced so far, as streamed (its newest attempt only)."""
-
-    call: int
-    attempt: int
-    text: str = ""
-    thinking: str = ""
-    tool_calls: dict[int, dict[str, str]] = field(default_factory=dict[int, dict[str, str]])
-    """Tool calls by index: `id`, `name` and the `arguments` JSON text so far."""
-
-
 class TextAssembler:
     """Folds a run's deltas into the text of its LLM calls, keeping the newest attempt of each call.
 
-    Deltas of an attempt are dropped once a higher attempt of the same call has been
-    seen (the retry starts over); an `llm_completed` or `llm_interrupted` trace event
-    (the call's message is in the thread) and a run's start or end clear what was
-    assembled; later deltas of a call that has ended are dropped (until the next run).
+    The deltas are folded by `contracts.call_texts.CallTexts` (the newest attempt of a call
+    wins); an `llm_completed` or `llm_interrupted` trace event (the call's message is in the
+    thread) and a run's start or end clear what was assembled; later deltas of a call that has
+    ended are dropped (until the next run).
     """
 
     def __init__(self) -> None:
         """Start empty."""
-        self.calls: dict[int, CallText] = {}
+        self._texts = CallTexts()
         self._ended = -1  # the highest call index known to have ended
+
+    @property
+    def calls(self) -> dict[int, CallText]:
+        """The calls being assembled, by index."""
+        return self._texts.calls
 
     @property
     def current(self) -> CallText | None:
@@ -275,19 +268,7 @@ class TextAssembler:
         """Fold in one event; True when what is assembled changed."""
         if isinstance(event, TraceItem):
             return self._trace(event.event)
-        known = self.calls.get(event.call)
-        if event.call <= self._ended or (known is not None and event.attempt < known.attempt):
-            return False
-        if known is None or event.attempt > known.attempt:
-            known = self.calls[event.call] = CallText(event.call, event.attempt)
-        known.text += event.text
-        known.thinking += event.thinking
-        for delta in event.tool_calls:
-            call = known.tool_calls.setdefault(delta.index, {"id": "", "name": "", "arguments": ""})
-            call["id"] = delta.id or call["id"]
-            call["name"] = delta.name or call["name"]
-            call["arguments"] += delta.arguments
-        return True
+        return event.call > self._ended and self._texts.add(event) != "stale"
 
     def _trace(self, event: TraceEvent) -> bool:
         if event.kind in CALL_END_KINDS:
@@ -298,5 +279,5 @@ class TextAssembler:
         else:
             return False
         changed = bool(self.calls)
-        self.calls.clear()
+        self._texts.clear()
         return changed

@@ -200,10 +200,10 @@ TraceKind = Literal[
     "request_failed",
     "request_cancelled",
 ]
-REQUEST_END_KINDS: frozenset[TraceKind] = frozenset(
-    {"request_completed", "request_failed", "request_cancelled"}
-)
-"""The trace events that end a run's request (and so the run)."""
+TERMINAL_KINDS: frozenset[TraceKind] = frozenset({"request_completed", "request_failed", "request_cancelled"})
+"""A run's last trace event: one of these ends every run."""
+CALL_END_KINDS: frozenset[TraceKind] = frozenset({"llm_completed", "llm_interrupted"})
+"""An LLM call's end: its message is in the run's thread (its deltas may leave the stream's log)."""
 
 
 class TraceEvent(BaseModel):

@@ -17,7 +17,7 @@ from typing import Any, cast
 
 from temporalio import workflow
 
-from contracts.run import REQUEST_END_KINDS
+from contracts.run import TERMINAL_KINDS
 from contracts.stream import DeltaEvent, TraceItem
 
 LIVE_EXTERN = "durable_react_live_sink"
@@ -33,5 +33,5 @@ def emit(item: DeltaEvent | TraceItem) -> None:
     externs = cast(Mapping[str, Any], workflow.extern_functions())  # pyright: ignore[reportUnknownMemberType]
     sink = cast(LiveSink | None, externs.get(LIVE_EXTERN))
     if sink is not None:
-        ends = isinstance(item, TraceItem) and item.event.kind in REQUEST_END_KINDS
+        ends = isinstance(item, TraceItem) and item.event.kind in TERMINAL_KINDS
         sink(workflow.info().workflow_id, item.model_dump_json().encode(), ends)

@@ -26,7 +26,8 @@ from a2a.helpers.proto_helpers import new_data_part, new_text_part
 from a2a.server.events.event_queue import Event
 from a2a.types.a2a_pb2 import Task, TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent
 
-from clients.stream import TERMINAL_KINDS
+from contracts.call_texts import CallTexts
+from contracts.run import TERMINAL_KINDS
 from contracts.stream import DeltaEvent, TraceItem
 from gateway.a2a.tasks import TaskRef, agent_message, task_of, to_struct
 from gateway.context import GatewayContext
@@ -108,7 +109,7 @@ async def task_events(
         event = item.event
         if isinstance(event, DeltaEvent):
             if event.text:
-                streamed.add(event.call, event.attempt, event.text)
+                streamed.add(event)
                 yield _text_event(ref, event.call, event.attempt, str(event.seq), event.text)
             continue
         kind = event.event.kind
@@ -146,25 +147,21 @@ def _answer_of(item: HubItem) -> str:
 
 
 class _StreamedText:
-    """The text a stream has sent of each model call (of its latest attempt)."""
+    """The text a stream has sent of each model call (of its latest attempt: `contracts.call_texts`)."""
 
     def __init__(self) -> None:
-        self._sent: dict[int, tuple[int, str]] = {}
+        self._sent = CallTexts()
 
-    def add(self, call: int, attempt: int, text: str) -> None:
-        sent_attempt, sent = self._sent.get(call, (attempt, ""))
-        if attempt > sent_attempt:
-            sent = ""  # a retry starts over
-        if attempt >= sent_attempt:
-            self._sent[call] = (attempt, sent + text)
+    def add(self, delta: DeltaEvent) -> None:
+        self._sent.add(delta)
 
     def has(self, call: int, chars: int) -> bool:
         """Whether the stream has sent all `chars` characters of the call's text."""
-        return len(self._sent.get(call, (1, ""))[1]) == chars
+        return len(self._sent.text(call)) == chars
 
     def missed(self, call: int, answer: str) -> tuple[int, str] | None:
         """What the stream lacks of the call's `answer`: (attempt, text) to send, or None."""
-        attempt, sent = self._sent.get(call, (1, ""))
+        attempt, sent = self._sent.attempt(call, default=1), self._sent.text(call)
         if not answer:  # no text, or the thread could not be read
             return None
         if answer.startswith(sent):

@@ -37,10 +37,19 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
-from clients.stream import TERMINAL_KINDS
 from contracts import TraceEvent
+from contracts.run import TERMINAL_KINDS
 from contracts.stream import DeltaEvent
 from conversation import MessageEntry
+from gateway.core.request_fold import (
+    CallEnded,
+    FoldEvent,
+    PartClosed,
+    PartOpened,
+    PartWritten,
+    RequestFold,
+    TextPart,
+)
 from gateway.errors import GatewayError
 from gateway.feed.hub import HubItem
 
@@ -128,24 +137,18 @@ class Emitted:
 
 
 @dataclass
-class _OpenText:
-    call: int
-    attempt: int
-    anchor: int
-    message_id: str
-    chars: int = 0
-
-
-@dataclass
 class RequestRenderer:
-    """Folds one request's hub items into AG-UI events, dropping those at or before `after`."""
+    """Folds one request's hub items into AG-UI events, dropping those at or before `after`.
+
+    The text is folded by `gateway.core.request_fold.RequestFold` (its parts are AG-UI's text
+    messages; thinking is not rendered); this names its events and their positions.
+    """
 
     request_id: str
     after: Position = START
     origin: int | None = None
     """Text of LLM calls started at or before this trace seq is not rendered (a steered ask's stream
     shows the running request from the steer on)."""
-    seq: int = -1
     awaiting: str | None = None
     """The call id of the `approval_requested` just rendered (the caller decides whether to stop)."""
     ended: HubItem | None = None
@@ -155,9 +158,16 @@ class RequestRenderer:
     entries: list[MessageEntry] = field(default_factory=list[MessageEntry])
     """The request's thread messages seen so far (for MESSAGES_SNAPSHOT)."""
     _k: int = 0
-    _open: _OpenText | None = None
-    _ended_calls: set[int] = field(default_factory=set[int])
-    _anchors: dict[int, int] = field(default_factory=dict[int, int])
+    _fold: RequestFold = field(init=False)
+
+    def __post_init__(self) -> None:
+        resumed_at = (self.after.seq, self.after.part) if self.after.part > 0 else None
+        self._fold = RequestFold(self.request_id, kinds=("text",), origin=self.origin, resumed_at=resumed_at)
+
+    @property
+    def seq(self) -> int:
+        """The newest trace event's seq."""
+        return self._fold.seq
 
     def stamp(self, event: BaseEvent) -> Emitted | None:
         """`event` at the next position of the current trace event (None: at or before `after`)."""
@@ -176,82 +186,48 @@ class RequestRenderer:
         self.awaiting = None
         self.entries.extend(item.entries)
         if isinstance(item.event, DeltaEvent):
-            return self._delta(item.event)
-        return self._trace(item.event.event, item)
+            return self._text(self._fold.delta(item.event))
+        event = item.event.event
+        self._k = 0
+        return self._text(self._fold.trace(event, item.entries)) + self._trace(event, item)
 
     # ---- text ------------------------------------------------------------------------------
 
-    def _message_id(self, call: int, attempt: int) -> str:
-        suffix = "" if attempt == 1 else f"-a{attempt}"
-        return f"{self.request_id}-c{call}{suffix}"
-
-    def _delta(self, delta: DeltaEvent) -> list[Emitted]:
-        if not delta.text or delta.call in self._ended_calls or self._before_origin(delta.call):
-            return []
+    def _text(self, folded: list[FoldEvent]) -> list[Emitted]:
         out: list[Emitted] = []
-        current = self._open
-        if current is not None and current.call == delta.call and current.attempt > delta.attempt:
-            return []  # a superseded attempt's late deltas
-        if current is None or current.call != delta.call or current.attempt != delta.attempt:
-            if current is not None:  # a retry starts over: close what the failed attempt wrote
-                out += self._at(Position(current.anchor, delta.attempt, -1), self._end(current))
-            out += self._open_text(delta.call, delta.attempt)
-        return out + self._text(delta.text)
+        for step in folded:
+            match step:
+                case PartOpened(part):
+                    start = TextMessageStartEvent(message_id=part.id, role="assistant")
+                    out += self._at(Position(part.anchor, part.attempt, 0), start)
+                case PartWritten(part, text, begin, end):
+                    out += self._written(part, text, begin, end)
+                case PartClosed(part, retry) if retry is not None:  # a retry starts over
+                    out += self._at(Position(part.anchor, retry, -1), TextMessageEndEvent(message_id=part.id))
+                case PartClosed(part):
+                    out += _kept(self.stamp(TextMessageEndEvent(message_id=part.id)))
+                case CallEnded():
+                    out += self._call_ended(step)
+        return out
 
-    def _before_origin(self, call: int) -> bool:
-        return self.origin is not None and self._anchors.get(call, self.seq) <= self.origin
-
-    def _open_text(self, call: int, attempt: int) -> list[Emitted]:
-        anchor = self._anchors.get(call, self.seq)
-        opened = self._open = _OpenText(call, attempt, anchor, self._message_id(call, attempt))
-        start = TextMessageStartEvent(message_id=opened.message_id, role="assistant")
-        return self._at(Position(anchor, attempt, 0), start)
-
-    def _text(self, text: str) -> list[Emitted]:
-        opened = self._open
-        assert opened is not None
-        begin, end = opened.chars, opened.chars + len(text)
-        opened.chars = end
-        position = Position(opened.anchor, opened.attempt, end)
+    def _written(self, part: TextPart, text: str, begin: int, end: int) -> list[Emitted]:
+        position = Position(part.anchor, part.attempt, end)
         if position <= self.after:
             return []
-        if Position(opened.anchor, opened.attempt, begin) < self.after:
+        if Position(part.anchor, part.attempt, begin) < self.after:
             text = text[self.after.chars - begin :]  # the client has the chunk's head already
-        return [Emitted(position, TextMessageContentEvent(message_id=opened.message_id, delta=text))]
-
-    def _end(self, opened: _OpenText) -> TextMessageEndEvent:
-        self._open = None
-        return TextMessageEndEvent(message_id=opened.message_id)
+        return [Emitted(position, TextMessageContentEvent(message_id=part.id, delta=text))]
 
     def _at(self, position: Position, event: BaseEvent) -> list[Emitted]:
         return [Emitted(position, event)] if position > self.after else []
 
-    def _call_completed(self, event: TraceEvent, entries: tuple[MessageEntry, ...]) -> list[Emitted]:
-        """The rest of the call's text (from the thread when deltas were missed), its end, its tool calls."""
-        raw_call = event.data.get("call")
-        call = raw_call if isinstance(raw_call, int) else (self._open.call if self._open else -1)
-        answer = next((e for e in reversed(entries) if e.payload.role == "assistant"), None)
-        content = answer.payload.content if answer is not None else ""
-        self.answer = content
+    def _call_ended(self, ended: CallEnded) -> list[Emitted]:
+        """The call's tool calls (its text, and the text's end, came before)."""
+        self.answer = ended.content
         out: list[Emitted] = []
-        opened = self._open if self._open is not None and self._open.call == call else None
-        if self._before_origin(call):
-            content = ""
-        if opened is None and content:
-            anchor = self._anchors.get(call, self.seq)
-            resumed = self.after.seq == anchor and self.after.part > 0
-            out += self._open_text(call, self.after.part if resumed else 1)
-            opened = self._open
-        if opened is not None and len(content) > opened.chars:
-            out += self._text(content[opened.chars :])
-        self.seq, self._k = event.seq, 0
-        if opened is not None:
-            out += _kept(self.stamp(self._end(opened)))
-        self._ended_calls.add(call)
-        message_id = opened.message_id if opened is not None else self._message_id(call, 1)
-        for tool_call in answer.payload.tool_calls or [] if answer is not None else []:
+        for tool_call in ended.answer.tool_calls or [] if ended.answer is not None else []:
             start = ToolCallStartEvent(
-                tool_call_id=tool_call.id, tool_call_name=tool_call.name, parent_message_id=message_id
+                tool_call_id=tool_call.id, tool_call_name=tool_call.name, parent_message_id=ended.message_id
             )
             out += _kept(self.stamp(start))
             out += _kept(self.stamp(ToolCallArgsEvent(tool_call_id=tool_call.id, delta=tool_call.arguments)))
@@ -262,14 +238,6 @@ class RequestRenderer:
 
     def _trace(self, event: TraceEvent, item: HubItem) -> list[Emitted]:
         kind = event.kind
-        if kind in ("llm_completed", "llm_interrupted"):
-            return self._call_completed(event, item.entries)
-        self.seq, self._k = event.seq, 0
-        if kind == "llm_started":
-            call = event.data.get("call")
-            if isinstance(call, int):
-                self._anchors[call] = event.seq
-            return []
         if kind == "tool_completed" and event.call_id is not None:
             result = next((e for e in self.entries if e.payload.tool_call_id == event.call_id), None)
             content = result.payload.content if result is not None else str(event.data.get("outcome", ""))

@@ -16,22 +16,20 @@ from sse_starlette import EventSourceResponse
 from starlette.requests import Request
 from starlette.routing import BaseRoute, Route
 
-from contracts.errors import INVALID_INPUT, NOT_FOUND, PAYLOAD_TOO_LARGE, QUOTA_EXCEEDED, UNAVAILABLE
+from contracts.errors import NOT_FOUND
 from contracts.session import RequestRecord
 from gateway.agui.input import ask_props, decisions, last_user_text, parse_run_input
 from gateway.agui.render import DONE_CHARS, START, Position, opened_with, parse_event_id
 from gateway.agui.stream import StreamSpec, custom, stream_run
 from gateway.context import GatewayContext, agent_config
 from gateway.core import RequestCore, Thread, open_thread, request_id_for
+from gateway.core.streams import HTTP_REFUSALS, PING_S, ask_streaming
 from gateway.errors import GatewayError, not_found
 from gateway.http_input import principal_of, read_json
 
 __all__ = ["routes"]
 
 SSE_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
-PING_S = 15
-HTTP_REFUSALS = frozenset({INVALID_INPUT, PAYLOAD_TOO_LARGE, NOT_FOUND, UNAVAILABLE, QUOTA_EXCEEDED})
-"""Refusals of an ask answered as HTTP errors (the rest are the session's answer: in the stream)."""
 
 
 def routes(ctx: GatewayContext) -> list[BaseRoute]:
@@ -72,42 +70,40 @@ async def _ask(
 ) -> StreamSpec:
     """Ask the session the last user message under the busy policy of `forwardedProps`."""
     props = ask_props(run_input)
-    query = last_user_text(run_input)
-    request_id = request_id_for(run_input.run_id)
-    spec = StreamSpec(thread=thread, run_id=run_input.run_id, request_id=request_id, preamble_kind="ask")
-    head: tuple[str, int] | None = None
-    if props.on_busy == "steer":  # where the running request stands before the steer reaches it
-        head = await core.active_head(thread)
-    try:
-        accepted = await core.ask(
-            thread,
-            query,
-            request_id=request_id,
-            on_busy=props.on_busy,
-            mode=props.mode,
-            expected_last_request=props.expected_last_request,
-            source=f"agui:{thread.principal.name}",
+    asked = await ask_streaming(
+        core,
+        thread,
+        last_user_text(run_input),
+        request_id=request_id_for(run_input.run_id),
+        policy=props,
+        source=f"agui:{thread.principal.name}",
+    )
+    if asked.refusal is not None:
+        refused = asked.refusal
+        preamble: list[BaseEvent] = [
+            custom("ask_refused", {"reason": refused.code, "message": refused.message})
+        ]
+        return StreamSpec(
+            thread=thread,
+            run_id=run_input.run_id,
+            request_id=asked.request_id,
+            preamble_kind="ask",
+            preamble=preamble,
+            refusal=refused,
         )
-    except GatewayError as refused:
-        if refused.code in HTTP_REFUSALS:
-            raise
-        spec.refusal = refused
-        spec.preamble = [custom("ask_refused", {"reason": refused.code, "message": refused.message})]
-        return spec
-    disposition = "queued" if accepted.disposition == "enqueued" else accepted.disposition
-    ack = {**accepted.model_dump(mode="json", exclude_none=True), "disposition": disposition}
-    spec.request_id, spec.run_workflow_id = accepted.request_id, accepted.run_workflow_id
-    if accepted.disposition == "steered":
-        ack["mode"] = props.mode
-        spec.preamble_kind = "steered"
-        if head is not None and head[0] == accepted.run_workflow_id:
-            spec.origin = head[1]
-        else:
-            spec.origin = await core.trace_head(accepted.run_workflow_id)
-        spec.after = Position(spec.origin, 0, DONE_CHARS)
-    spec.preamble = [custom("ask", ack)]
-    spec.wait_until_started = accepted.disposition == "enqueued"
-    return spec
+    steered = asked.origin is not None  # the running request's stream, from where the steer reached it
+    ack = {**(asked.ack or {}), **({"mode": props.mode} if steered else {})}
+    return StreamSpec(
+        thread=thread,
+        run_id=run_input.run_id,
+        request_id=asked.request_id,
+        run_workflow_id=asked.run_workflow_id,
+        after=Position(asked.origin, 0, DONE_CHARS) if asked.origin is not None else START,
+        origin=asked.origin,
+        preamble_kind="steered" if steered else "ask",
+        preamble=[custom("ask", ack)],
+        wait_until_started=asked.queued,
+    )
 
 
 async def _resume(

@@ -35,11 +35,12 @@ from gateway.agui.snapshot import interrupt_of, messages_snapshot
 from gateway.context import GatewayContext
 from gateway.core import RequestCore, Thread
 from gateway.core.single_flight import shared
+from gateway.core.streams import LOST
 from gateway.errors import GatewayError
 
 __all__ = ["StreamSpec", "sse", "stream_run"]
 
-LOST = "the gateway lost the run's stream (Temporal did not answer in time); reconnect with the last event id"
+LOST_HERE = f"{LOST}; reconnect with the last event id"
 
 
 @dataclass
@@ -107,7 +108,7 @@ async def stream_run(
     except (RPCError, GatewayError) as error:
         # The client may reconnect with the last event id: nothing it has is sent again.
         gone = isinstance(error, RPCError) and error.status == RPCStatusCode.NOT_FOUND
-        message = "the request's run cannot be found" if gone else LOST
+        message = "the request's run cannot be found" if gone else LOST_HERE
         code = NOT_FOUND if gone else None
         yield _message(spec, renderer.force(RunErrorEvent(message=message, code=code)))
 

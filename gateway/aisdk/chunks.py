@@ -30,14 +30,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Final
 
 from pydantic import JsonValue
 
 from contracts import TraceEvent
+from contracts.run import CALL_END_KINDS, TERMINAL_KINDS
 from contracts.stream import DeltaEvent, TraceItem
 from conversation import MessageEntry
+from gateway.core.request_fold import CallEnded, FoldEvent, PartClosed, PartOpened, PartWritten, RequestFold
 
 __all__ = [
     "DONE",
@@ -66,8 +67,6 @@ DONE: Final = b"data: [DONE]\n\n"
 
 ANSWER_SUFFIX: Final = ":answer"
 """What the answer's message id adds to the request id (`:` is never in a request id)."""
-
-TERMINAL_KINDS: Final = frozenset({"request_completed", "request_failed", "request_cancelled"})
 
 
 def answer_message_id(request_id: str) -> str:
@@ -103,36 +102,35 @@ def error_chunks(code: str, message: str, *, refused: bool = False) -> list[Chun
     ]
 
 
-@dataclass
-class _Open:
-    """A text or reasoning part being written: its chunk id and how many characters it has."""
-
-    id: str
-    chars: int = 0
-
-
-@dataclass
 class RequestChunks:
     """Folds one request's run events into UI message stream chunks (see the module docstring).
 
-    `origin`: trace events at or before this seq, and the text of LLM calls started at or before
-    it, are not rendered (a stream that continues a message the client has up to there).
+    The text is folded by `gateway.core.request_fold.RequestFold` (its parts are the SDK's text and
+    reasoning parts); this names the chunks. `origin`: trace events at or before this seq, and the
+    text of LLM calls started at or before it, are not rendered (a stream that continues a message
+    the client has up to there).
     """
 
-    request_id: str
-    origin: int = -1
-    awaiting: list[str] = field(default_factory=list[str])
-    """The call ids whose approval was requested and not yet decided, in order."""
-    ended: bool = False
-    """Whether the request's end (`finish`) was rendered."""
-    _text: _Open | None = field(default=None, init=False)
-    _thinking: _Open | None = field(default=None, init=False)
-    _call: tuple[int, int] | None = field(default=None, init=False)
-    """(call, attempt) of the LLM call whose deltas are open."""
-    _anchors: dict[int, int] = field(default_factory=dict[int, int], init=False)
-    _ended_calls: set[int] = field(default_factory=set[int], init=False)
-    _tools: dict[str, str] = field(default_factory=dict[str, str], init=False)
-    """Call id -> tool name, for the tool calls rendered."""
+    def __init__(self, request_id: str, origin: int = -1) -> None:
+        """Render request `request_id`'s run after trace seq `origin`."""
+        self.request_id = request_id
+        self._fold = RequestFold(request_id)
+        self.origin = origin
+        self.awaiting: list[str] = []
+        """The call ids whose approval was requested and not yet decided, in order."""
+        self.ended = False
+        """Whether the request's end (`finish`) was rendered."""
+        self._tools: dict[str, str] = {}
+        """Call id -> tool name, for the tool calls rendered."""
+
+    @property
+    def origin(self) -> int:
+        """Trace events and text of LLM calls started at or before this seq are not rendered."""
+        return self._fold.origin if self._fold.origin is not None else -1
+
+    @origin.setter
+    def origin(self, seq: int) -> None:
+        self._fold.origin = seq if seq >= 0 else None
 
     def start(self, metadata: dict[str, JsonValue] | None = None) -> list[Chunk]:
         """The stream's first chunk: the assistant message's start (its id: `answer_message_id`).
@@ -157,80 +155,34 @@ class RequestChunks:
         if self.ended:
             return []
         if isinstance(event, DeltaEvent):
-            return self._delta(event)
-        return self._trace(event.event, entries)
+            return self._text(self._fold.delta(event))
+        return self._text(self._fold.trace(event.event, entries)) + self._trace(event.event, entries)
 
     # ---- text --------------------------------------------------------------------------------
 
-    def _before_origin(self, call: int, seq: int) -> bool:
-        return self._anchors.get(call, seq) <= self.origin
-
-    def _delta(self, delta: DeltaEvent) -> list[Chunk]:
-        if delta.call in self._ended_calls or self._before_origin(delta.call, self.origin + 1):
-            return []
-        if not delta.text and not delta.thinking:
-            return []
+    def _text(self, folded: list[FoldEvent]) -> list[Chunk]:
         out: list[Chunk] = []
-        if self._call is not None and self._call[0] == delta.call and self._call[1] > delta.attempt:
-            return []  # a superseded attempt's late deltas
-        if self._call != (delta.call, delta.attempt):
-            out += self._close_parts()  # a retry starts over: what the failed attempt wrote stays, closed
-            self._call = (delta.call, delta.attempt)
-        if delta.thinking:
-            out += self._write("reasoning", delta.thinking)
-        if delta.text:
-            out += self._write("text", delta.text)
-        return out
-
-    def _part_id(self, kind: str) -> str:
-        assert self._call is not None
-        call, attempt = self._call
-        retry = "" if attempt == 1 else f"-a{attempt}"
-        return f"{self.request_id}-c{call}{retry}" + ("-thinking" if kind == "reasoning" else "")
-
-    def _write(self, kind: str, text: str) -> list[Chunk]:
-        out: list[Chunk] = []
-        opened = self._text if kind == "text" else self._thinking
-        if opened is None:
-            opened = _Open(self._part_id(kind))
-            if kind == "text":
-                self._text = opened
-            else:
-                self._thinking = opened
-            out.append({"type": f"{kind}-start", "id": opened.id})
-        opened.chars += len(text)
-        out.append({"type": f"{kind}-delta", "id": opened.id, "delta": text})
+        for step in folded:
+            match step:
+                case PartOpened(part):
+                    out.append({"type": f"{part.kind}-start", "id": part.id})
+                case PartWritten(part, text):
+                    out.append({"type": f"{part.kind}-delta", "id": part.id, "delta": text})
+                case PartClosed(part):
+                    out.append({"type": f"{part.kind}-end", "id": part.id})
+                case CallEnded(before_origin=False):
+                    out += self._call_ended(step)
+                case CallEnded():
+                    pass
         return out
 
     def _close_parts(self) -> list[Chunk]:
-        out: list[Chunk] = []
-        if self._thinking is not None:
-            out.append({"type": "reasoning-end", "id": self._thinking.id})
-            self._thinking = None
-        if self._text is not None:
-            out.append({"type": "text-end", "id": self._text.id})
-            self._text = None
-        return out
+        """The open parts' ends (the stream pauses or ends with them open)."""
+        return self._text(self._fold.close())
 
-    def _call_completed(self, event: TraceEvent, entries: Sequence[MessageEntry]) -> list[Chunk]:
-        raw = event.data.get("call")
-        call = raw if isinstance(raw, int) else (self._call[0] if self._call is not None else -1)
-        self._ended_calls.add(call)
-        if self._before_origin(call, event.seq):
-            self._text = self._thinking = self._call = None
-            return []
-        answer = next((e.payload for e in reversed(entries) if e.payload.role == "assistant"), None)
+    def _call_ended(self, ended: CallEnded) -> list[Chunk]:
         out: list[Chunk] = []
-        content = answer.content if answer is not None else ""
-        if self._call is None or self._call[0] != call:
-            out += self._close_parts()
-            self._call = (call, 1)
-        written = self._text.chars if self._text is not None else 0
-        if len(content) > written:  # the deltas this stream missed (or never had): from the thread
-            out += self._write("text", content[written:])
-        out += self._close_parts()
-        self._call = None
-        for tool_call in answer.tool_calls or [] if answer is not None else []:
+        for tool_call in ended.answer.tool_calls or [] if ended.answer is not None else []:
             self._tools[tool_call.id] = tool_call.name
             out.append(
                 {
@@ -248,14 +200,10 @@ class RequestChunks:
 
     def _trace(self, event: TraceEvent, entries: Sequence[MessageEntry]) -> list[Chunk]:
         kind = event.kind
+        if kind in CALL_END_KINDS or event.seq <= self.origin:
+            return []
         if kind == "llm_started":
-            raw = event.data.get("call")
-            if isinstance(raw, int):
-                self._anchors[raw] = event.seq
-            return [] if event.seq <= self.origin else [{"type": "start-step"}]
-        if kind in ("llm_completed", "llm_interrupted"):
-            return self._call_completed(event, entries)
-        if event.seq <= self.origin:
+            return [{"type": "start-step"}]
             return []
         call_id = event.call_id
         if kind == "approval_requested" and call_id is not None:

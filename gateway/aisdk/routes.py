@@ -31,7 +31,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 from temporalio.service import RPCError
 
-from contracts.errors import INVALID_INPUT, NOT_FOUND, PAYLOAD_TOO_LARGE, QUOTA_EXCEEDED, UNAVAILABLE
+from contracts.errors import UNAVAILABLE
 from contracts.stream import TraceItem
 from gateway.aisdk.chat_request import ChatRequest, parse_chat_request
 from gateway.aisdk.chunks import DONE, UI_MESSAGE_STREAM_HEADERS, Chunk, RequestChunks, error_chunks, sse
@@ -46,17 +46,15 @@ from gateway.core import (
     open_thread,
     request_id_for,
 )
+from gateway.core.streams import HTTP_REFUSALS, LOST, PING_S, ask_streaming
 from gateway.errors import GatewayError
 from gateway.http_input import principal_of, read_json
 
 __all__ = ["routes"]
 
-PING_S = 15
 HEADERS = {k: v for k, v in UI_MESSAGE_STREAM_HEADERS.items() if k not in ("content-type", "connection")}
 """The SDK's stream headers (the response sets the content type and the connection itself)."""
-HTTP_REFUSALS = frozenset({INVALID_INPUT, PAYLOAD_TOO_LARGE, NOT_FOUND, UNAVAILABLE, QUOTA_EXCEEDED})
-"""Refusals answered as HTTP errors (the session's answers to an ask, `busy` and the like, are streamed)."""
-LOST = "the gateway lost the run's stream (Temporal did not answer in time); resume the stream"
+LOST_HERE = f"{LOST}; resume the stream"
 
 
 @dataclass
@@ -110,35 +108,24 @@ def _response(ctx: GatewayContext, core: RequestCore, plan: _Plan) -> EventSourc
 async def _ask(core: RequestCore, thread: Thread, asked: ChatRequest) -> _Plan:
     """Ask the last user message under the chat request's busy policy."""
     assert asked.ask is not None
-    request_id = request_id_for(asked.message_id)
-    head = await core.active_head(thread) if asked.on_busy == "steer" else None
-    try:
-        accepted = await core.ask(
-            thread,
-            asked.ask,
-            request_id=request_id,
-            on_busy=asked.on_busy,
-            mode=asked.mode,
-            expected_last_request=asked.expected_last_request,
-            source=f"ai-sdk:{thread.principal.name}",
-        )
-    except GatewayError as refused:
-        if refused.code in HTTP_REFUSALS:
-            raise
-        return _Plan(thread, request_id, refusal=refused)
-    enqueued = accepted.disposition == "enqueued"
-    metadata: dict[str, JsonValue] = {
-        **accepted.model_dump(mode="json", exclude_none=True),
-        "disposition": "queued" if enqueued else accepted.disposition,
-    }
-    plan = _Plan(thread, accepted.request_id, accepted.run_workflow_id, metadata=metadata)
-    plan.wait_until_started = enqueued
-    if accepted.disposition == "steered":  # the running request's stream, from where it stood
-        same = head is not None and head[0] == accepted.run_workflow_id
-        plan.origin = (
-            head[1] if head is not None and same else await core.trace_head(accepted.run_workflow_id)
-        )
-    return plan
+    streaming = await ask_streaming(
+        core,
+        thread,
+        asked.ask,
+        request_id=request_id_for(asked.message_id),
+        policy=asked,
+        source=f"ai-sdk:{thread.principal.name}",
+    )
+    if streaming.refusal is not None:
+        return _Plan(thread, streaming.request_id, refusal=streaming.refusal)
+    return _Plan(
+        thread,
+        streaming.request_id,
+        streaming.run_workflow_id,
+        origin=streaming.origin if streaming.origin is not None else -1,  # steered: from where it stood
+        metadata=streaming.ack,
+        wait_until_started=streaming.queued,
+    )
 
 
 async def _decide(core: RequestCore, thread: Thread, asked: ChatRequest) -> _Plan:
@@ -176,7 +163,7 @@ async def _stream(ctx: GatewayContext, core: RequestCore, plan: _Plan) -> AsyncI
             yield sse(chunk)
     except (RPCError, GatewayError) as error:
         code = error.code if isinstance(error, GatewayError) else UNAVAILABLE
-        message = error.message if isinstance(error, GatewayError) else LOST
+        message = error.message if isinstance(error, GatewayError) else LOST_HERE
         for chunk in error_chunks(code, message):
             yield sse(chunk)
     yield DONE
@@ -219,7 +206,7 @@ async def _still_awaiting(core: RequestCore, run_workflow_id: str, calls: list[s
 
 def _ended(state: RequestState) -> list[Chunk]:
     if not state.ended:  # the session has not recorded the end in time: say so, the client resumes
-        return error_chunks(UNAVAILABLE, LOST)
+        return error_chunks(UNAVAILABLE, LOST_HERE)
     if state.status == "completed":
         return [{"type": "finish", "finishReason": "stop"}]
     if state.status == "cancelled":

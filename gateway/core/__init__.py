@@ -4,7 +4,9 @@
 mean), `gateway.core.inputs` (request ids, the busy policy, the decision model, checked once),
 `gateway.core.requests` (`RequestCore`: ask, where a request stands, steer, approve, cancel,
 waiting for a request's start and end, fork), `gateway.core.follow` (a run's events through the
-hub, then its result). Refusals are `gateway.errors.GatewayError`. The protocol adapters
+hub, then its result), `gateway.core.request_fold` (a request's run as text parts, under every
+renderer), `gateway.core.streams` (the streaming ask, and what streaming responses share).
+Refusals are `gateway.errors.GatewayError`. The protocol adapters
 (`gateway.agui`, `gateway.a2a`, `gateway.mcp`, `gateway.chat`) import this package, never each other.
 """
 

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from temporalio.service import RPCError
 
 from clients.errors import RejectedError
-from clients.stream import TERMINAL_KINDS
-from contracts.run import RunResult
+from contracts.run import TERMINAL_KINDS, RunResult
 from contracts.stream import TraceItem
 from gateway.context import GatewayContext
 from gateway.feed.hub import HubItem
@@ -34,7 +33,7 @@ class RunEnd:
 
 
 def is_terminal(item: HubItem) -> bool:
-    """Whether `item` is its run's terminal trace event (`clients.stream.TERMINAL_KINDS`)."""
+    """Whether `item` is its run's terminal trace event (`contracts.run.TERMINAL_KINDS`)."""
     return isinstance(item.event, TraceItem) and item.event.event.kind in TERMINAL_KINDS
 
 

@@ -3,7 +3,7 @@
 With each trace event that adds messages to the run's thread (an LLM call's answer, a tool's
 result, the run's end), the feed reads those messages once (a query: no history) and hands them
 to every viewer (`HubItem.entries`); after a `STATE_KINDS` event it reads the run's state. At the
-run's end both come from the run's result instead (`RESULT_KINDS`: read from the server, so the
+run's end both come from the run's result instead (`TERMINAL_KINDS`: read from the server, so the
 worker does not replay the closed run to answer two queries), and from the queries only when the
 result cannot be read. The reads run in their own task, one at a time in event order, while the
 feed goes on polling the stream: the event goes out at once and `HubItem.enriched()` waits for its
@@ -25,6 +25,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from clients.runs import RunHandle
 from contracts import RunResult, RunState, TraceEvent
+from contracts.run import CALL_END_KINDS, TERMINAL_KINDS
 from contracts.stream import DeltaEvent, TraceItem
 from conversation import MessageEntry
 
@@ -33,25 +34,13 @@ __all__ = ["ENTRY_KINDS", "STATE_KINDS", "EventReads", "HubItem"]
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
-ENTRY_KINDS = frozenset(
-    {
-        "llm_completed",
-        "llm_interrupted",
-        "tool_completed",
-        "input_injected",
-        "request_completed",
-        "request_failed",
-        "request_cancelled",
-    }
-)
+ENTRY_KINDS = CALL_END_KINDS | TERMINAL_KINDS | {"tool_completed", "input_injected"}
 """Trace events after which the run's thread may hold new messages."""
 QUERY_ATTEMPTS = 3
 RESULT_WAIT_S = 10.0
 """How long the feed waits at the run's end trace event for the run to close (then it queries)."""
-STATE_KINDS = frozenset({"state_effects_applied", "request_completed", "request_failed", "request_cancelled"})
+STATE_KINDS = TERMINAL_KINDS | {"state_effects_applied"}
 """Trace events after which the feed reads the run's state once (agent state, outcome and usage)."""
-RESULT_KINDS = frozenset({"request_completed", "request_failed", "request_cancelled"})
-"""The run's end: its messages and state are read from its result."""
 
 
 @dataclass(frozen=True)
@@ -113,7 +102,7 @@ class EventReads:
                 entries: tuple[MessageEntry, ...] = ()
                 state: RunState | None = None
                 try:
-                    ended = await self._ended() if event.event.kind in RESULT_KINDS else None
+                    ended = await self._ended() if event.event.kind in TERMINAL_KINDS else None
                     if ended is not None:
                         entries, state = ended
                     if ended is None and event.event.kind in ENTRY_KINDS:
@@ -179,7 +168,7 @@ class _RunThread:
         self._answers = 0
 
     async def entries_for(self, event: TraceEvent) -> tuple[MessageEntry, ...]:
-        if event.kind in ("llm_completed", "llm_interrupted"):
+        if event.kind in CALL_END_KINDS:
             wanted = self._answers + 1
             index = await self._find(lambda found: _nth_assistant(found, wanted))
             self._answers = wanted

@@ -26,8 +26,7 @@ those under `if TYPE_CHECKING:`, which never run. The layering, lowest first:
 - `activities` in rooms by what they do (`ACTIVITY_ROOMS`), and at most `MAX_LOOSE_MODULES`
   modules loose at the top of `activities/` and of `gateway/`.
 
-No import circle between modules, not even one that only type checking follows
-(`TOLERATED_TYPE_CIRCLE` names the one left, for now).
+No import circle between modules, not even one that only type checking follows.
 
 Tests, benchmarks and scripts import anything, and nothing in the product imports them.
 """
@@ -111,11 +110,6 @@ ACTIVITY_ROOMS = (
 tools, snapshots and the archive, acting on its own."""
 MAX_LOOSE_MODULES = 10
 """The most modules (beside `__init__.py`) at the top of `activities/` and of `gateway/`."""
-
-TOLERATED_TYPE_CIRCLE = ["workflows.run.stream", "workflows.run.stream_handlers"]
-"""The one import circle left, through `stream_handlers`' `TYPE_CHECKING` import of `RunStream`
-(`RunStream.dropped` and `StreamPolls.answered` written outside their owners, issue 36): the
-streaming rewrite removes it, and then this tolerance goes."""
 
 NOT_PRODUCT = ("tests", "bench", "scripts")
 """What may import anything, and what no product folder may import."""
@@ -380,7 +374,7 @@ def test_no_import_cycles() -> None:
 
 def test_no_import_circle_even_through_type_checking_imports() -> None:
     circles = import_cycles(_all_imports(CYCLE_CHECKED, typing=True))
-    assert circles in ([], [TOLERATED_TYPE_CIRCLE])
+    assert circles == []
 
 
 def test_every_gateway_module_has_a_layer_and_none_imports_a_higher_one() -> None:

@@ -29,6 +29,7 @@ from temporalio import workflow
 from temporalio.contrib.workflow_streams import PublishEntry, PublishInput, WorkflowStream
 
 from contracts import TraceEvent
+from contracts.call_texts import CallTexts
 from contracts.limits import MAX_PARTIAL_CHARS, MAX_STREAMED_BYTES_PER_CALL, MAX_STREAMED_BYTES_PER_RUN
 from contracts.llm import StreamTarget
 from contracts.stream import DEFAULT_POLL_UPDATES, EVENTS_TOPIC, DeltaEvent, TraceItem, streamed_bytes
@@ -40,15 +41,12 @@ PATCH_PUBLISH_TOKEN = "stream-publish-token"
 
 
 class PartialAnswer:
-    """The text streamed so far by one LLM call's latest attempt."""
+    """The text streamed so far by one LLM call's latest attempt (`contracts.call_texts` folds it)."""
 
     def __init__(self, call: int) -> None:
         """Follow call `call` (deltas of other calls are ignored)."""
         self.call = call
-        self.attempt = 0
-        self._parts: list[str] = []
-        self._chars = 0
-        self.cut = False
+        self._texts = CallTexts(max_chars=MAX_PARTIAL_CHARS)
         self.streamed = False
         """Whether the call was sent as a streamed one (the run granted it a publish token)."""
         self.received = False
@@ -56,21 +54,24 @@ class PartialAnswer:
 
     def add(self, delta: DeltaEvent) -> None:
         """Fold one batch in: a higher attempt starts over; a lower one is stale."""
-        if delta.call != self.call or delta.attempt < self.attempt:
-            return
-        self.received = True
-        if delta.attempt > self.attempt:
-            self.attempt, self._parts, self._chars, self.cut = delta.attempt, [], 0, False
-        room = MAX_PARTIAL_CHARS - self._chars
-        text = delta.text[:room]
-        self.cut = self.cut or len(text) < len(delta.text)
-        self._parts.append(text)
-        self._chars += len(text)
+        if delta.call == self.call and self._texts.add(delta) != "stale":
+            self.received = True
+
+    @property
+    def attempt(self) -> int:
+        """The newest attempt whose deltas reached the run (0: none)."""
+        return self._texts.attempt(self.call)
+
+    @property
+    def cut(self) -> bool:
+        """Whether the text was cut at `MAX_PARTIAL_CHARS`."""
+        known = self._texts.calls.get(self.call)
+        return known is not None and known.cut
 
     @property
     def text(self) -> str:
         """The text so far."""
-        return "".join(self._parts)
+        return self._texts.text(self.call)
 
 
 class RunStream(WorkflowStream):
@@ -94,7 +95,7 @@ class RunStream(WorkflowStream):
         """Publishes (and items of them) dropped: not the in-flight call's own, malformed, or over budget."""
         self.streamed_bytes = 0
         """UTF-8 bytes of text, thinking and tool-call arguments the run's calls have streamed."""
-        register_handlers(self)
+        register_handlers(self, self.polls, self.accept, self.drop)
 
     def publish_trace(self, event: TraceEvent) -> None:
         """Publish one trace event (to the workflow's own log: no history event; and the live channel)."""
@@ -131,6 +132,10 @@ class RunStream(WorkflowStream):
         self.partial = None
         self.detach_pollers()
 
+    def drop(self) -> None:
+        """Count one publish (or one item of it) dropped."""
+        self.dropped += 1
+
     def accept(self, publish: PublishInput) -> None:
         """Keep the in-flight call's own deltas; drop (and count) everything else.
 
@@ -142,7 +147,7 @@ class RunStream(WorkflowStream):
         partial = self.partial
         token = self._token(partial.call) if partial is not None else None
         if partial is None or (token is not None and publish.publisher_id.partition("/")[0] != token):
-            self.dropped += 1
+            self.drop()
             return
         deltas: list[DeltaEvent] = []
         kept: list[PublishEntry] = []
@@ -151,7 +156,7 @@ class RunStream(WorkflowStream):
             delta = delta_of(entry)
             size = streamed_bytes(delta) if delta is not None else 0
             if delta is None or delta.call != partial.call or size > room:
-                self.dropped += 1
+                self.drop()
                 continue
             room -= size
             deltas.append(delta)

@@ -6,7 +6,7 @@ or a poll of `null`, raised inside them and failed every later workflow task of 
 `register_handlers` replaces them (same names, so the library's clients still work) with
 handlers that take whatever arrives and decode it here:
 
-- publish signal: a malformed publish is dropped and counted (`RunStream.dropped`);
+- publish signal: a malformed publish is dropped and counted (`RunStream.drop`);
   a well-formed one goes to `RunStream.accept`, which keeps only the in-flight call's own.
 - poll Update: the validator refuses a malformed poll by name (`invalid_input`), and
   once the run has answered `poll_updates` polls by Update it refuses the rest
@@ -24,19 +24,23 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable
+from typing import Any, cast
 
 from pydantic import ValidationError
 from temporalio import workflow
 from temporalio.api.common.v1 import Payload
-from temporalio.contrib.workflow_streams import PollInput, PollResult, PublishEntry, PublishInput
+from temporalio.contrib.workflow_streams import (
+    PollInput,
+    PollResult,
+    PublishEntry,
+    PublishInput,
+    WorkflowStream,
+)
 from temporalio.exceptions import ApplicationError
 
 from contracts.errors import INVALID_INPUT, POLL_BUDGET_SPENT
 from contracts.stream import POLL_NAME, PUBLISH_SIGNAL, DeltaEvent, streamed_bytes
-
-if TYPE_CHECKING:
-    from workflows.run.stream import RunStream
 
 LIBRARY_HOOKS = ("_on_publish", "_on_poll", "_collect_batch", "_validate_poll", "_on_offset")
 """The private `WorkflowStream` methods the run's stream calls."""
@@ -53,6 +57,10 @@ class StreamPolls:
         self.budget = budget
         self.answered = 0
 
+    def answer(self) -> None:
+        """Count one poll answered by Update."""
+        self.answered += 1
+
     def check(self) -> None:
         """Refuse the next poll Update by name once the budget is spent."""
         if self.answered >= self.budget:
@@ -64,23 +72,31 @@ class StreamPolls:
             )
 
 
-def register_handlers(stream: RunStream) -> None:
-    """Replace the library's publish, poll and poll-query handlers with ones that survive any payload."""
+def register_handlers(
+    stream: WorkflowStream,
+    polls: StreamPolls,
+    accept: Callable[[PublishInput], None],
+    drop: Callable[[], None],
+) -> None:
+    """Replace the library's publish, poll and poll-query handlers with ones that survive any payload.
+
+    A well-formed publish goes to `accept`, a malformed one to `drop`; polls by Update count in `polls`.
+    """
 
     def publish(*args: Any) -> None:
         entry = publish_input(args)
         if entry is None:
-            stream.dropped += 1
+            drop()
             return
-        stream.accept(entry)
+        accept(entry)
 
     def validate_poll(*args: Any) -> None:
-        stream.polls.check()
+        polls.check()
         stream._validate_poll(_poll_or_refuse(args))  # pyright: ignore[reportPrivateUsage]
 
     async def poll(*args: Any) -> PollResult:
         request = _poll_or_refuse(args)
-        stream.polls.answered += 1
+        polls.answer()
         return await stream._on_poll(request)  # pyright: ignore[reportPrivateUsage]
 
     def poll_query(*args: Any) -> PollResult:
