@@ -6,7 +6,9 @@ loop (`call_soon_threadsafe`) and written by one task: every run's pending items
 trip (`LiveChannel.publish`), each run's in the order they came. Writing never blocks or fails a
 workflow task: a channel that cannot be reached drops the items (logged, at most once a
 minute) and followers read the durable truth instead (`clients.stream`). At most
-`MAX_PENDING_ITEMS` wait; past that the newest are dropped (and counted).
+`MAX_PENDING_ITEMS` wait; past that the newest are dropped (and counted). The lag from an item's
+arrival to its batch's write, the items pending and dropped are the worker's metrics
+(`activities.worker_metrics`, docs/metrics.md).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any, cast
 
 from temporalio.worker import Interceptor, WorkflowInboundInterceptor, WorkflowInterceptorClassInput
 
+from activities.worker_metrics import LIVE_DROPPED, LIVE_PENDING, LIVE_WRITE_LAG
 from live.channel import LiveChannel
 from workflows.live_extern import LIVE_EXTERN
 
@@ -39,6 +42,7 @@ class LiveSinkInterceptor(Interceptor):
         self._task: asyncio.Task[None] | None = None
         self.dropped = 0
         self._warned_at = 0.0
+        self._oldest_at: float | None = None  # when the oldest pending item arrived (the lag's start)
 
     def workflow_interceptor_class(
         self, input: WorkflowInterceptorClassInput
@@ -60,9 +64,13 @@ class LiveSinkInterceptor(Interceptor):
     def _add(self, workflow_id: str, item: bytes) -> None:
         if self._count >= MAX_PENDING_ITEMS:
             self.dropped += 1
+            LIVE_DROPPED.inc()
             return
         self._pending.setdefault(workflow_id, []).append(item)
         self._count += 1
+        LIVE_PENDING.inc()
+        if self._oldest_at is None:
+            self._oldest_at = time.monotonic()
         if self._wake is None:
             self._wake = asyncio.Event()
         if self._task is None or self._task.done():
@@ -76,10 +84,16 @@ class LiveSinkInterceptor(Interceptor):
             self._wake.clear()
             while self._pending:
                 batch, self._pending, self._count = self._pending, {}, 0
+                oldest_at, self._oldest_at = self._oldest_at, None
+                items = sum(map(len, batch.values()))
+                LIVE_PENDING.dec(items)
                 try:
                     await self.channel.publish(batch)
+                    if oldest_at is not None:
+                        LIVE_WRITE_LAG.observe(time.monotonic() - oldest_at)
                 except Exception as error:  # the channel is down: followers read the durable truth
-                    self.dropped += sum(map(len, batch.values()))
+                    self.dropped += items
+                    LIVE_DROPPED.inc(items)
                     if time.monotonic() - self._warned_at > 60:
                         self._warned_at = time.monotonic()
                         _log.warning("live channel: %d items dropped (%s)", self.dropped, error)

@@ -20,6 +20,7 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from temporalio.runtime import Runtime
 from temporalio.worker import Worker
 
 from activities.llm.model_check import configured_model_problem
@@ -40,11 +41,15 @@ from activities.tools.tool_registry import ToolRegistry
 from contracts import TASK_QUEUE
 from hosting.connection import connect, temporal_address, temporal_namespace
 from hosting.dev_server import DevServerError, ensure_dev_server
+from hosting.metrics_server import MetricsServer, sdk_runtime
 from hosting.plugin import DurableReactPlugin
 from hosting.warm_up import warm_up_in_background
 from payloads.blob_store import BlobStoreError, shared_blob_store
 from payloads.redaction import install_log_redaction
 from payloads.settings import SettingsError, load_settings
+
+METRICS_PORT_ENV = "REACT_WORKER_METRICS_PORT"
+METRICS_HOST_ENV = "REACT_WORKER_METRICS_HOST"
 
 STARTUP_ERRORS: tuple[type[Exception], ...] = (
     DevServerError,
@@ -103,12 +108,34 @@ def _parser(description: str) -> argparse.ArgumentParser:
         help=f"a JSON file of MCP servers to use as tools (repeatable; default ${MCP_CONFIG_ENV})",
     )
     parser.add_argument(
+        "--metrics-port",
+        type=int,
+        default=_port_env(METRICS_PORT_ENV),
+        metavar="N",
+        help="serve Prometheus metrics (the worker's and the Temporal SDK's) at http://HOST:N/metrics "
+        f"(default ${METRICS_PORT_ENV}; unset: none; docs/metrics.md)",
+    )
+    parser.add_argument(
+        "--metrics-host",
+        default=os.environ.get(METRICS_HOST_ENV, "127.0.0.1"),
+        help=f"the address the metrics endpoint listens on (default ${METRICS_HOST_ENV}, else 127.0.0.1)",
+    )
+    parser.add_argument(
         "--sandbox",
         action="store_true",
         help="run workflows in Temporal's sandbox: slower, polices workflow code at run time "
         "(default $REACT_WORKFLOW_SANDBOX, off)",
     )
     return parser
+
+
+def _port_env(name: str) -> int | None:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or not 0 < int(raw) < 65536:
+        sys.exit(f"worker: {name} must be a port number (1-65535), not {raw!r}")
+    return int(raw)
 
 
 def main(description: str = __doc__ or "") -> None:
@@ -147,6 +174,7 @@ async def serve(args: argparse.Namespace) -> None:
     if server is not None:
         logging.info("started the Temporal dev server on %s (Web UI http://localhost:8233)", args.address)
     sandboxed = args.sandbox or settings.workflow_sandbox
+    metrics: MetricsServer | None = None
     try:
         plugin = DurableReactPlugin(
             settings=settings,
@@ -156,9 +184,20 @@ async def serve(args: argparse.Namespace) -> None:
             transformers=transformers,
             sandboxed=sandboxed,
         )
+        runtime: Runtime | None = None
+        if args.metrics_port is not None:
+            runtime, sdk_address = sdk_runtime()
+            try:
+                metrics = MetricsServer(args.metrics_host, args.metrics_port, sdk_address)
+            except OSError as err:
+                where = f"{args.metrics_host}:{args.metrics_port}"
+                raise SystemExit(f"worker: cannot serve metrics on {where} ({err.strerror})") from None
+            logging.info("metrics at http://%s:%d/metrics", args.metrics_host, metrics.port)
         try:
             # The client carries the plugin, so the worker built from it runs the agents.
-            client = await connect(args.address, args.namespace, settings=settings, plugin=plugin)
+            client = await connect(
+                args.address, args.namespace, settings=settings, plugin=plugin, runtime=runtime
+            )
         except RuntimeError as err:
             raise SystemExit(
                 f"worker: cannot reach Temporal at {args.address} ({err}); "
@@ -190,6 +229,8 @@ async def serve(args: argparse.Namespace) -> None:
             warm_up_in_background()
             await stop.wait()
     finally:
+        if metrics is not None:
+            metrics.close()
         await asyncio.to_thread(stop_started)  # the local model server, if this worker started one
         await store.aclose()
         if server is not None:
