@@ -38,7 +38,6 @@ ApprovalTimeoutAction = Literal["deny", "approve"]
 MAX_AGENTS_BYTES = 1024 * 1024
 """The JSON size of one config's `agents` (inline configs included)."""
 
-_FINITE = ConfigDict(allow_inf_nan=False)
 _CHECKED = ConfigDict(allow_inf_nan=False, extra="forbid")
 """A config is checked whole: a field it does not have (a misspelt `system_promt`) is refused by name."""
 
@@ -57,7 +56,7 @@ class ModelSettings(OmitDefaults):
     credentials are rejected when the run starts.
     """
 
-    model_config = _FINITE
+    model_config = _CHECKED
 
     temperature: Annotated[float, Field(ge=0, le=2)] | None = 0.2
     max_tokens: Annotated[int, Field(ge=1, le=10_000_000)] | None = 4096
