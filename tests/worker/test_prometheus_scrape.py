@@ -152,7 +152,7 @@ async def test_prometheus_sees_an_ask_on_the_gateway_and_the_worker(
 ) -> None:
     async with stack(agents, tmp_path) as (gateway_url, prometheus):
         asks = total('react_gateway_requests_total{job="gateway",protocol="api",operation="ask"}')
-        llm_calls = total('react_worker_activities_total{job="worker",activity="llm_call",outcome="completed"}')
+        llm_calls = total('react_worker_activities_total{activity="llm_call",outcome="completed"}')
         unauthorized = total('react_gateway_refusals_total{job="gateway",code="unauthorized"}')
         assert await prometheus.value(asks) == 0.0
         assert await prometheus.value(llm_calls) == 0.0
