@@ -24,6 +24,7 @@ from testing import AgentTestEnvironment
 from tests.gateway_helpers import ALICE, TEST_TOKENS, auth
 from tests.helpers import ROOT, spawn_gateway
 from tests.metrics_agents import ANSWER
+from tests.project.test_monitoring_files import SDK_METRICS
 from tests.s3_server import free_port
 
 READY_WAIT_S = 60.0
@@ -178,3 +179,6 @@ async def test_prometheus_sees_an_ask_on_the_gateway_and_the_worker(
         sdk = 'sum(temporal_activity_execution_latency_seconds_count{job="worker"})'
         assert await prometheus.until(sdk) >= 2.0
         assert await prometheus.value('react_active_runs{job="gateway"}') is not None
+        for name in SDK_METRICS - {"temporal_workflow_failed_total"}:  # the dashboard's (no run failed)
+            assert await prometheus.until(f'count({name}{{job="worker"}})') >= 1, name
+        assert await prometheus.until('count(temporal_worker_task_slots_used{worker_type!=""})') >= 1
