@@ -10,7 +10,9 @@ on the worker's event loop. See docs/metrics.md.
 
 from __future__ import annotations
 
+import logging
 import socket
+import sys
 import threading
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -24,6 +26,7 @@ from activities.worker_metrics import REGISTRY
 __all__ = ["METRICS_PATH", "MetricsServer", "sdk_runtime"]
 
 METRICS_PATH: Final = "/metrics"
+_log = logging.getLogger(__name__)
 SDK_READ_TIMEOUT_S = 2.0
 """How long a scrape waits for the SDK's own metrics; past it they are left out of that scrape."""
 
@@ -47,6 +50,18 @@ def sdk_runtime() -> tuple[Runtime, str]:
         )
     )
     return Runtime(telemetry=telemetry), address
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """A threaded server that lets a scraper hang up (its scrape timeout) without a traceback."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """Log a failed request in one line; a scraper that left is not worth one."""
+        error = sys.exc_info()[1]
+        if not isinstance(error, ConnectionError):
+            _log.warning("metrics: a request from %s failed: %r", client_address, error)
 
 
 class MetricsServer:
@@ -75,8 +90,7 @@ class MetricsServer:
             def log_message(self, format: str, *args: object) -> None:
                 return  # a scrape every few seconds is not worth a log line
 
-        self._server = ThreadingHTTPServer((host, port), Handler)
-        self._server.daemon_threads = True
+        self._server = _QuietServer((host, port), Handler)
         self.port: int = int(self._server.server_address[1])
         self._thread = threading.Thread(target=self._server.serve_forever, name="metrics", daemon=True)
         self._thread.start()

@@ -193,6 +193,6 @@ class RequestMetrics:
             await self._app(scope, receive, measured)
         finally:
             in_flight.dec()
-            REQUESTS.labels(protocol, operation_of(scope), str(status or 500)).inc()
+            REQUESTS.labels(protocol, operation_of(scope), str(status) if status else "none").inc()
             if refused:
                 REFUSALS.labels(refusal_code(bytes(body)), protocol).inc()

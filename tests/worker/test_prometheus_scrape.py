@@ -27,8 +27,8 @@ from tests.metrics_agents import ANSWER
 from tests.project.test_monitoring_files import SDK_METRICS
 from tests.s3_server import free_port
 
-READY_WAIT_S = 60.0
-SCRAPE_INTERVAL_S = 1
+READY_WAIT_S = 120.0
+SCRAPE_INTERVAL_S = 2
 PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
 """Debian's `prometheus` (scripts/setup.sh installs it)."""
 
@@ -90,8 +90,8 @@ class PrometheusApi:
         return float(results[0]["value"][1]) if results else None
 
     async def until(self, query: str, above: float = 0.0) -> float:
-        """Wait until the query's value is over `above` (Prometheus scrapes each second)."""
-        async with asyncio.timeout(30):
+        """Wait until the query's value is over `above` (Prometheus scrapes every `SCRAPE_INTERVAL_S`)."""
+        async with asyncio.timeout(60):
             while True:
                 value = await self.value(query)
                 if value is not None and value > above:
