@@ -4,6 +4,7 @@
     python worker.py --dev      # start the embedded dev server first if none answers (Web UI :8233)
     python worker.py --tools mypackage.tools --mcp-config mcp.json   # your tools, MCP servers (docs/tools.md)
     python worker.py --agents mypackage.agents   # agent profiles, offered to runs as tools (docs/tools.md)
+    python worker.py --metrics-port 9464         # Prometheus metrics at :9464/metrics (docs/metrics.md)
 
 API keys are read from this process's environment by the LLM activity (litellm's usual
 variables: OPENAI_API_KEY, ANTHROPIC_API_KEY, ...); they never enter workflow history.

@@ -7,9 +7,9 @@ retry policy or a payload.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints, model_validator
 
 from contracts.bounds import Seconds, json_size_at_most
 from contracts.limits import (
@@ -38,7 +38,13 @@ ApprovalTimeoutAction = Literal["deny", "approve"]
 MAX_AGENTS_BYTES = 1024 * 1024
 """The JSON size of one config's `agents` (inline configs included)."""
 
-_FINITE = ConfigDict(allow_inf_nan=False)
+_CHECKED = ConfigDict(allow_inf_nan=False, extra="forbid")
+"""A config is checked whole: a field it does not have (a misspelt `system_promt`) is refused by name."""
+
+RETIRED_CONFIG_FIELDS: frozenset[str] = frozenset()
+"""Fields `AgentConfig` once had and no longer has. Recorded histories still carry them, so they
+are dropped before the check instead of refused: a field removed from `AgentConfig` goes here, so
+old histories keep replaying (`tests/replay/test_replay.py`). None has been removed yet."""
 
 
 class ModelSettings(OmitDefaults):
@@ -50,7 +56,7 @@ class ModelSettings(OmitDefaults):
     credentials are rejected when the run starts.
     """
 
-    model_config = _FINITE
+    model_config = _CHECKED
 
     temperature: Annotated[float, Field(ge=0, le=2)] | None = 0.2
     max_tokens: Annotated[int, Field(ge=1, le=10_000_000)] | None = 4096
@@ -62,6 +68,8 @@ class ModelSettings(OmitDefaults):
 
 class ScriptToolCall(OmitDefaults):
     """A tool call the scripted model makes. `arguments` may be a raw (even malformed) string."""
+
+    model_config = ConfigDict(extra="forbid")
 
     name: str
     arguments: dict[str, JsonValue] | str = {}
@@ -79,7 +87,7 @@ class ScriptTurn(OmitDefaults):
     `error` streams the first half of its pieces, then raises.
     """
 
-    model_config = _FINITE
+    model_config = _CHECKED
 
     content: str | None = None
     tool_calls: list[ScriptToolCall] = []
@@ -100,6 +108,8 @@ class AgentTool(OmitDefaults):
     model reads (default: the profile's description, or "Ask the <name> agent").
     Calling it starts a child `ReActRun` with that config; its answer is the result.
     """
+
+    model_config = ConfigDict(extra="forbid")
 
     name: ToolName
     description: Annotated[str, StringConstraints(max_length=4_000)] | None = None
@@ -147,9 +157,17 @@ class AgentConfig(BaseModel):
     `webhook_url` is the agent's (an agent profile's) default webhook: a session's requests
     call back there when neither the ask nor the session names one
     (`workflows.session.settings.webhook_for`); a run started on its own ignores it.
+
+    A field it does not have is refused, naming it (`extra_forbidden`), here and in every model
+    inside it; only the `RETIRED_CONFIG_FIELDS` of recorded histories are dropped instead.
     """
 
-    model_config = _FINITE
+    model_config = _CHECKED
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_retired(cls, data: object) -> object:
+        return without_fields(data, RETIRED_CONFIG_FIELDS)
 
     model: Annotated[str, StringConstraints(max_length=MAX_MODEL_CHARS)]
     model_settings: ModelSettings = ModelSettings()
@@ -186,6 +204,16 @@ class AgentConfig(BaseModel):
     usage_limits: UsageLimits | None = None
     script: Annotated[list[ScriptTurn], json_size_at_most(MAX_SCRIPT_BYTES, "script")] = []
     webhook_url: WebhookUrl | None = None
+
+
+def without_fields(data: object, retired: frozenset[str]) -> object:
+    """`data` without the `retired` keys when it is a mapping that has any (else `data` itself)."""
+    if not retired or not isinstance(data, dict):
+        return data
+    fields = cast(dict[str, object], data)
+    if retired.isdisjoint(fields):
+        return fields
+    return {key: value for key, value in fields.items() if key not in retired}
 
 
 QueryText = Annotated[str, StringConstraints(max_length=MAX_QUERY_CHARS)]

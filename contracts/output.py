@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, JsonValue, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints
 
 from contracts.bounds import json_size_at_most
 from conversation.messages import OmitDefaults
@@ -32,6 +32,8 @@ class OutputSpec(OmitDefaults):
     many repair calls the run makes before failing with `invalid_output`; `native`
     sends the schema as `response_format` when litellm says the model supports it.
     """
+
+    model_config = ConfigDict(extra="forbid")
 
     json_schema: Annotated[dict[str, JsonValue], json_size_at_most(MAX_OUTPUT_SCHEMA_BYTES, "json_schema")]
     name: Annotated[str, StringConstraints(pattern=r"^[a-zA-Z0-9_-]{1,64}$")] = "output"

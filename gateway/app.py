@@ -11,7 +11,10 @@ body whole anyway). A body still arriving `body_timeout_s` after its headers get
 `gateway.server.connections`). A body nested deeper than `MAX_JSON_DEPTH` levels is refused by the same
 guard, 400 `invalid_input` (a JSON-RPC parse error, -32700, on `/a2a/` and `/mcp`), before any
 parser (the routes', `a2a-sdk`'s, `mcp`'s) recurses into it. A route reads JSON with `read_json`
-(400 `invalid_input` for anything that is not JSON).
+(400 `invalid_input` for anything that is not JSON). `GET /metrics` is Prometheus' scrape
+(`gateway.server.metrics`, docs/metrics.md): public by default, `agents:admin` only with
+`REACT_GATEWAY_METRICS=admin`, absent with `off`; every request is counted by `RequestMetrics`,
+outside the guard.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -39,13 +43,16 @@ from gateway.errors import GatewayError, error_body, error_headers, error_respon
 from gateway.guard import chat_signin, resource_metadata
 from gateway.guard.admission import Admission, admission_of
 from gateway.http_input import check_json_depth, principal_of, read_json
+from gateway.identity.scopes import ADMIN, require
 from gateway.jsonrpc import INVALID_REQUEST, PARSE_ERROR, jsonrpc_error_body
 from gateway.mcp import McpEndpoint
 from gateway.schedules import routes as schedules_routes
+from gateway.server.metrics import REGISTRY, ActiveRuns, RequestMetrics
 from gateway.threads import routes as threads_routes
 
 __all__ = ["build_app", "is_public", "principal_of", "read_json"]
 
+METRICS_PATH = "/metrics"
 PUBLIC_PATHS = frozenset({"/", "/healthz", "/readyz", "/favicon.ico"})
 PUBLIC_PREFIXES = ("/static/",)
 PUBLIC_SUFFIXES = ("/.well-known/agent-card.json",)
@@ -74,9 +81,9 @@ class _Guard:
         settings = self._ctx.settings
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         try:
-            principal = await self._identity.principal(
-                headers, scope["path"], public=is_public(scope["path"])
-            )
+            path = scope["path"]
+            public = is_public(path) or (path == METRICS_PATH and settings.metrics == "public")
+            principal = await self._identity.principal(headers, scope["path"], public=public)
             declared = headers.get("content-length")
             if declared is not None and declared.isdigit() and int(declared) > settings.max_body_bytes:
                 raise GatewayError.too_large(settings.max_body_bytes)
@@ -164,6 +171,22 @@ def _readyz(ctx: GatewayContext) -> Route:
     return Route("/readyz", readyz, methods=["GET"])
 
 
+def _metrics(ctx: GatewayContext) -> list[Route]:
+    """`GET /metrics` (Prometheus' text): public, `agents:admin` only, or absent, as the settings say."""
+    if ctx.settings.metrics == "off":
+        return []
+    active_runs = ActiveRuns(ctx.client)
+
+    async def metrics(request: Request) -> Response:
+        if ctx.settings.metrics == "admin":
+            principal = principal_of(request)
+            require(principal, ADMIN)
+        await active_runs.refresh()
+        return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)
+
+    return [Route(METRICS_PATH, metrics, methods=["GET"])]
+
+
 async def _gateway_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, GatewayError)
     return error_response(exc)
@@ -193,6 +216,7 @@ def build_app(ctx: GatewayContext) -> Starlette:
         *resource_metadata.routes(ctx.settings.identity.oidc),
         *chat_signin.routes(ctx.settings.identity.oidc, ctx.settings.identity.quotas.signin_per_minute),
         *schedules_routes(ctx),
+        *_metrics(ctx),
     ]
 
     @asynccontextmanager
@@ -203,6 +227,7 @@ def build_app(ctx: GatewayContext) -> Starlette:
         await identity.aclose()
 
     middleware = [
+        Middleware(RequestMetrics),  # outermost: it counts the guard's refusals too
         Middleware(
             CORSMiddleware,
             allow_origins=list(ctx.settings.cors_origins),

@@ -9,6 +9,7 @@
     REACT_GATEWAY_KEEPALIVE_S=5                       # an idle kept-alive connection is closed after this
     REACT_GATEWAY_BODY_TIMEOUT_S=30                   # a request's body must be whole within this
     REACT_WEB_UI_URL="http://localhost:8233"          # links to runs in the Temporal Web UI
+    REACT_GATEWAY_METRICS=public                      # GET /metrics: public (default), admin, off
 
 The agents are the `--agents MODULE[:ATTR]` profiles (as `worker.py --agents`); `default` is the
 profile of that name if one is registered, else the deployment's default agent: `$REACT_MODEL`
@@ -24,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from pydantic import JsonValue
 
@@ -63,6 +64,9 @@ MAX_CONNECTIONS_ENV = "REACT_GATEWAY_MAX_CONNECTIONS"
 HEADER_TIMEOUT_ENV = "REACT_GATEWAY_HEADER_TIMEOUT_S"
 KEEPALIVE_ENV = "REACT_GATEWAY_KEEPALIVE_S"
 BODY_TIMEOUT_ENV = "REACT_GATEWAY_BODY_TIMEOUT_S"
+METRICS_ENV = "REACT_GATEWAY_METRICS"
+MetricsAccess = Literal["public", "admin", "off"]
+METRICS_ACCESS: tuple[MetricsAccess, ...] = ("public", "admin", "off")
 MIN_TOKEN_CHARS = 8
 
 
@@ -95,6 +99,9 @@ class GatewaySettings:
     """A kept-alive connection idle this long after a response is closed (uvicorn's `timeout_keep_alive`)."""
     body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S
     """A request's body must be whole this long after its headers (else 408 `invalid_input`)."""
+    metrics: MetricsAccess = "public"
+    """Who may read `GET /metrics`: anyone (`public`, as `/healthz`), a token with `agents:admin`
+    (`admin`), or nobody (`off`: 404); docs/metrics.md."""
 
     def check_bind(self) -> None:
         """Refuse a non-loopback address when no token is configured.
@@ -230,6 +237,10 @@ def load_settings(
     header_timeout_s = _number(env, HEADER_TIMEOUT_ENV, DEFAULT_HEADER_TIMEOUT_S, float, low=0.1)
     keepalive_s = _number(env, KEEPALIVE_ENV, DEFAULT_KEEPALIVE_S, int, low=1)
     body_timeout_s = _number(env, BODY_TIMEOUT_ENV, DEFAULT_BODY_TIMEOUT_S, float, low=0.1)
+    metrics = env.get(METRICS_ENV, "").strip() or "public"
+    if metrics not in METRICS_ACCESS:
+        choices = ", ".join(METRICS_ACCESS)
+        raise GatewaySettingsError(f"{METRICS_ENV} must be one of {choices}, not {metrics!r}")
     chosen = dict(agents) if agents is not None else dict(load_agents(agent_specs))
     chosen.setdefault(DEFAULT_AGENT, default_agent_config())
     settings = GatewaySettings(
@@ -246,6 +257,7 @@ def load_settings(
         header_timeout_s=header_timeout_s,
         keepalive_s=keepalive_s,
         body_timeout_s=body_timeout_s,
+        metrics=metrics,
     )
     settings.check_bind()
     return settings

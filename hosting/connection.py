@@ -22,6 +22,8 @@ from payloads.blob_store import BlobStore
 from payloads.settings import Settings, load_settings
 
 if TYPE_CHECKING:
+    from temporalio.runtime import Runtime
+
     from hosting.plugin import DurableReactPlugin
 
 DEFAULT_ADDRESS = "localhost:7233"
@@ -53,6 +55,7 @@ async def connect(
     settings: Settings | None = None,
     store: BlobStore | None = None,
     plugin: DurableReactPlugin | None = None,
+    runtime: Runtime | None = None,
 ) -> Client:
     """A client with the product's plugin (data converter), TLS and API key.
 
@@ -63,6 +66,8 @@ async def connect(
         store: the payload store (default: the one `settings` names).
         plugin: the client's plugin (default: `DurableReactPlugin(settings=settings, store=store)`);
             workers built from the client run the agents with its registry and options.
+        runtime: the Temporal runtime (default: the SDK's); the worker's exports the SDK's
+            metrics (`hosting.metrics_server.sdk_runtime`).
 
     Raises:
         SettingsError: a variable has a value that cannot be used (checked before connecting).
@@ -77,4 +82,5 @@ async def connect(
         plugins=[plugin or DurableReactPlugin(settings=settings, store=store)],
         tls=settings.tls,
         api_key=settings.api_key,
+        runtime=runtime,
     )

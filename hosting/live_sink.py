@@ -9,7 +9,9 @@ minute) and followers read the durable truth instead (`clients.stream`). At most
 `MAX_PENDING_ITEMS` wait; past that the newest are dropped (and counted). Once a run's item
 that ends its request is handed over, the run is closed: its entry is kept a short grace only
 (`LiveChannel.publish(..., closed=...)`), also for its items written after (the last
-`MAX_CLOSED_RUNS` runs closed are remembered).
+`MAX_CLOSED_RUNS` runs closed are remembered). The lag from an item's arrival to its batch's
+write, the items pending and dropped are the worker's metrics (`activities.worker_metrics`,
+docs/metrics.md).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any, cast
 
 from temporalio.worker import Interceptor, WorkflowInboundInterceptor, WorkflowInterceptorClassInput
 
+from activities.worker_metrics import LIVE_DROPPED, LIVE_PENDING, LIVE_WRITE_LAG
 from live.channel import LiveChannel
 from workflows.live_extern import LIVE_EXTERN
 
@@ -44,6 +47,7 @@ class LiveSinkInterceptor(Interceptor):
         self._task: asyncio.Task[None] | None = None
         self.dropped = 0
         self._warned_at = 0.0
+        self._oldest_at: float | None = None  # when the oldest pending item arrived (the lag's start)
 
     def workflow_interceptor_class(
         self, input: WorkflowInterceptorClassInput
@@ -70,9 +74,13 @@ class LiveSinkInterceptor(Interceptor):
                 del self._closed[next(iter(self._closed))]
         if self._count >= MAX_PENDING_ITEMS:
             self.dropped += 1
+            LIVE_DROPPED.inc()
             return
         self._pending.setdefault(workflow_id, []).append(item)
         self._count += 1
+        LIVE_PENDING.inc()
+        if self._oldest_at is None:
+            self._oldest_at = time.monotonic()
         if self._wake is None:
             self._wake = asyncio.Event()
         if self._task is None or self._task.done():
@@ -87,10 +95,16 @@ class LiveSinkInterceptor(Interceptor):
             while self._pending:
                 batch, self._pending, self._count = self._pending, {}, 0
                 closed = {workflow_id for workflow_id in batch if workflow_id in self._closed}
+                oldest_at, self._oldest_at = self._oldest_at, None
+                items = sum(map(len, batch.values()))
+                LIVE_PENDING.dec(items)
                 try:
                     await self.channel.publish(batch, closed)
+                    if oldest_at is not None:
+                        LIVE_WRITE_LAG.observe(time.monotonic() - oldest_at)
                 except Exception as error:  # the channel is down: followers read the durable truth
-                    self.dropped += sum(map(len, batch.values()))
+                    self.dropped += items
+                    LIVE_DROPPED.inc(items)
                     if time.monotonic() - self._warned_at > 60:
                         self._warned_at = time.monotonic()
                         _log.warning("live channel: %d items dropped (%s)", self.dropped, error)

@@ -11,7 +11,8 @@ into the payload store; `build_data_converter`). On a worker it registers `ReAct
 `AgentSession` and every activity of `contracts.activities.ACTIVITIES` with the tool
 registry, sets the workflow runner (`hosting.sandbox.workflow_runner`), an activity
 executor when the worker has none, heartbeats throttled to at most 2 s, and the
-deployment's activity option overrides (`ActivityOptionsInterceptor`). When tracing is on
+deployment's activity option overrides (`ActivityOptionsInterceptor`), and the activity metrics
+(`ActivityMetricsInterceptor`, docs/metrics.md). When tracing is on
 (a `tracer_provider`, or the `OTEL_*` variables: `hosting.tracing`), it installs Temporal's
 `TracingInterceptor` on the client and its workers and the GenAI spans on the workers.
 
@@ -217,6 +218,9 @@ class DurableReactPlugin(SimplePlugin):
             values["activity_executor"] = self._executor
         for throttle in ("max_heartbeat_throttle_interval", "default_heartbeat_throttle_interval"):
             values[throttle] = min(values.get(throttle) or HEARTBEAT_THROTTLE, HEARTBEAT_THROTTLE)
+        from hosting.activity_metrics import ActivityMetricsInterceptor  # loads activity code: workers only
+
+        values["interceptors"] = [*(values.get("interceptors") or ()), ActivityMetricsInterceptor()]
         if self._options is not None:
             values["interceptors"] = [*(values.get("interceptors") or ()), self._options]
         if self.live_channel is not None:

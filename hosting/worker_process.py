@@ -21,6 +21,7 @@ import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from temporalio.runtime import Runtime
 from temporalio.worker import Worker
 
 from activities.llm.model_check import configured_model_problem
@@ -48,12 +49,16 @@ from activities.tools.tool_registry import ToolRegistry
 from contracts import TASK_QUEUE
 from hosting.connection import connect, temporal_address, temporal_namespace
 from hosting.dev_server import DevServerError, ensure_dev_server
+from hosting.metrics_server import MetricsServer, sdk_runtime
 from hosting.plugin import DurableReactPlugin
 from hosting.warm_up import warm_up_in_background
 from live.dev_channel import ensure_dev_channel, forget
 from payloads.blob_store import BlobStoreError, shared_blob_store
 from payloads.redaction import install_log_redaction
 from payloads.settings import SettingsError, load_settings
+
+METRICS_PORT_ENV = "REACT_WORKER_METRICS_PORT"
+METRICS_HOST_ENV = "REACT_WORKER_METRICS_HOST"
 
 STARTUP_ERRORS: tuple[type[Exception], ...] = (
     DevServerError,
@@ -112,6 +117,19 @@ def _parser(description: str) -> argparse.ArgumentParser:
         help=f"a JSON file of MCP servers to use as tools (repeatable; default ${MCP_CONFIG_ENV})",
     )
     parser.add_argument(
+        "--metrics-port",
+        type=int,
+        default=_port_env(METRICS_PORT_ENV),
+        metavar="N",
+        help="serve Prometheus metrics (the worker's and the Temporal SDK's) at http://HOST:N/metrics "
+        f"(default ${METRICS_PORT_ENV}; unset: none; docs/metrics.md)",
+    )
+    parser.add_argument(
+        "--metrics-host",
+        default=os.environ.get(METRICS_HOST_ENV, "127.0.0.1"),
+        help=f"the address the metrics endpoint listens on (default ${METRICS_HOST_ENV}, else 127.0.0.1)",
+    )
+    parser.add_argument(
         "--sandbox",
         action="store_true",
         help="run workflows in Temporal's sandbox: slower, polices workflow code at run time "
@@ -134,6 +152,15 @@ def _start_bundled_model() -> None:
         logging.warning("the bundled local model did not start: %s", error)
         return
     logging.info("the bundled local model serves on %s", DEFAULT_API_BASE)
+
+
+def _port_env(name: str) -> int | None:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or not 0 < int(raw) < 65536:
+        sys.exit(f"worker: {name} must be a port number (1-65535), not {raw!r}")
+    return int(raw)
 
 
 def main(description: str = __doc__ or "") -> None:
@@ -179,6 +206,7 @@ async def serve(args: argparse.Namespace) -> None:
     if channel is not None:
         logging.info("live channel %s beside the dev server (%s)", channel, "started" if redis else "found")
     sandboxed = args.sandbox or settings.workflow_sandbox
+    metrics: MetricsServer | None = None
     try:
         plugin = DurableReactPlugin(
             settings=settings,
@@ -188,9 +216,20 @@ async def serve(args: argparse.Namespace) -> None:
             transformers=transformers,
             sandboxed=sandboxed,
         )
+        runtime: Runtime | None = None
+        if args.metrics_port is not None:
+            runtime, sdk_address = sdk_runtime()
+            try:
+                metrics = MetricsServer(args.metrics_host, args.metrics_port, sdk_address)
+            except OSError as err:
+                where = f"{args.metrics_host}:{args.metrics_port}"
+                raise SystemExit(f"worker: cannot serve metrics on {where} ({err.strerror})") from None
+            logging.info("metrics at http://%s:%d/metrics", args.metrics_host, metrics.port)
         try:
             # The client carries the plugin, so the worker built from it runs the agents.
-            client = await connect(args.address, args.namespace, settings=settings, plugin=plugin)
+            client = await connect(
+                args.address, args.namespace, settings=settings, plugin=plugin, runtime=runtime
+            )
         except RuntimeError as err:
             raise SystemExit(
                 f"worker: cannot reach Temporal at {args.address} ({err}); "
@@ -222,6 +261,8 @@ async def serve(args: argparse.Namespace) -> None:
             warm_up_in_background()
             await stop.wait()
     finally:
+        if metrics is not None:
+            metrics.close()
         await asyncio.to_thread(stop_started)  # the local model server, if this worker started one
         await store.aclose()
         if channel is not None:

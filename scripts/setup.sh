@@ -12,9 +12,11 @@
 # drive it through Playwright, never downloading a browser (apt-get, with sudo when not root).
 # --no-browser skips that. It also installs Debian's `redis-server` when it is missing: the live
 # channel's tests (tests/stream/test_live_channel.py) and `bench.turn_cost` start their own on
-# 127.0.0.1 (live/dev_redis.py). --no-redis skips that.
+# 127.0.0.1 (live/dev_redis.py). --no-redis skips that. And it installs Debian's `prometheus` when it
+# is missing: the metrics test (tests/worker/test_prometheus_scrape.py) starts one that scrapes a
+# gateway and a worker. --no-prometheus skips that.
 #
-#   scripts/setup.sh [--no-local-model] [--no-browser] [--no-redis] [uv sync options, e.g. --no-dev --inexact]
+#   scripts/setup.sh [--no-local-model] [--no-browser] [--no-redis] [--no-prometheus] [uv sync options, e.g. --no-dev --inexact]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,13 +24,15 @@ groups=(--group local-model)
 sync_args=()
 browser=1
 redis=1
+prometheus=1
 js_clients=1
 for arg in "$@"; do
   case "$arg" in
     --no-local-model) groups=() ;;
     --no-browser) browser=0 ;;
     --no-redis) redis=0 ;;
-    --no-dev) browser=0; redis=0; js_clients=0; sync_args+=("$arg") ;;
+    --no-prometheus) prometheus=0 ;;
+    --no-dev) browser=0; redis=0; prometheus=0; js_clients=0; sync_args+=("$arg") ;;
     *) sync_args+=("$arg") ;;
   esac
 done
@@ -75,6 +79,9 @@ if [ "$browser" = 1 ]; then
 fi
 if [ "$redis" = 1 ]; then
   install_debian redis-server redis-server "the live channel's tests (tests/stream/test_live_channel.py)" --no-redis
+fi
+if [ "$prometheus" = 1 ]; then
+  install_debian prometheus prometheus "the metrics test (tests/worker/test_prometheus_scrape.py)" --no-prometheus
 fi
 
 # With the dev tools: the official JavaScript clients the gateway's tests drive (tests/js:

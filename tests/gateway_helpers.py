@@ -34,7 +34,13 @@ from contracts import AgentConfig
 from gateway.app import build_app
 from gateway.context import GatewayContext, build_context
 from gateway.identity.settings import IdentitySettings
-from gateway.settings import GatewaySettings, default_agent_config, parse_tokens, token_entries
+from gateway.settings import (
+    GatewaySettings,
+    MetricsAccess,
+    default_agent_config,
+    parse_tokens,
+    token_entries,
+)
 from testing import AgentTestEnvironment, answer, call_tools, scripted_agent, tool_call
 
 __all__ = [
@@ -128,6 +134,7 @@ async def running_gateway(
     task_queue: str | None = None,
     identity: IdentitySettings | None = None,
     sock: socket.socket | None = None,
+    metrics: MetricsAccess = "public",
 ) -> AsyncIterator[GatewayServer]:
     """A gateway on a free loopback port of this event loop, on `env`'s worker, until the block ends.
 
@@ -149,6 +156,7 @@ async def running_gateway(
         web_ui_url="http://localhost:8233",
         task_queue=task_queue or env.task_queue,
         identity=identity,
+        metrics=metrics,
     )
     ctx = build_context(settings, env.client, env.store)
     app = build_app(ctx)

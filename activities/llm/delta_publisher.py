@@ -31,6 +31,7 @@ import asyncio
 import base64
 import logging
 import math
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,6 +44,7 @@ from temporalio.contrib.workflow_streams import PublishEntry, PublishInput
 from temporalio.converter import PayloadConverter
 from temporalio.service import RPCError, RPCStatusCode
 
+from activities.worker_metrics import FIRST_TOKEN
 from contracts.llm import StreamTarget
 from contracts.stream import EVENTS_TOPIC, PUBLISH_SIGNAL, DeltaEvent, ToolCallDelta
 from live.calls import LiveDelta
@@ -165,6 +167,7 @@ class DeltaPublisher:
         self._hurry = asyncio.Event()  # send without waiting out the interval
         self._closing = False
         self._task: asyncio.Task[None] | None = None
+        self._opened_at: float | None = time.monotonic()  # None once the first piece is measured
         self.batches = 0
         """Batches delivered so far (each a signal in the run's history, or an item in the live channel)."""
 
@@ -194,6 +197,9 @@ class DeltaPublisher:
         fragment = self._fit(fragment)
         if not (fragment.text or fragment.thinking or fragment.tool_calls):
             return
+        if self._opened_at is not None:
+            FIRST_TOKEN.observe(time.monotonic() - self._opened_at)
+            self._opened_at = None
         self._batch.add(fragment)
         self._wake.set()
         if self._batch.chars >= MAX_BATCH_CHARS:

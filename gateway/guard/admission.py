@@ -41,6 +41,7 @@ from gateway.identity.oidc import OidcVerifier, ProviderUnavailable, TokenRefuse
 from gateway.identity.principal import Principal
 from gateway.identity.scopes import ScopeRefusal, require
 from gateway.owners import session_id
+from gateway.server.metrics import OPERATIONS_STATE
 from gateway.settings import GatewaySettings
 
 __all__ = ["Admission", "AuthenticationRefused", "admission_of"]
@@ -164,6 +165,7 @@ class Admission:
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         request_id = request_id_of(headers)
         scope.setdefault("state", {})["request_id"] = request_id
+        scope["state"][OPERATIONS_STATE] = [op.action for op in operations]  # the metrics' label
         audited = [op for op in operations if op.audited]
         try:
             self._check_scopes(principal, operations, path)
