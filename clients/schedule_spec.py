@@ -65,18 +65,36 @@ _FIELDS: Final[tuple[tuple[str, int, int, Mapping[str, int]], ...]] = (
 _ITEM = re.compile(r"^(?P<range>\*|[a-z0-9]+(?:-[a-z0-9]+)?)(?:/(?P<step>[0-9]+))?$")
 
 
+def schedule_setting(
+    name: str,
+    default: int,
+    env: Mapping[str, str] | None = None,
+    *,
+    ceiling: int | None = None,
+    unit: str = "",
+) -> int:
+    """The whole-number schedule setting `name` of `env` (default `os.environ`), `default` when unset.
+
+    Raises:
+        RejectedError: `invalid_input` naming the variable when it is not a whole number from 1 (to
+            `ceiling`).
+    """
+    raw = (env if env is not None else os.environ).get(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) < 1 or (ceiling is not None and int(raw) > ceiling):
+        bound = f"from 1 to {ceiling}" if ceiling is not None else "≥ 1"
+        raise RejectedError(INVALID_INPUT, f"{name} must be a whole number{unit} {bound}")
+    return int(raw)
+
+
 def min_interval_s(env: Mapping[str, str] | None = None) -> int:
     """The deployment's smallest interval between two firings (`REACT_SCHEDULE_MIN_INTERVAL_S`).
 
     Raises:
         RejectedError: `invalid_input` when the variable is not a whole number ≥ 1.
     """
-    raw = (env if env is not None else os.environ).get(MIN_INTERVAL_VARIABLE, "").strip()
-    if not raw:
-        return DEFAULT_MIN_INTERVAL_S
-    if not raw.isdigit() or int(raw) < 1:
-        raise RejectedError(INVALID_INPUT, f"{MIN_INTERVAL_VARIABLE} must be a whole number of seconds ≥ 1")
-    return int(raw)
+    return schedule_setting(MIN_INTERVAL_VARIABLE, DEFAULT_MIN_INTERVAL_S, env, unit=" of seconds")
 
 
 def max_backfill(env: Mapping[str, str] | None = None) -> int:
@@ -85,14 +103,7 @@ def max_backfill(env: Mapping[str, str] | None = None) -> int:
     Raises:
         RejectedError: `invalid_input` when the variable is not a whole number from 1 to `BACKFILL_CEILING`.
     """
-    raw = (env if env is not None else os.environ).get(MAX_BACKFILL_VARIABLE, "").strip()
-    if not raw:
-        return DEFAULT_MAX_BACKFILL
-    if not raw.isdigit() or not 1 <= int(raw) <= BACKFILL_CEILING:
-        raise RejectedError(
-            INVALID_INPUT, f"{MAX_BACKFILL_VARIABLE} must be a whole number from 1 to {BACKFILL_CEILING}"
-        )
-    return int(raw)
+    return schedule_setting(MAX_BACKFILL_VARIABLE, DEFAULT_MAX_BACKFILL, env, ceiling=BACKFILL_CEILING)
 
 
 def _refuse(field: str, problem: str) -> RejectedError:

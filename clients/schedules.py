@@ -18,7 +18,6 @@ a bad cron expression, time zone or interval is refused by name and nothing is c
 from __future__ import annotations
 
 import asyncio
-import os
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
@@ -46,7 +45,13 @@ from temporalio.service import RPCError, RPCStatusCode
 from clients.base import ClientScope
 from clients.errors import RejectedError
 from clients.inputs import check_webhook_url
-from clients.schedule_spec import BACKFILL_CEILING, MAX_BACKFILL_VARIABLE, max_backfill, schedule_spec
+from clients.schedule_spec import (
+    BACKFILL_CEILING,
+    MAX_BACKFILL_VARIABLE,
+    max_backfill,
+    schedule_setting,
+    schedule_spec,
+)
 from contracts import AgentConfig
 from contracts.errors import INVALID_INPUT, NOT_FOUND, QUOTA_EXCEEDED
 from contracts.limits import MAX_QUERY_CHARS
@@ -100,12 +105,7 @@ def max_per_owner(env: Mapping[str, str] | None = None) -> int:
     Raises:
         RejectedError: `invalid_input` when the variable is not a whole number ≥ 1.
     """
-    raw = (env if env is not None else os.environ).get(MAX_PER_OWNER_VARIABLE, "").strip()
-    if not raw:
-        return DEFAULT_MAX_PER_OWNER
-    if not raw.isdigit() or int(raw) < 1:
-        raise RejectedError(INVALID_INPUT, f"{MAX_PER_OWNER_VARIABLE} must be a whole number ≥ 1")
-    return int(raw)
+    return schedule_setting(MAX_PER_OWNER_VARIABLE, DEFAULT_MAX_PER_OWNER, env)
 
 
 def _unknown(schedule_id: str) -> RejectedError:
