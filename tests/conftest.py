@@ -49,6 +49,7 @@ from temporalio.testing import WorkflowEnvironment
 from payloads.blob_store import BlobStore, blob_store_from_env
 from testing import AgentTestEnvironment
 from tests.agent_tools import profiles_for_tests, registry_for_tests
+from tests.postgres_server import postgres_server
 from tests.web_ui_pages import web_ui as web_ui  # module-scoped: a dev server with the UI per test file
 
 PAYLOAD_STORE_ROOT = Path(os.environ["REACT_PAYLOAD_STORE"].removeprefix("file:"))
@@ -104,3 +105,10 @@ async def client(agents: AgentTestEnvironment) -> Client:
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
 async def task_queue(agents: AgentTestEnvironment) -> str:
     return agents.task_queue
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A real PostgreSQL 15 server of this test session (`tests.postgres_server`): its URL."""
+    with postgres_server() as url:
+        yield url
