@@ -128,6 +128,7 @@ class AgentTestEnvironment:
         task_queue: str | None = None,
         sandboxed: bool = False,
         dev_server_args: Sequence[str] = (),
+        memory_store_url: str | None = None,
         **worker_options: Any,
     ) -> None:
         """Describe the environment; `async with` starts it.
@@ -143,6 +144,7 @@ class AgentTestEnvironment:
             sandboxed: run the workflows in Temporal's sandbox.
             dev_server_args: more arguments for `temporal server start-dev` (after the product's
                 dynamic config, `hosting.dev_server.DYNAMIC_CONFIG`, which `worker.py --dev` applies too).
+            memory_store_url: the worker's long-term store (default `REACT_STORE_URL`; docs/memory.md).
             worker_options: passed to `temporalio.worker.Worker` (default `max_cached_workflows=0`).
         """
         self._folder: Path | None = None
@@ -157,6 +159,7 @@ class AgentTestEnvironment:
             transformers=transformers,
             sandboxed=sandboxed,
             activity_options=activity_options,
+            memory_store_url=memory_store_url,
         )
         self.task_queue = task_queue or f"react-test-{uuid.uuid4().hex[:8]}"
         self._dev_server_args = [*dynamic_config_args(), *dev_server_args]

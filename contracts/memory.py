@@ -16,7 +16,7 @@ from typing import Annotated, Final
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints
 
 from contracts.bounds import json_size_at_most
-from contracts.llm import ToolSpec
+from contracts.limits import MAX_ID_CHARS
 from conversation.messages import OmitDefaults
 
 SEGMENT_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -36,6 +36,8 @@ MAX_SEARCH_QUERY_CHARS: Final = 1_000
 MAX_SEARCH_LIMIT: Final = 50
 MAX_PAGE_SIZE: Final = 100
 MAX_RECALL: Final = 10
+MAX_MEMORY_ARGUMENTS_CHARS: Final = 2 * MAX_MEMORY_TEXT_CHARS
+"""A memory tool call's arguments, as the model wrote them (JSON text)."""
 MAX_RECALL_CHARS: Final = 8_000
 """The most text recall gives one run (a quarter of the context policy's input budget, if smaller)."""
 
@@ -89,33 +91,53 @@ class MemoryScope(BaseModel):
     namespace: Segment
 
 
-class MemorySaveRequest(BaseModel):
-    """`memory_save`: remember `text` under `key` (default: one derived from the call's idempotency key)."""
+class MemorySaveArguments(BaseModel):
+    """`memory_save`'s arguments: remember `text` under `key` (default: one derived from the call)."""
 
-    scope: MemoryScope
+    model_config = ConfigDict(extra="forbid")
+
     text: MemoryText
     key: Key | None = None
 
 
-class MemorySearchRequest(BaseModel):
-    """`memory_search` and recall: the `limit` best items for `query`."""
+class MemorySearchArguments(BaseModel):
+    """`memory_search`'s arguments: the `limit` best items for `query`."""
 
-    scope: MemoryScope
+    model_config = ConfigDict(extra="forbid")
+
     query: Annotated[str, StringConstraints(min_length=1, max_length=MAX_SEARCH_QUERY_CHARS)]
     limit: Annotated[int, Field(ge=1, le=MAX_SEARCH_LIMIT)] = 5
 
 
-class MemoryDeleteRequest(BaseModel):
-    """`memory_delete`: forget the item `key`."""
+class MemoryDeleteArguments(BaseModel):
+    """`memory_delete`'s arguments: forget the item `key`."""
 
-    scope: MemoryScope
+    model_config = ConfigDict(extra="forbid")
+
     key: Key
 
 
-class MemoryFound(BaseModel):
-    """What `memory_search` (and recall) found, best first."""
+class MemoryToolCall(BaseModel):
+    """One call of a memory tool: whose memory, and the model's arguments as it wrote them."""
 
-    items: Annotated[list[MemoryItem], Field(max_length=MAX_SEARCH_LIMIT)] = []
+    scope: MemoryScope
+    call_id: Annotated[str, StringConstraints(max_length=MAX_ID_CHARS)]
+    arguments: Annotated[str, StringConstraints(max_length=MAX_MEMORY_ARGUMENTS_CHARS)]
+
+
+class MemoryRecall(BaseModel):
+    """Recall: the `limit` best memories for a run's ask (the ask cut to `MAX_SEARCH_QUERY_CHARS`)."""
+
+    scope: MemoryScope
+    query: Annotated[str, StringConstraints(min_length=1, max_length=MAX_SEARCH_QUERY_CHARS)]
+    limit: Annotated[int, Field(ge=1, le=MAX_RECALL)]
+
+
+class MemoryRecalled(BaseModel):
+    """What recall found, best first, or why it found nothing (`problem`: the store did not answer)."""
+
+    items: Annotated[list[MemoryItem], Field(max_length=MAX_RECALL)] = []
+    problem: str | None = None
 
 
 _GATEWAY_ID: Final = re.compile(r"^gw/(?P<principal>[A-Za-z0-9_.-]{1,32})/(?P<agent>[A-Za-z0-9_-]{1,32})/")
@@ -132,48 +154,3 @@ def memory_scope(workflow_id: str, config: MemoryConfig) -> MemoryScope:
     principal = found["principal"] if found else LOCAL_PRINCIPAL
     namespace = config.namespace or (found["agent"] if found else DEFAULT_MEMORY_NAMESPACE)
     return MemoryScope(principal=principal, namespace=namespace)
-
-
-MEMORY_SAVE_TOOL: Final = "memory_save"
-MEMORY_SEARCH_TOOL: Final = "memory_search"
-MEMORY_DELETE_TOOL: Final = "memory_delete"
-
-MEMORY_TOOL_SPECS: Final = (
-    ToolSpec(
-        name=MEMORY_SAVE_TOOL,
-        description=(
-            "Remember a fact for later conversations (a preference, a name, a decision). "
-            "Give a short key to overwrite an earlier memory of the same thing."
-        ),
-        parameters={
-            "type": "object",
-            "properties": {
-                "text": {"type": "string", "maxLength": MAX_MEMORY_TEXT_CHARS},
-                "key": {"type": "string", "pattern": KEY_PATTERN.pattern},
-            },
-            "required": ["text"],
-        },
-    ),
-    ToolSpec(
-        name=MEMORY_SEARCH_TOOL,
-        description="Search what you remember from earlier conversations; the best matches first.",
-        parameters={
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "maxLength": MAX_SEARCH_QUERY_CHARS},
-                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_LIMIT},
-            },
-            "required": ["query"],
-        },
-    ),
-    ToolSpec(
-        name=MEMORY_DELETE_TOOL,
-        description="Forget a memory, by the key memory_save or memory_search gave it.",
-        parameters={
-            "type": "object",
-            "properties": {"key": {"type": "string", "pattern": KEY_PATTERN.pattern}},
-            "required": ["key"],
-        },
-    ),
-)
-"""The memory tools as the model sees them."""

@@ -82,6 +82,7 @@ class DurableReactPlugin(SimplePlugin):
         tracer_provider: TracerProvider | None = None,
         capture_content: bool | None = None,
         live_channel: LiveChannel | None = None,
+        memory_store_url: str | None = None,
     ) -> None:
         """Configure the plugin; nothing connects and no activity is built until a worker needs it.
 
@@ -105,6 +106,8 @@ class DurableReactPlugin(SimplePlugin):
                 GenAI spans (default `REACT_OTEL_CAPTURE_CONTENT`).
             live_channel: where workers write their runs' live items (default: the one
                 `REACT_LIVE_URL` names, else none: `live.channel`, `hosting.live_sink`).
+            memory_store_url: the long-term store of the memory activities (default `REACT_STORE_URL`,
+                else `.temporal/store.db`: `store.settings`); opened when a run first uses memory.
 
         Raises:
             SettingsError: (with the default settings) a variable has a value that cannot be used;
@@ -121,6 +124,7 @@ class DurableReactPlugin(SimplePlugin):
         self._blob_store: BlobStore | None = None
         self._activities: list[Callable[..., Any]] | None = None
         self._executor: Executor | None = None
+        self._memory_store_url = memory_store_url
         self.tracing = Tracing.resolve(tracer_provider, capture_content)
         url = live_url() if live_channel is None else None
         self.live_channel = live_channel or (open_channel(url) if url else None)
@@ -263,6 +267,7 @@ class DurableReactPlugin(SimplePlugin):
             from activities.llm.request_transformers import RequestTransformers, TransformRequestActivity
             from activities.llm.summarize import summarize
             from activities.llm.token_count import count_tokens
+            from activities.memory.memory_activities import MemoryActivities
             from activities.output.output_parsing import check_output_schema
             from activities.snapshots.archive import ArchiveActivities
             from activities.snapshots.snapshot import export_snapshot, restore_snapshot
@@ -274,6 +279,7 @@ class DurableReactPlugin(SimplePlugin):
             archive = ArchiveActivities(self.blob_store)
             agents = ResolveAgentsActivity(self.agents)
             transform = TransformRequestActivity(self._transformers or RequestTransformers())
+            memory = MemoryActivities(self._memory_store_url)
             self._activities = [
                 llm.llm_call,
                 tools.run_tool,
@@ -291,6 +297,10 @@ class DurableReactPlugin(SimplePlugin):
                 ask_for_schedule,
                 deliver_webhook,
                 LivePartialActivity(self.live_channel).cut_streamed_call,
+                memory.memory_save,
+                memory.memory_search,
+                memory.memory_delete,
+                memory.memory_recall,
             ]
         return self._activities
 

@@ -21,6 +21,8 @@ os.environ.setdefault("REACT_SNAPSHOT_SECRET", "test-only-secret-" + "7f3a9c1e5b
 # build (the CLI's too); a developer's deployment settings never leak into the tests.
 os.environ["REACT_PAYLOAD_STORE"] = "file:" + tempfile.mkdtemp(prefix="react-test-payloads-")
 os.environ.pop("REACT_PAYLOAD_THRESHOLD", None)
+# The long-term store (memory) of this test session: a SQLite file of its own.
+os.environ["REACT_STORE_URL"] = "sqlite:///" + os.path.join(tempfile.mkdtemp(prefix="react-test-store-"), "s.db")
 os.environ["REACT_SCHEDULE_MIN_INTERVAL_S"] = "1"  # schedules in the tests fire every second or two
 # Webhooks go to the tests' receivers on 127.0.0.1, signed with a secret of this test session.
 os.environ["REACT_WEBHOOK_ALLOW"] = "127.0.0.1"
@@ -54,6 +56,8 @@ from tests.web_ui_pages import web_ui as web_ui  # module-scoped: a dev server w
 
 PAYLOAD_STORE_ROOT = Path(os.environ["REACT_PAYLOAD_STORE"].removeprefix("file:"))
 atexit.register(shutil.rmtree, PAYLOAD_STORE_ROOT, True)  # also when collection fails
+STORE_ROOT = Path(os.environ["REACT_STORE_URL"].removeprefix("sqlite:///")).parent
+atexit.register(shutil.rmtree, STORE_ROOT, True)
 SUGGEST_CAN_AT = 120
 
 

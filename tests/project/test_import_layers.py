@@ -105,12 +105,13 @@ GATEWAY_LAYERS: tuple[tuple[str, ...], ...] = (
 ACTIVITY_ROOMS = (
     "activities.background",
     "activities.llm",
+    "activities.memory",
     "activities.output",
     "activities.snapshots",
     "activities.tools",
 )
-"""The activities' rooms: the LLM call (its models in `activities.llm.models`), structured output,
-tools, snapshots and the archive, acting on its own."""
+"""The activities' rooms: the LLM call (its models in `activities.llm.models`), memory, structured
+output, tools, snapshots and the archive, acting on its own."""
 MAX_LOOSE_MODULES = 10
 """The most modules (beside `__init__.py`) at the top of `activities/` and of `gateway/`."""
 
