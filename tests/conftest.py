@@ -22,7 +22,7 @@ os.environ.setdefault("REACT_SNAPSHOT_SECRET", "test-only-secret-" + "7f3a9c1e5b
 os.environ["REACT_PAYLOAD_STORE"] = "file:" + tempfile.mkdtemp(prefix="react-test-payloads-")
 os.environ.pop("REACT_PAYLOAD_THRESHOLD", None)
 # The long-term store (memory) of this test session: a SQLite file of its own.
-os.environ["REACT_STORE_URL"] = "sqlite:///" + os.path.join(tempfile.mkdtemp(prefix="react-test-store-"), "s.db")
+os.environ["REACT_STORE_URL"] = "sqlite:///" + tempfile.mkdtemp(prefix="react-test-store-") + "/s.db"
 os.environ["REACT_SCHEDULE_MIN_INTERVAL_S"] = "1"  # schedules in the tests fire every second or two
 # Webhooks go to the tests' receivers on 127.0.0.1, signed with a secret of this test session.
 os.environ["REACT_WEBHOOK_ALLOW"] = "127.0.0.1"
