@@ -41,6 +41,7 @@ from gateway.guard.admission import Admission, admission_of
 from gateway.http_input import check_json_depth, principal_of, read_json
 from gateway.jsonrpc import INVALID_REQUEST, PARSE_ERROR, jsonrpc_error_body
 from gateway.mcp import McpEndpoint
+from gateway.memory import routes as memory_routes
 from gateway.schedules import routes as schedules_routes
 from gateway.threads import routes as threads_routes
 
@@ -193,6 +194,7 @@ def build_app(ctx: GatewayContext) -> Starlette:
         *resource_metadata.routes(ctx.settings.identity.oidc),
         *chat_signin.routes(ctx.settings.identity.oidc),
         *schedules_routes(ctx),
+        *memory_routes(ctx),
     ]
 
     @asynccontextmanager

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Final, cast
 
-from gateway.identity.scopes import ADMIN, APPROVE, ASK, MCP_TOOL_SCOPES, SCHEDULES
+from gateway.identity.scopes import ADMIN, APPROVE, ASK, MCP_TOOL_SCOPES, MEMORY_READ, MEMORY_WRITE, SCHEDULES
 
 __all__ = ["ROUTES", "Operation", "classify"]
 
@@ -84,6 +84,12 @@ ROUTES: Final[tuple[tuple[str, re.Pattern[str], Operation], ...]] = (
         "*",
         re.compile(r"^/api/schedules(/(?P<thread>.*))?$"),
         Operation("schedule", SCHEDULES, audited=True),
+    ),
+    ("GET", re.compile(r"^/api/memory/(?P<agent>[^/]+)(/items/[^/]+)?$"), Operation("read", MEMORY_READ)),
+    (
+        "*",
+        re.compile(r"^/api/memory/(?P<agent>[^/]+)/items/[^/]+$"),
+        Operation("remember", MEMORY_WRITE, audited=True),
     ),
     ("GET", re.compile(r"^/api/admin/threads/(?P<agent>.+)$"), Operation("admin_read", ADMIN, audited=True)),
     ("*", re.compile(r"^/api/admin(/.*)?$"), Operation("admin_read", ADMIN, audited=True)),

@@ -75,6 +75,7 @@ GATEWAY_ROOMS = (
     "gateway.aisdk",
     "gateway.chat",
     "gateway.mcp",
+    "gateway.memory",
     "gateway.schedules",
     "gateway.threads",
 )
