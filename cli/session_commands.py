@@ -33,6 +33,7 @@ from cli.params import (
     argument,
     option,
 )
+from cli.memory_commands import memory_app
 from cli.schedule_commands import schedule_app
 from cli.session_args import resume_hint, session_id_of
 from cli.session_inspect_commands import export, history, status
@@ -200,3 +201,4 @@ app.command("await")(with_groups(await_request))
 for command in (status, history, export, fork, reset, webhook, chat):
     app.command()(with_groups(command))
 app.add_typer(schedule_app, name="schedule")
+app.add_typer(memory_app, name="memory")
