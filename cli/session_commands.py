@@ -24,6 +24,7 @@ from cli.demo import DEMO_QUERY
 from cli.errors import CliError, err_console, reported
 from cli.fork_commands import fork, reset
 from cli.handle_calls import on_handle, which_session
+from cli.memory_commands import memory_app
 from cli.option_groups import AskRules, ServerOptions, SessionOptions, SessionRef, with_groups
 from cli.output_schema import OutputSchemaOpt, load_output_schema, print_run_output
 from cli.params import (
@@ -33,7 +34,6 @@ from cli.params import (
     argument,
     option,
 )
-from cli.memory_commands import memory_app
 from cli.schedule_commands import schedule_app
 from cli.session_args import resume_hint, session_id_of
 from cli.session_inspect_commands import export, history, status

@@ -149,8 +149,9 @@ class RunLoop:
     async def _loop(self) -> None:
         previous_round: list[tuple[str, str]] | None = None
         ledger = self._ledger
-        await self._recall()
-        ledger.check_cancel()
+        if self._config.memory is not None:
+            await self._recall()
+            ledger.check_cancel()
         while True:
             if ledger.iteration >= ledger.max_iterations:
                 self.finish("completed", reason="max_iterations")
