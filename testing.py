@@ -176,6 +176,7 @@ class AgentTestEnvironment:
         sandboxed: bool = False,
         dev_server_args: Sequence[str] = (),
         live: bool = True,
+        memory_store_url: str | None = None,
         **worker_options: Any,
     ) -> None:
         """Describe the environment; `async with` starts it.
@@ -195,6 +196,7 @@ class AgentTestEnvironment:
                 is installed and `REACT_LIVE_URL` is unset (one `redis-server` per test process,
                 a database of its own per environment: `shared_test_channel`); False: runs
                 stream through history.
+            memory_store_url: the worker's long-term store (default `REACT_STORE_URL`; docs/memory.md).
             worker_options: passed to `temporalio.worker.Worker` (default `max_cached_workflows=0`).
         """
         self._folder: Path | None = None
@@ -209,6 +211,7 @@ class AgentTestEnvironment:
             transformers=transformers,
             sandboxed=sandboxed,
             activity_options=activity_options,
+            memory_store_url=memory_store_url,
         )
         self.task_queue = task_queue or f"react-test-{uuid.uuid4().hex[:8]}"
         self._dev_server_args = [*dynamic_config_args(), *dev_server_args]

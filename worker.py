@@ -43,6 +43,7 @@ def build_worker(
     transformers: RequestTransformers | None = None,
     store: BlobStore | None = None,
     sandboxed: bool = False,
+    memory_store_url: str | None = None,
     **worker_options: Any,
 ) -> Worker:
     """A worker with every workflow, activity and tool of the product registered (by the plugin).
@@ -56,6 +57,7 @@ def build_worker(
         store: the payload store of the message cache and the thread archive (default: the one
             `REACT_PAYLOAD_STORE` names; it must be the store the client's claim check uses).
         sandboxed: run the workflows in Temporal's full sandbox (see `workflow_runner`).
+        memory_store_url: the long-term store of the memory activities (default `REACT_STORE_URL`).
         worker_options: passed to `temporalio.worker.Worker` (tests pass `max_cached_workflows=0`).
     """
     plugin = DurableReactPlugin(
@@ -64,6 +66,7 @@ def build_worker(
         transformers=transformers,
         store=store or blob_store_from_env(),
         sandboxed=sandboxed,
+        memory_store_url=memory_store_url,
     )
     with warnings.catch_warnings():
         # A client from `connect()` carries a DurableReactPlugin too: this worker's own wins by design.

@@ -22,6 +22,7 @@ _TOKEN_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
 # Keys each kind's summary already shows; other keys are appended as previews.
 _SHOWN: dict[TraceKind, tuple[str, ...]] = {
     "request_started": ("query", "model", "tools"),
+    "memory_recalled": ("keys", "problem"),
     "llm_started": ("model", "messages", "attempt"),
     "llm_completed": ("finish_reason", "usage", *_TOKEN_KEYS, "tool_calls", "content"),
     "llm_interrupted": ("chars", "seq", "content"),
@@ -111,6 +112,8 @@ def _summary(event: TraceEvent) -> list[str]:
     match event.kind:
         case "request_started":
             parts += [_kv(d, "query"), _kv(d, "model"), _kv(d, "tools")]
+        case "memory_recalled":
+            parts += [_kv(d, "keys"), _kv(d, "problem")]
         case "llm_started":
             parts += [_kv(d, "model"), _kv(d, "messages"), _kv(d, "attempt")]
         case "llm_completed":

@@ -24,6 +24,7 @@ from cli.demo import DEMO_QUERY
 from cli.errors import CliError, err_console, reported
 from cli.fork_commands import fork, reset
 from cli.handle_calls import on_handle, which_session
+from cli.memory_commands import memory_app
 from cli.option_groups import AskRules, ServerOptions, SessionOptions, SessionRef, with_groups
 from cli.output_schema import OutputSchemaOpt, load_output_schema, print_run_output
 from cli.params import (
@@ -200,3 +201,4 @@ app.command("await")(with_groups(await_request))
 for command in (status, history, export, fork, reset, webhook, chat):
     app.command()(with_groups(command))
 app.add_typer(schedule_app, name="schedule")
+app.add_typer(memory_app, name="memory")

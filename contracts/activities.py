@@ -34,6 +34,7 @@ from contracts.agent_profiles import AgentProfile, ResolveAgentsRequest
 from contracts.approval import ArgumentsCheck, ArgumentsVerdict
 from contracts.compaction import SummarizeRequest, SummarizeResult
 from contracts.llm import CountTokensRequest, CutStreamedCall, LLMRequest, LLMResponse, StreamedText, ToolSpec
+from contracts.memory import MemoryRecall, MemoryRecalled, MemoryToolCall
 from contracts.output import OutputSpec, SchemaCheck
 from contracts.schedules import FiringAsk, FiringResult
 from contracts.session import ExportResult
@@ -60,6 +61,10 @@ ASK_FOR_SCHEDULE_ACTIVITY: Final = "ask_for_schedule"
 DELIVER_WEBHOOK_ACTIVITY: Final = "deliver_webhook"
 CUT_STREAMED_CALL_ACTIVITY: Final = "cut_streamed_call"
 CHECK_ADMISSION_SLOTS_ACTIVITY: Final = "check_admission_slots"
+MEMORY_SAVE_ACTIVITY: Final = "memory_save"
+MEMORY_SEARCH_ACTIVITY: Final = "memory_search"
+MEMORY_DELETE_ACTIVITY: Final = "memory_delete"
+MEMORY_RECALL_ACTIVITY: Final = "memory_recall"
 
 LLM_TIMEOUT_SLACK_S: Final = 30.0
 """An LLM activity's start-to-close timeout is the provider timeout (`llm_timeout_s`) plus this."""
@@ -238,6 +243,26 @@ CHECK_ADMISSION_SLOTS = ActivitySpec(
     lambda r: f"check {len(r.slots)} admission slots",
 )
 
+# The memory tools answer a store that is down with a tool error the model reads, never by raising:
+# Temporal retries only what the activity could not report (a worker lost mid-call).
+_MEMORY = ActivityOptions(start_to_close_timeout_s=30, maximum_attempts=3)
+MEMORY_SAVE = ActivitySpec(
+    MEMORY_SAVE_ACTIVITY, MemoryToolCall, ToolOutcome, _MEMORY, lambda r: f"memory save {r.call_id}"[:200]
+)
+MEMORY_SEARCH = ActivitySpec(
+    MEMORY_SEARCH_ACTIVITY, MemoryToolCall, ToolOutcome, _MEMORY, lambda r: f"memory search {r.call_id}"[:200]
+)
+MEMORY_DELETE = ActivitySpec(
+    MEMORY_DELETE_ACTIVITY, MemoryToolCall, ToolOutcome, _MEMORY, lambda r: f"memory delete {r.call_id}"[:200]
+)
+MEMORY_RECALL = ActivitySpec(
+    MEMORY_RECALL_ACTIVITY,
+    MemoryRecall,
+    MemoryRecalled,
+    ActivityOptions(start_to_close_timeout_s=30, maximum_attempts=2),
+    lambda r: f"memory recall {r.limit} for {r.scope.namespace}"[:200],
+)
+
 ACTIVITIES: Final[Mapping[str, ActivitySpec[Any, Any]]] = MappingProxyType(
     {
         spec.name: spec
@@ -259,6 +284,10 @@ ACTIVITIES: Final[Mapping[str, ActivitySpec[Any, Any]]] = MappingProxyType(
             DELIVER_WEBHOOK,
             CUT_STREAMED_CALL,
             CHECK_ADMISSION_SLOTS,
+            MEMORY_SAVE,
+            MEMORY_SEARCH,
+            MEMORY_DELETE,
+            MEMORY_RECALL,
         )
     }
 )

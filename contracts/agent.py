@@ -27,6 +27,7 @@ from contracts.limits import (
     MAX_TOOL_CONTEXT_BYTES,
     MAX_TOOLS,
 )
+from contracts.memory import MemoryConfig
 from contracts.output import OutputSpec
 from contracts.webhooks import WebhookUrl
 from conversation.messages import OmitDefaults
@@ -204,6 +205,7 @@ class AgentConfig(BaseModel):
     usage_limits: UsageLimits | None = None
     script: Annotated[list[ScriptTurn], json_size_at_most(MAX_SCRIPT_BYTES, "script")] = []
     webhook_url: WebhookUrl | None = None
+    memory: MemoryConfig | None = None
 
 
 def without_fields(data: object, retired: frozenset[str]) -> object:

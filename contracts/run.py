@@ -176,6 +176,7 @@ class RunState(BaseModel):
 
 TraceKind = Literal[
     "request_started",
+    "memory_recalled",
     "llm_started",
     "llm_completed",
     "llm_interrupted",

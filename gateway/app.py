@@ -46,6 +46,7 @@ from gateway.http_input import check_json_depth, principal_of, read_json
 from gateway.identity.scopes import ADMIN, require
 from gateway.jsonrpc import INVALID_REQUEST, PARSE_ERROR, jsonrpc_error_body
 from gateway.mcp import McpEndpoint
+from gateway.memory import routes as memory_routes
 from gateway.schedules import routes as schedules_routes
 from gateway.server.metrics import REGISTRY, ActiveRuns, RequestMetrics
 from gateway.threads import routes as threads_routes
@@ -217,6 +218,7 @@ def build_app(ctx: GatewayContext) -> Starlette:
         *chat_signin.routes(ctx.settings.identity.oidc, ctx.settings.identity.quotas.signin_per_minute),
         *schedules_routes(ctx),
         *_metrics(ctx),
+        *memory_routes(ctx),
     ]
 
     @asynccontextmanager

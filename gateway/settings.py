@@ -98,6 +98,8 @@ class GatewaySettings:
     keepalive_s: int = DEFAULT_KEEPALIVE_S
     """A kept-alive connection idle this long after a response is closed (uvicorn's `timeout_keep_alive`)."""
     body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S
+    memory_store_url: str | None = None
+    """The long-term store `/api/memory` reads and writes (default `REACT_STORE_URL`: `store.settings`)."""
     """A request's body must be whole this long after its headers (else 408 `invalid_input`)."""
     metrics: MetricsAccess = "public"
     """Who may read `GET /metrics`: anyone (`public`, as `/healthz`), a token with `agents:admin`

@@ -85,6 +85,7 @@ class DurableReactPlugin(SimplePlugin):
         tracer_provider: TracerProvider | None = None,
         capture_content: bool | None = None,
         live_channel: LiveChannel | None = None,
+        memory_store_url: str | None = None,
     ) -> None:
         """Configure the plugin; nothing connects and no activity is built until a worker needs it.
 
@@ -110,6 +111,8 @@ class DurableReactPlugin(SimplePlugin):
                 `REACT_LIVE_URL` names, `off` for none; unset: the one recorded beside the dev
                 server the worker's client talks to, found when the worker is built, else none:
                 `live.dev_channel`, `hosting.live_sink`).
+            memory_store_url: the long-term store of the memory activities (default `REACT_STORE_URL`,
+                else `.temporal/store.db`: `store.settings`); opened when a run first uses memory.
 
         Raises:
             SettingsError: (with the default settings) a variable has a value that cannot be used;
@@ -126,6 +129,7 @@ class DurableReactPlugin(SimplePlugin):
         self._blob_store: BlobStore | None = None
         self._activities: list[Callable[..., Any]] | None = None
         self._executor: Executor | None = None
+        self._memory_store_url = memory_store_url
         self.tracing = Tracing.resolve(tracer_provider, capture_content)
         url = live_url() if live_channel is None else None
         self.live_channel = live_channel or (open_channel(url) if url else None)
@@ -284,6 +288,7 @@ class DurableReactPlugin(SimplePlugin):
             from activities.llm.request_transformers import RequestTransformers, TransformRequestActivity
             from activities.llm.summarize import summarize
             from activities.llm.token_count import count_tokens
+            from activities.memory.memory_activities import MemoryActivities
             from activities.output.output_parsing import check_output_schema
             from activities.snapshots.archive import ArchiveActivities
             from activities.snapshots.snapshot import export_snapshot, restore_snapshot
@@ -295,6 +300,7 @@ class DurableReactPlugin(SimplePlugin):
             archive = ArchiveActivities(self.blob_store)
             agents = ResolveAgentsActivity(self.agents)
             transform = TransformRequestActivity(self._transformers or RequestTransformers())
+            memory = MemoryActivities(self._memory_store_url)
             self._activities = [
                 llm.llm_call,
                 tools.run_tool,
@@ -313,6 +319,10 @@ class DurableReactPlugin(SimplePlugin):
                 deliver_webhook,
                 check_admission_slots,
                 LivePartialActivity(self.live_channel).cut_streamed_call,
+                memory.memory_save,
+                memory.memory_search,
+                memory.memory_delete,
+                memory.memory_recall,
             ]
         return self._activities
 

@@ -21,6 +21,8 @@ os.environ.setdefault("REACT_SNAPSHOT_SECRET", "test-only-secret-" + "7f3a9c1e5b
 # build (the CLI's too); a developer's deployment settings never leak into the tests.
 os.environ["REACT_PAYLOAD_STORE"] = "file:" + tempfile.mkdtemp(prefix="react-test-payloads-")
 os.environ.pop("REACT_PAYLOAD_THRESHOLD", None)
+# The long-term store (memory) of this test session: a SQLite file of its own.
+os.environ["REACT_STORE_URL"] = "sqlite:///" + tempfile.mkdtemp(prefix="react-test-store-") + "/s.db"
 os.environ["REACT_SCHEDULE_MIN_INTERVAL_S"] = "1"  # schedules in the tests fire every second or two
 # Webhooks go to the tests' receivers on 127.0.0.1, signed with a secret of this test session.
 os.environ["REACT_WEBHOOK_ALLOW"] = "127.0.0.1"
@@ -49,10 +51,13 @@ from temporalio.testing import WorkflowEnvironment
 from payloads.blob_store import BlobStore, blob_store_from_env
 from testing import AgentTestEnvironment
 from tests.agent_tools import profiles_for_tests, registry_for_tests
+from tests.postgres_server import postgres_server
 from tests.web_ui_pages import web_ui as web_ui  # module-scoped: a dev server with the UI per test file
 
 PAYLOAD_STORE_ROOT = Path(os.environ["REACT_PAYLOAD_STORE"].removeprefix("file:"))
 atexit.register(shutil.rmtree, PAYLOAD_STORE_ROOT, True)  # also when collection fails
+STORE_ROOT = Path(os.environ["REACT_STORE_URL"].removeprefix("sqlite:///")).parent
+atexit.register(shutil.rmtree, STORE_ROOT, True)
 SUGGEST_CAN_AT = 120
 
 
@@ -107,3 +112,10 @@ async def client(agents: AgentTestEnvironment) -> Client:
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
 async def task_queue(agents: AgentTestEnvironment) -> str:
     return agents.task_queue
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A real PostgreSQL 15 server of this test session (`tests.postgres_server`): its URL."""
+    with postgres_server() as url:
+        yield url

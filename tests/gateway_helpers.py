@@ -135,11 +135,13 @@ async def running_gateway(
     identity: IdentitySettings | None = None,
     sock: socket.socket | None = None,
     metrics: MetricsAccess = "public",
+    memory_store_url: str | None = None,
 ) -> AsyncIterator[GatewayServer]:
     """A gateway on a free loopback port of this event loop, on `env`'s worker, until the block ends.
 
     `identity`: its OpenID provider and quotas (the static tokens' scopes come from `tokens`);
-    `sock`: the socket to serve on (`loopback_socket()`), when the test needs its URL first.
+    `sock`: the socket to serve on (`loopback_socket()`), when the test needs its URL first;
+    `memory_store_url`: the store `/api/memory` uses (default `REACT_STORE_URL`).
     """
     scoped = [(token, scopes) for token, _, scopes in token_entries(tokens) if scopes is not None]
     identity = identity or IdentitySettings()
@@ -157,6 +159,7 @@ async def running_gateway(
         task_queue=task_queue or env.task_queue,
         identity=identity,
         metrics=metrics,
+        memory_store_url=memory_store_url,
     )
     ctx = build_context(settings, env.client, env.store)
     app = build_app(ctx)

@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Final, cast
 
-from gateway.identity.scopes import ADMIN, APPROVE, ASK, MCP_TOOL_SCOPES, SCHEDULES
+from gateway.identity.scopes import ADMIN, APPROVE, ASK, MCP_TOOL_SCOPES, MEMORY_READ, MEMORY_WRITE, SCHEDULES
 from gateway.owners import is_request_id, request_id_for
 from gateway.settings import DEFAULT_AGENT
 
@@ -248,6 +248,18 @@ ROUTES: Final[tuple[tuple[str, re.Pattern[str], Operation, BodyReader | None], .
         "*",
         re.compile(r"^/api/schedules(/(?P<thread>.*))?$"),
         Operation("schedule", SCHEDULES, audited=True),
+        None,
+    ),
+    (
+        "GET",
+        re.compile(r"^/api/memory/(?P<agent>[^/]+)(/items/[^/]+)?$"),
+        Operation("read", MEMORY_READ),
+        None,
+    ),
+    (
+        "*",
+        re.compile(r"^/api/memory/(?P<agent>[^/]+)/items/[^/]+$"),
+        Operation("remember", MEMORY_WRITE, audited=True),
         None,
     ),
     (

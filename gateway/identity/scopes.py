@@ -1,4 +1,4 @@
-"""What a caller may do: the four scopes, what each route needs (one table), and `require`.
+"""What a caller may do: the six scopes, what each route needs (one table), and `require`.
 
 A token's scopes come from its `scope` claim (space-separated) or `scp` (a list of strings); a
 static token has the scopes its setting names (`token=principal:agents:ask+agents:approve`), else
@@ -25,6 +25,8 @@ __all__ = [
     "APPROVE",
     "ASK",
     "MCP_TOOL_SCOPES",
+    "MEMORY_READ",
+    "MEMORY_WRITE",
     "SCHEDULES",
     "STATIC_DEFAULT",
     "ScopeRefusal",
@@ -42,8 +44,12 @@ SCHEDULES: Final = "agents:schedules"
 """Create, change and delete schedules."""
 ADMIN: Final = "agents:admin"
 """Read every principal's threads."""
-ALL_SCOPES: Final = (ASK, APPROVE, SCHEDULES, ADMIN)
-STATIC_DEFAULT: Final = frozenset({ASK, APPROVE, SCHEDULES})
+MEMORY_READ: Final = "memory:read"
+"""List, search and read one's own memory items (`/api/memory`)."""
+MEMORY_WRITE: Final = "memory:write"
+"""Put and delete one's own memory items."""
+ALL_SCOPES: Final = (ASK, APPROVE, SCHEDULES, ADMIN, MEMORY_READ, MEMORY_WRITE)
+STATIC_DEFAULT: Final = frozenset({ASK, APPROVE, SCHEDULES, MEMORY_READ, MEMORY_WRITE})
 """A static token's scopes when its setting names none."""
 MAX_SCOPES_CHARS = 4096
 """A longer `scope` claim is not read (its token is refused by its size bound anyway)."""

@@ -92,7 +92,14 @@ async def test_an_unauthenticated_call_points_to_the_resource_metadata(deploymen
     body = metadata.json()
     assert body["resource"] == f"{url}/mcp"
     assert body["authorization_servers"] == [deployment.provider.issuer]
-    assert body["scopes_supported"] == ["agents:ask", "agents:approve", "agents:schedules", "agents:admin"]
+    assert body["scopes_supported"] == [
+        "agents:ask",
+        "agents:approve",
+        "agents:schedules",
+        "agents:admin",
+        "memory:read",
+        "memory:write",
+    ]
     assert body["bearer_methods_supported"] == ["header"]
 
 

@@ -11,8 +11,9 @@ those under `if TYPE_CHECKING:`, which never run. The layering, lowest first:
   never imports another (a run and its session talk through Temporal only), and the shared
   modules at `workflows`' top import no room;
 - `payloads`: the payload path (stores, claim check, codec, converter, settings);
+- `store`: the long-term store (memory items on SQLite or PostgreSQL), on contracts only;
 - `live`: the live channel (on contracts);
-- `activities` (on payloads and the live channel) and `clients` (on payloads and the live channel):
+- `activities` and `clients` (on payloads, the live channel and the store):
   the worker's I/O and the typed client;
 - `hosting`: connecting, the dev server, the worker process, the workflow runner;
 - `worker.py`, `client.py` and `cli/` on top, and `testing.py` (the public testing module),
@@ -44,7 +45,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 _BOTTOM = frozenset({"contracts", "conversation"})
 _PAYLOAD_PATH = _BOTTOM | {"payloads"}
-_BELOW_HOSTING = _PAYLOAD_PATH | {"workflows", "activities", "clients"}
+_BELOW_HOSTING = _PAYLOAD_PATH | {"workflows", "activities", "clients", "store"}
 _PRODUCT = _BELOW_HOSTING | {"hosting", "live", "worker", "client", "cli"}
 
 MAY_IMPORT: dict[str, frozenset[str]] = {
@@ -52,15 +53,16 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "conversation": _BOTTOM,
     "workflows": _BOTTOM | {"workflows"},
     "payloads": _PAYLOAD_PATH,
-    "activities": _PAYLOAD_PATH | {"activities", "live"},
-    "clients": _PAYLOAD_PATH | {"clients", "live"},
+    "store": _BOTTOM | {"store"},
+    "activities": _PAYLOAD_PATH | {"activities", "live", "store"},
+    "clients": _PAYLOAD_PATH | {"clients", "live", "store"},
     "live": _BOTTOM | {"live"},
     "hosting": _BELOW_HOSTING | {"hosting", "live"},
     "worker": _PRODUCT,
     "client": _PRODUCT,
     "cli": _PRODUCT,
     "testing": _PRODUCT | {"testing"},
-    "gateway": _PAYLOAD_PATH | {"clients", "hosting", "activities", "gateway", "live"},
+    "gateway": _PAYLOAD_PATH | {"clients", "hosting", "activities", "gateway", "live", "store"},
 }
 """For each product folder (or top-level module), the first-party folders it may import."""
 
@@ -72,6 +74,7 @@ GATEWAY_ROOMS = (
     "gateway.aisdk",
     "gateway.chat",
     "gateway.mcp",
+    "gateway.memory",
     "gateway.schedules",
     "gateway.threads",
 )
@@ -102,12 +105,13 @@ GATEWAY_LAYERS: tuple[tuple[str, ...], ...] = (
 ACTIVITY_ROOMS = (
     "activities.background",
     "activities.llm",
+    "activities.memory",
     "activities.output",
     "activities.snapshots",
     "activities.tools",
 )
-"""The activities' rooms: the LLM call (its models in `activities.llm.models`), structured output,
-tools, snapshots and the archive, acting on its own."""
+"""The activities' rooms: the LLM call (its models in `activities.llm.models`), memory, structured
+output, tools, snapshots and the archive, acting on its own."""
 MAX_LOOSE_MODULES = 10
 """The most modules (beside `__init__.py`) at the top of `activities/` and of `gateway/`."""
 

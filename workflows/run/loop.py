@@ -42,6 +42,7 @@ from workflows.run.input_queue import InputQueue
 from workflows.run.ledger import RunCancelledError, RunFailedError, RunLedger
 from workflows.run.llm_requests import ModelCalls
 from workflows.run.llm_step import LLMStep
+from workflows.run.memory import RunMemory, recall_budget, recall_text
 from workflows.run.output_step import OutputStep
 from workflows.run.record import RunRecord
 from workflows.run.request_transformer import RequestTransform
@@ -73,12 +74,14 @@ class RunLoop:
         self._queue = InputQueue()
         self._ops = OpSlot()
         policy = config.context_policy or ContextPolicy()
+        self._recall_chars = recall_budget(policy)
+        self._memory = RunMemory(run)
         self._model = ModelCalls(config, policy, self._request_id, self._run_id, stream.grant)
         self._record = record
         self._limits = UsageGuard(config.usage_limits, run.session_usage, ledger)
         self._transform = RequestTransform(config, self._request_id, record, ledger)
         self._llm = LLMStep(self._model, record, ledger, stream, self._details, self._before_call)
-        self._tools = ToolStep(run, record, ledger, self._details)
+        self._tools = ToolStep(run, record, ledger, self._details, self._memory)
         self._output = OutputStep(config.output, record)
         self._dropped_inputs: list[str] = []
         self._task: asyncio.Task[None] | None = None
@@ -130,9 +133,25 @@ class RunLoop:
         self._limits.check(view)  # `usage_limit_exceeded` before the call, and before the transformer
         return await self._transform.prepare(view, self._model.tool_specs)
 
+    async def _recall(self) -> None:
+        """Before the first LLM call: the memories recall finds for the ask, after it in the thread."""
+        recalled = await self._memory.recall(self._input.query)
+        if recalled is None:
+            return
+        text, keys = recall_text(recalled.items, self._recall_chars)
+        data: dict[str, Any] = {"keys": keys}
+        if recalled.problem is not None:
+            data["problem"] = preview(recalled.problem)
+        self._record.event("memory_recalled", data=data)
+        if keys:
+            self._record.append("user", text, refs={"source": "memory_recall"})
+
     async def _loop(self) -> None:
         previous_round: list[tuple[str, str]] | None = None
         ledger = self._ledger
+        if self._config.memory is not None:
+            await self._recall()
+            ledger.check_cancel()
         while True:
             if ledger.iteration >= ledger.max_iterations:
                 self.finish("completed", reason="max_iterations")

@@ -1,4 +1,4 @@
-"""The tool step of a run: one round of calls (tools and agents), their approvals, and what it records.
+"""The tool step of a run: one round of calls (tools, agents, memory), their approvals, what it records.
 
 `ToolStep` owns the round in flight (`ToolRound`), the approvals (`ApprovalBook`) and the
 agents offered as tools (`AgentCalls`); the `RunLoop` asks it to run a round, append its
@@ -26,6 +26,7 @@ from workflows.run.agent_state import AgentStateBook
 from workflows.run.agent_tools import AgentCalls, query_problem
 from workflows.run.approvals import ApprovalBook, Verdict
 from workflows.run.ledger import RunLedger
+from workflows.run.memory import RunMemory
 from workflows.run.record import RunRecord
 from workflows.run.tool_round import ToolRound, execute_tool
 from workflows.run.trace_log import preview
@@ -35,10 +36,16 @@ class ToolStep:
     """Runs a run's tool rounds; the run's approvals and agents live here."""
 
     def __init__(
-        self, run: RunInput, record: RunRecord, ledger: RunLedger, details: Callable[[], None]
+        self,
+        run: RunInput,
+        record: RunRecord,
+        ledger: RunLedger,
+        details: Callable[[], None],
+        memory: RunMemory,
     ) -> None:
-        """Run the tools and agents of `run.config`, recording into `record` and `ledger`."""
+        """Run the tools, agents and memory tools of `run.config`, recording into `record` and `ledger`."""
         self._config = run.config
+        self._memory = memory
         self._record = record
         self._ledger = ledger
         self._details = details
@@ -51,13 +58,13 @@ class ToolStep:
         self.state = AgentStateBook(run.agent_state, run.config.effect_policy)
 
     async def prepare(self) -> list[ToolSpec]:
-        """Resolve the agents' profiles (before the first LLM call); the specs to offer the model.
+        """Resolve the agents' profiles (before the first LLM call); the specs to offer (agents, memory).
 
         Raises:
             ApplicationError: `unknown_agent` (non-retryable).
         """
         await self._agents.resolve()
-        return self._agents.specs()
+        return [*self._agents.specs(), *self._memory.specs()]
 
     @property
     def in_flight(self) -> bool:
@@ -99,6 +106,8 @@ class ToolStep:
     async def _execute(self, call: ToolCall, request: ToolCallRequest) -> ToolOutcome:
         if self._agents.offers(call.name):
             return await self._agents.call(call, self._agent_started)
+        if self._memory.offers(call.name):
+            return await self._memory.call(call)
         return await execute_tool(call, request, self._config, call.name in self._local)
 
     def close(self) -> None:

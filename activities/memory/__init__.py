@@ -1,0 +1,1 @@
+"""The memory activities: the memory tools and recall, on the long-term store (`store/`)."""
