@@ -65,7 +65,12 @@ class SqliteBackend:
         if self._db is None:
             if self._path != ":memory:":
                 Path(self._path).parent.mkdir(parents=True, exist_ok=True)
-            db = await aiosqlite.connect(self._path, isolation_level=None)
+            pending = aiosqlite.connect(self._path, isolation_level=None)
+            # aiosqlite's worker thread is not a daemon: a store its owner never closed (a worker or
+            # a gateway stopped by a signal) would keep the process from exiting. Every statement
+            # commits on its own (autocommit, WAL), so a thread cut at exit loses no committed write.
+            pending._thread.daemon = True  # pyright: ignore[reportPrivateUsage]
+            db = await pending
             await db.execute("PRAGMA journal_mode = WAL")
             await db.execute("PRAGMA busy_timeout = 5000")
             self._db = db
