@@ -19,7 +19,9 @@ from conversation import MessageEntry
 from tests.helpers import call, messages, start_run, started_llm_calls, trace_of, turn, wait_until
 from tests.session_helpers import ask, new_session_id
 
-LONG = "The quick brown fox jumps over the lazy dog. " * 5
+LONG = "The quick brown fox jumps over the lazy dog. " * 20
+"""About 18 s of streaming at 5 characters every 0.1 s: the interrupt cuts it after 20, also when a
+loaded machine delays the follower by seconds (at 4.6 s, CI once saw the run end first)."""
 """225 characters: streamed 5 at a time with 0.1 s between pieces, the call takes about 4.5 s."""
 
 
