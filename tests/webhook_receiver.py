@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import socket
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -31,6 +32,20 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+"""An aiohttp request handler."""
+
+
+async def serve_posts(port: int, path: str, handler: Handler) -> web.AppRunner:
+    """An aiohttp server on 127.0.0.1:`port` answering `POST path` with `handler` (clean it up to stop)."""
+    app = web.Application()
+    app.router.add_post(path, handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    return runner
+
+
 @dataclass
 class Receiver:
     """Serves `POST /hook` on 127.0.0.1:`port` (`start`/`stop`); `mode` says how it answers."""
@@ -46,11 +61,7 @@ class Receiver:
         return f"http://127.0.0.1:{self.port}/hook"
 
     async def start(self) -> None:
-        app = web.Application()
-        app.router.add_post("/hook", self._hook)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        await web.TCPSite(self._runner, "127.0.0.1", self.port).start()
+        self._runner = await serve_posts(self.port, "/hook", self._hook)
 
     async def stop(self) -> None:
         if self._runner is not None:

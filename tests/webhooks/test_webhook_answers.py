@@ -26,7 +26,7 @@ from contracts.webhooks import (
     WebhookDelivery,
     WebhookOutcome,
 )
-from tests.webhook_receiver import free_port
+from tests.webhook_receiver import free_port, serve_posts
 
 HUGE_BYTES = 256 * 1024 * 1024
 _CHUNK = b"x" * 65_536
@@ -44,11 +44,7 @@ class Streamer:
         return f"http://127.0.0.1:{self.port}/{status}"
 
     async def start(self) -> None:
-        app = web.Application()
-        app.router.add_post("/{status}", self._answer)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        await web.TCPSite(self._runner, "127.0.0.1", self.port).start()
+        self._runner = await serve_posts(self.port, "/{status}", self._answer)
 
     async def stop(self) -> None:
         if self._runner is not None:
