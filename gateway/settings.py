@@ -32,7 +32,7 @@ from pydantic import JsonValue
 from activities.llm.models.local_model import BUNDLED_MODEL, DEFAULT_API_BASE
 from activities.tools.tool_loading import AGENTS_ENV, build_agent_profiles, option_values
 from contracts import TASK_QUEUE, AgentConfig, ModelSettings
-from gateway.identity.principal import PRINCIPAL_PATTERN, PROVIDER_PREFIX, is_static_name
+from gateway.identity.principal import static_name_problem
 from gateway.identity.settings import (
     IdentitySettings,
     IdentitySettingsError,
@@ -171,11 +171,8 @@ def token_entries(value: str) -> list[tuple[str, str, frozenset[str] | None]]:
             raise GatewaySettingsError(
                 f"{TOKENS_ENV}: entry {number}'s token is shorter than {MIN_TOKEN_CHARS} characters"
             )
-        if not is_static_name(principal):
-            raise GatewaySettingsError(
-                f"{TOKENS_ENV}: principal {principal!r} must match {PRINCIPAL_PATTERN.pattern} "
-                f"and not start with {PROVIDER_PREFIX!r} (the OpenID provider's users' names)"
-            )
+        if (problem := static_name_problem(principal)) is not None:
+            raise GatewaySettingsError(f"{TOKENS_ENV}: {problem}")
         if token in tokens:
             raise GatewaySettingsError(f"{TOKENS_ENV}: entry {number} repeats a token")
         tokens[token] = (token, principal, scopes)

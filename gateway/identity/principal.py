@@ -28,6 +28,7 @@ __all__ = [
     "Principal",
     "is_static_name",
     "provider_principal",
+    "static_name_problem",
 ]
 
 MAX_PRINCIPAL_CHARS = 32
@@ -41,6 +42,16 @@ _ISSUER_TAG_CHARS = 6
 def is_static_name(name: str) -> bool:
     """Whether `name` may be a static token's principal (the rule, and not a provider's name)."""
     return PRINCIPAL_PATTERN.fullmatch(name) is not None and not name.startswith(PROVIDER_PREFIX)
+
+
+def static_name_problem(name: str) -> str | None:
+    """Why `name` may not be a static principal (None: it may), as every setting that names one says."""
+    if is_static_name(name):
+        return None
+    return (
+        f"principal {name!r} must match {PRINCIPAL_PATTERN.pattern} "
+        f"and not start with {PROVIDER_PREFIX!r} (the OpenID provider's users' names)"
+    )
 
 
 def provider_principal(issuer: str, value: str) -> str:

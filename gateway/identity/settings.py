@@ -27,7 +27,7 @@ from types import MappingProxyType
 from urllib.parse import urlsplit
 
 from contracts.admission import max_active_of
-from gateway.identity.principal import PRINCIPAL_PATTERN, PROVIDER_PREFIX, is_static_name
+from gateway.identity.principal import static_name_problem
 from gateway.identity.scopes import ALL_SCOPES
 
 __all__ = [
@@ -210,11 +210,8 @@ def parse_principal_map(text: str) -> Mapping[str, str]:
         value, sep, principal = (part.strip() for part in item.partition("="))
         if not sep or not value:
             raise IdentitySettingsError(f"{PRINCIPAL_MAP_ENV}: {item!r} is not <claim value>=<principal>")
-        if not is_static_name(principal):
-            raise IdentitySettingsError(
-                f"{PRINCIPAL_MAP_ENV}: principal {principal!r} must match {PRINCIPAL_PATTERN.pattern} "
-                f"and not start with {PROVIDER_PREFIX!r}"
-            )
+        if (problem := static_name_problem(principal)) is not None:
+            raise IdentitySettingsError(f"{PRINCIPAL_MAP_ENV}: {problem}")
         if value in mapped:
             raise IdentitySettingsError(f"{PRINCIPAL_MAP_ENV}: {value!r} is mapped twice")
         mapped[value] = principal
