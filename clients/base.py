@@ -69,6 +69,11 @@ class WorkflowControls:
 
     async def _query(self, name: str, result_type: type[M], arg: BaseModel | None = None) -> M:
         """Ask a query (with `arg`, or with none)."""
+        raw = await self._query_value(name, result_type, arg)
+        return raw if isinstance(raw, result_type) else result_type.model_validate(raw)
+
+    async def _query_value(self, name: str, result_type: Any, arg: BaseModel | None = None) -> object:
+        """A query's answer as the converter decoded it (asked again once on a timeout: `_timed_out`)."""
         timeout = self._timeouts.query
 
         async def ask() -> object:
@@ -77,12 +82,11 @@ class WorkflowControls:
             return await self._handle.query(name, arg, result_type=result_type, rpc_timeout=timeout)
 
         try:
-            raw = await ask()
+            return await ask()
         except RPCError as error:
             if not (_timed_out(error) or (is_not_found(error) and await self._appeared())):
                 raise
-            raw = await ask()
-        return raw if isinstance(raw, result_type) else result_type.model_validate(raw)
+        return await ask()
 
     async def _appeared(self) -> bool:
         """After `NOT_FOUND`: whether the workflow exists now, having waited for it (a promised run)."""

@@ -243,10 +243,7 @@ class SessionHandle(WorkflowControls):
 
     async def requests(self) -> list[RequestRecord]:
         """The records of the last 100 requests, oldest first (query preview, outcome, run workflow id)."""
-        raw: object = await self._handle.query(
-            "requests", result_type=list[RequestRecord], rpc_timeout=self._timeouts.query
-        )
-        return RECORDS.validate_python(raw)
+        return RECORDS.validate_python(await self._query_value("requests", list[RequestRecord]))
 
     async def request(self, request_id: str) -> RequestRecord:
         """The record of one request.

@@ -13,6 +13,9 @@ from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+import pytest_asyncio
+from google.protobuf import json_format
 from temporalio import activity, workflow
 from temporalio.api.common.v1 import Payload
 from temporalio.api.enums.v1 import EventType
@@ -22,24 +25,18 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-# The workflow sandbox re-imports this module: everything else passes through.
-with workflow.unsafe.imports_passed_through():
-    import pytest
-    import pytest_asyncio
-    from google.protobuf import json_format
-
-    from hosting.data_converter import build_data_converter
-    from payloads.blob_store import BlobMissingError, LocalDiskBlobStore
-    from payloads.claim_check import DRIVER_NAME
-    from payloads.settings import (
-        DEFAULT_PAYLOAD_ROOT,
-        DEFAULT_PAYLOAD_THRESHOLD,
-        FileStoreSetting,
-        S3StoreSetting,
-        Settings,
-        SettingsError,
-        load_settings,
-    )
+from hosting.data_converter import build_data_converter
+from payloads.blob_store import BlobMissingError, LocalDiskBlobStore
+from payloads.claim_check import DRIVER_NAME
+from payloads.settings import (
+    DEFAULT_PAYLOAD_ROOT,
+    DEFAULT_PAYLOAD_THRESHOLD,
+    FileStoreSetting,
+    S3StoreSetting,
+    Settings,
+    SettingsError,
+    load_settings,
+)
 
 MB = 1_000_000
 REFERENCE_TYPE = ExternalStorageReference.DESCRIPTOR.full_name.encode()
@@ -50,7 +47,7 @@ async def shout(text: str) -> str:
     return text.upper()
 
 
-@workflow.defn(name="PayloadEcho")
+@workflow.defn(name="PayloadEcho", sandboxed=False)
 class PayloadEcho:
     @workflow.run
     async def run(self, text: str) -> str:

@@ -66,7 +66,7 @@ class CountingStream(WorkflowStream):
         self.batches += 1
 
 
-@workflow.defn
+@workflow.defn(sandboxed=False)
 class DeltaProbe:
     """Hosts a Workflow Stream and makes one LLM call (cancelled `cancel_after_s` after its first batch)."""
 

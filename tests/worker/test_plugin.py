@@ -51,7 +51,7 @@ async def team_greeting(name: str) -> str:
     return f"hello {name}"
 
 
-@workflow.defn
+@workflow.defn(sandboxed=False)
 class TeamWorkflow:
     """The team's own workflow, next to `ReActRun` and `AgentSession` on one worker."""
 
