@@ -209,8 +209,9 @@ class DeltaPublisher:
 
     def _fit(self, fragment: Fragment) -> Fragment:
         """`fragment` cut to the bytes left of the budget (`cut` is set once it is spent)."""
-        pieces = [fragment.text, fragment.thinking, *(delta.arguments for delta in fragment.tool_calls)]
-        size = sum(map(_size, pieces))
+        size = _size(fragment.text) + _size(fragment.thinking)
+        for delta in fragment.tool_calls:
+            size += _size(delta.arguments)
         if size <= self._bytes_left:
             self._bytes_left -= size
             return fragment
@@ -337,7 +338,8 @@ def interval_after(batches: int, interval_s: float) -> float:
 
 
 def _size(text: str) -> int:
-    return len(text.encode())
+    """UTF-8 bytes of `text` (ASCII text, most of any answer, without encoding it: once per chunk)."""
+    return len(text) if text.isascii() else len(text.encode())
 
 
 def _cut(text: str, room: int) -> str:
