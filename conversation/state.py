@@ -62,6 +62,10 @@ class ConversationState(BaseModel):
                 self.views.feed(entry, self.window_chars)
         return self
 
+    def set_window(self, chars: int) -> None:
+        """Keep about `chars` characters of each lane view from the next entry on (views already fed stay)."""
+        self.window_chars = chars
+
     @classmethod
     def new(
         cls, base_system_prompt: str | None = None, context_ref: str = DEFAULT_CONTEXT_REF

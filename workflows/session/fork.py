@@ -120,6 +120,10 @@ class ForkNumbers:
         self.started += 1
         return self.started
 
+    def took(self, n: int) -> None:
+        """Number `n` was taken by a fork of a history from before `take` (counted from its start)."""
+        self.started = n
+
 
 def fork_id(parent: str, n: int) -> str:
     """The generated id of fork `n` of session `parent`: `<parent>-fork-<n>`, cut to fit a session id.
@@ -169,7 +173,7 @@ async def start_fork(
         except WorkflowAlreadyStartedError:
             continue
         if first is not None:
-            numbers.started = n
+            numbers.took(n)
         return child_id
     taken = session_id if session_id is not None else f"{parent}-fork-<n> ({attempts} tried)"
     raise ApplicationError(f"a workflow with id {taken} already runs", type=INVALID_INPUT, non_retryable=True)

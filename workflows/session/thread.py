@@ -49,7 +49,7 @@ class SessionThread(ConversationReader):
         super().__init__(conversation)
         self.archive = archive
         self.window_tokens = window_tokens
-        self._conversation.window_chars = window_chars(window_tokens)
+        self._conversation.set_window(window_chars(window_tokens))
         self.tail_chars = sum(entry_size(entry) for entry in conversation.thread)
 
     # ---- reading (for the session's other parts) ------------------------------------------
@@ -90,7 +90,7 @@ class SessionThread(ConversationReader):
         """Keep enough of each lane for `policy`'s budget from now on (windows only grow)."""
         if policy.input_budget > self.window_tokens:
             self.window_tokens = policy.input_budget
-            self._conversation.window_chars = window_chars(self.window_tokens)
+            self._conversation.set_window(window_chars(self.window_tokens))
 
     def context_for(self, policy: ContextPolicy) -> Context:
         """What a run under `policy` starts from: the active lane, from where its view can begin."""
