@@ -49,9 +49,9 @@ class ErasedSession:
     """What `delete_session` deleted: workflow ids, by kind (each with every execution it had)."""
 
     session_id: str
-    runs: list[str] = field(default_factory=list)
+    runs: list[str] = field(default_factory=list[str])
     """The run workflows (`ReActRun`) deleted, the session's and their own agents'."""
-    others: list[str] = field(default_factory=list)
+    others: list[str] = field(default_factory=list[str])
     """Other workflows the session or its runs started (webhook deliveries)."""
     executions: int = 0
     """Workflow executions deleted in all (a continued-as-new workflow has several)."""
