@@ -42,8 +42,10 @@ from gateway.memory.calls import store_call
 
 __all__ = ["Erased", "erase_thread"]
 
-SETTLE_S = 15.0
-"""How long an erase waits for Temporal to stop describing and listing the deleted session."""
+SETTLE_S = 45.0
+"""How long an erase waits for Temporal to stop describing and listing the deleted session: a
+server with Temporal's default queue ack interval (30 s) deletes within it; with the product's
+dynamic config (`hosting.dev_server.QUEUE_ACK_INTERVAL`) it takes about a second."""
 SETTLE_POLL_S = (0.05, 0.1, 0.2, 0.5)
 
 
