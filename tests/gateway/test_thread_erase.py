@@ -34,8 +34,6 @@ from gateway.owners import session_id
 from testing import AgentTestEnvironment, answer, call_tools, scripted_agent, tool_call
 from tests.gateway_helpers import ALICE, BOB, TEST_AGENTS, TEST_TOKENS, GatewayServer, auth, running_gateway
 
-pytestmark = pytest.mark.asyncio(loop_scope="session")
-
 NOT_FOUND = {"error": {"code": "not_found", "message": "no such thread"}}
 ASK_ONLY = "dave-ask-0123456789"
 REPO = Path(__file__).resolve().parents[2]
