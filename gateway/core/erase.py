@@ -35,10 +35,10 @@ from clients.run_start import is_not_found
 from contracts.activities import MEMORY_SAVE_ACTIVITY
 from contracts.run import WORKFLOW_TYPE as RUN_WORKFLOW_TYPE
 from gateway.context import GatewayContext
+from gateway.core.store_calls import store_call
 from gateway.core.threads import Thread, temporal_reads
 from gateway.errors import not_found
 from gateway.identity.scopes import MEMORY_WRITE, require
-from gateway.memory.calls import store_call
 
 __all__ = ["Erased", "erase_thread"]
 

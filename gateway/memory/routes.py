@@ -24,9 +24,9 @@ from starlette.routing import BaseRoute, Route
 from clients.memory import Memory
 from contracts.memory import MemoryItem
 from gateway.context import GatewayContext, agent_config
+from gateway.core.store_calls import store_call
 from gateway.errors import GatewayError, not_found
 from gateway.http_input import principal_of, read_json
-from gateway.memory.calls import store_call
 
 __all__ = ["routes"]
 

@@ -140,7 +140,9 @@ async def test_erasing_an_idle_thread_deletes_its_session_and_runs_and_keeps_its
         assert kept.status_code == 200 and kept.json()["thread_length"] >= 1, kept.text
     assert (await asked(gateway, ALICE, "default", f"{thread}-kept", "Still here?"))["status"] == "completed"
     audited = [json.loads(r.getMessage()) for r in caplog.records if r.name == AUDIT_LOGGER]
-    erases = [(line["action"], line["target"], line["outcome"]) for line in audited if line["action"] == "erase"]
+    erases = [
+        (line["action"], line["target"], line["outcome"]) for line in audited if line["action"] == "erase"
+    ]
     assert erases == [("erase", f"default/{thread}", "accepted"), ("erase", f"default/{thread}", "refused")]
 
 
@@ -182,7 +184,9 @@ async def test_another_principals_thread_and_junk_ids_delete_nothing(gateway: Ga
         assert await exists(gateway.ctx.client, run)
 
 
-async def test_memories_true_deletes_the_items_its_requests_wrote_and_no_other(gateway: GatewayServer) -> None:
+async def test_memories_true_deletes_the_items_its_requests_wrote_and_no_other(
+    gateway: GatewayServer,
+) -> None:
     thread = new_thread()
     async with gateway.http(ALICE) as http:
         put = await http.put("/api/memory/teller/items/erase-other", json={"text": "Lives in Lisbon"})
@@ -212,7 +216,12 @@ def test_erase_is_one_operation_of_the_table() -> None:
         {"method": "tools/call", "params": {"name": "delete_thread", "arguments": {"session": "t-1"}}}
     ).encode()
     [tool] = classify("POST", "/mcp", body)
-    assert (tool.action, tool.scope, tool.target, tool.audited) == ("delete_thread", "agents:ask", "default/t-1", True)
+    assert (tool.action, tool.scope, tool.target, tool.audited) == (
+        "delete_thread",
+        "agents:ask",
+        "default/t-1",
+        True,
+    )
 
 
 async def test_the_typed_client_deletes_a_session_and_its_runs(gateway: GatewayServer) -> None:
