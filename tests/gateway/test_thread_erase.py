@@ -1,8 +1,9 @@
-"""Erasing a thread (`DELETE /api/threads/{agent}/{thread}`), through a real gateway, the tests' worker
-and dev server: the session and its runs are gone from Temporal (describe: not found), the thread is
-404 on every route and absent from the listing, its forks are kept, a running thread is terminated
-first, another principal's thread is the same 404 with nothing deleted, and `?memories=true` deletes
-the memory items its requests wrote (only those). The same through the typed client, the CLI and the
+"""Erasing a thread (`DELETE /api/threads/{agent}/{thread}`) through a real gateway, worker and dev server.
+
+The session and its runs are gone from Temporal (describe: not found), the thread is 404 on every
+route and absent from the listing, its forks are kept, a running thread is terminated first,
+another principal's thread is the same 404 with nothing deleted, and `?memories=true` deletes the
+memory items its requests wrote (only those). The same through the typed client, the CLI and the
 MCP tool `delete_thread`.
 """
 
