@@ -1,6 +1,7 @@
 """Erasing a session from Temporal: the session workflow and every workflow it started, except its forks.
 
-`SessionHandle.delete()` calls `delete_session`. What is deleted:
+`SessionHandle.delete()` finds what to delete (`SessionHandle.erasable`: `workflows_of`) and
+deletes it (`delete_workflows`). What is deleted:
 
 - every run of the session (`ReActRun`): the ones its request records name, and every other
   child the visibility store lists with the session as its parent (webhook deliveries too);
@@ -26,11 +27,11 @@ from temporalio.api.workflowservice.v1 import DeleteWorkflowExecutionRequest
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
+from contracts.run import WORKFLOW_TYPE as RUN_WORKFLOW_TYPE
 from contracts.session import SESSION_WORKFLOW_TYPE
 
 __all__ = [
     "ErasedSession",
-    "delete_session",
     "delete_workflows",
     "queryable_id",
     "terminate_all",
@@ -46,7 +47,7 @@ _GONE = (RPCStatusCode.NOT_FOUND,)
 
 @dataclass
 class ErasedSession:
-    """What `delete_session` deleted: workflow ids, by kind (each with every execution it had)."""
+    """What `delete_workflows` deleted: workflow ids, by kind (each with every execution it had)."""
 
     session_id: str
     runs: list[str] = field(default_factory=list[str])
@@ -67,25 +68,7 @@ def queryable_id(workflow_id: str) -> bool:
     return not any(char in workflow_id for char in "'\"\\")
 
 
-async def delete_session(
-    client: Client, session_id: str, run_ids: list[str], *, run_type: str
-) -> ErasedSession:
-    """Terminate (when running) and delete the session `session_id`, its runs and their children.
-
-    `run_ids`: the runs its request records name (found again through the visibility store's
-    parent links, so a run older than the records' window is deleted too). Forks are kept.
-
-    Raises:
-        RPCError: Temporal refused or did not answer (what was deleted stays deleted; erasing
-            again finishes the job).
-    """
-    found = await workflows_of(client, session_id, run_ids, run_type=run_type)
-    return await delete_workflows(client, session_id, found, run_type=run_type)
-
-
-async def delete_workflows(
-    client: Client, session_id: str, found: dict[str, str], *, run_type: str
-) -> ErasedSession:
+async def delete_workflows(client: Client, session_id: str, found: dict[str, str]) -> ErasedSession:
     """Terminate and delete the session and `found` (`workflows_of`: what it started, by type).
 
     Raises:
@@ -94,7 +77,7 @@ async def delete_workflows(
     erased = ErasedSession(session_id)
     await terminate_all(client, session_id, found)
     for workflow_id, workflow_type in found.items():
-        (erased.runs if workflow_type == run_type else erased.others).append(workflow_id)
+        (erased.runs if workflow_type == RUN_WORKFLOW_TYPE else erased.others).append(workflow_id)
     for workflow_id in [*found, session_id]:
         erased.executions += await _delete_all(client, workflow_id)
     return erased
@@ -110,11 +93,9 @@ async def terminate_all(client: Client, session_id: str, found: dict[str, str]) 
         await _terminate(client, workflow_id)
 
 
-async def workflows_of(
-    client: Client, session_id: str, run_ids: list[str], *, run_type: str
-) -> dict[str, str]:
+async def workflows_of(client: Client, session_id: str, run_ids: list[str]) -> dict[str, str]:
     """{workflow id: type} of what the session started (not forks), and their children, recursively."""
-    found: dict[str, str] = dict.fromkeys(run_ids, run_type)
+    found: dict[str, str] = dict.fromkeys(run_ids, RUN_WORKFLOW_TYPE)
     parents = [session_id, *run_ids]
     for _ in range(MAX_DEPTH + 1):
         children: list[str] = []

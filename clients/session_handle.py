@@ -35,7 +35,6 @@ from contracts.approval import PendingApproval
 from contracts.compaction import CompactInput
 from contracts.effects import AgentState, AgentStateValue
 from contracts.errors import BUSY, NOT_FOUND, UNKNOWN_REQUEST
-from contracts.run import WORKFLOW_TYPE as RUN_WORKFLOW_TYPE
 from contracts.session import (
     AskAccepted,
     AskInput,
@@ -334,7 +333,7 @@ class SessionHandle(WorkflowControls):
             RPCError: Temporal refused or did not answer (erasing again finishes the job).
         """
         found = await self.erasable()
-        return await delete_workflows(self._client, self.workflow_id, found, run_type=RUN_WORKFLOW_TYPE)
+        return await delete_workflows(self._client, self.workflow_id, found)
 
     async def erasable(self) -> dict[str, str]:
         """{workflow id: type} of what `delete` deletes besides the session (its runs, their children).
@@ -352,4 +351,4 @@ class SessionHandle(WorkflowControls):
             run_ids = [record.run_workflow_id for record in await self.requests()]
         except (RejectedError, RPCError, WorkflowQueryFailedError):
             run_ids = []  # no worker answers its queries: its runs are found by their parent link
-        return await workflows_of(self._client, self.workflow_id, run_ids, run_type=RUN_WORKFLOW_TYPE)
+        return await workflows_of(self._client, self.workflow_id, run_ids)

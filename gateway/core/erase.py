@@ -92,7 +92,7 @@ async def erase_thread(ctx: GatewayContext, memory: Memory, thread: Thread, *, m
             runs = [workflow_id for workflow_id, kind in found.items() if kind == RUN_WORKFLOW_TYPE]
             write_ids = [write for run in runs for write in await _memory_writes(ctx.client, run)]
             deleted_memories = await store_call(memory.of(thread.principal.name).delete_written(write_ids))
-        erased = await delete_workflows(ctx.client, thread.session_id, found, run_type=RUN_WORKFLOW_TYPE)
+        erased = await delete_workflows(ctx.client, thread.session_id, found)
         await _gone(ctx.client, thread.session_id)
     return Erased(
         workflows=erased.workflows,
