@@ -1,9 +1,10 @@
-"""The session commands that branch or restart a conversation: `fork` and `reset`.
+"""The session commands that branch, restart or erase a conversation: `fork`, `reset` and `delete`.
 
 `fork SESSION [--seq N] [--id NEW]` starts a new session from the thread as it stood
 after entry N (default: the latest) and prints its id; `reset SESSION [--reason R]`
-starts the conversation afresh (an op: the thread keeps every entry). Registered on
-the app by `cli.session_commands`.
+starts the conversation afresh (an op: the thread keeps every entry); `delete SESSION
+[--yes]` erases the session and its runs from Temporal for good (its forks are kept:
+docs/erasing-data.md). Registered on the app by `cli.session_commands`.
 """
 
 from __future__ import annotations
@@ -54,3 +55,22 @@ def reset(
     target = server.target(ctx)
     sid, _ = which_session(target, ref)
     send_control(target, sid, lambda: session_inputs.reset_input(reason, op_id), SessionHandle.reset_thread)
+
+
+def delete(
+    ctx: typer.Context,
+    *,
+    ref: SessionRef,
+    yes: Annotated[bool, option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    server: ServerOptions,
+) -> None:
+    """Erase a session for good: terminate it if it runs, delete it and its runs (its forks are kept)."""
+    target = server.target(ctx)
+    sid, _ = which_session(target, ref)
+    if not yes:
+        typer.confirm(f"erase {sid} and its runs for good?", abort=True)
+    erased = on_handle(target, sid, SessionHandle.delete)
+    say(
+        f"deleted {sid}: {len(erased.runs)} runs, {erased.workflows} workflows, "
+        f"{erased.executions} executions"
+    )

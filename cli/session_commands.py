@@ -22,7 +22,7 @@ from cli.commands import app
 from cli.common import Target, announce, out, say, say_lines
 from cli.demo import DEMO_QUERY
 from cli.errors import CliError, err_console, reported
-from cli.fork_commands import fork, reset
+from cli.fork_commands import delete, fork, reset
 from cli.handle_calls import on_handle, which_session
 from cli.memory_commands import memory_app
 from cli.option_groups import AskRules, ServerOptions, SessionOptions, SessionRef, with_groups
@@ -198,7 +198,7 @@ def chat(
 
 app.command()(with_groups(ask))
 app.command("await")(with_groups(await_request))
-for command in (status, history, export, fork, reset, webhook, chat):
+for command in (status, history, export, fork, reset, delete, webhook, chat):
     app.command()(with_groups(command))
 app.add_typer(schedule_app, name="schedule")
 app.add_typer(memory_app, name="memory")

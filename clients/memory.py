@@ -14,6 +14,7 @@ name (nothing written), `StoreUnavailableError` when the database does not answe
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from types import TracebackType
 from typing import Any
 
@@ -85,6 +86,10 @@ class Memory:
     async def delete(self, namespace: str, key: str, *, path: tuple[str, ...] = ()) -> bool:
         """Forget the item; whether it was there."""
         return await (await self._opened.get()).delete(self._ns(namespace, path), key)
+
+    async def delete_written(self, write_ids: Iterable[str]) -> int:
+        """Forget this principal's items (any namespace) last written by one of `write_ids`; how many."""
+        return await (await self._opened.get()).delete_written((self.principal,), write_ids)
 
     async def list(self, namespace: str, *, limit: int = 50, cursor: str | None = None) -> MemoryPage:
         """A page of the namespace's items (its paths' too), by key; `next_cursor` continues it."""

@@ -11,12 +11,15 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Unpack
 
 from pydantic import JsonValue, TypeAdapter
-from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.client import Client, WorkflowQueryFailedError, WorkflowUpdateFailedError
+from temporalio.service import RPCError
 
 from clients import session_inputs
 from clients.base import STALE_RECHECK_S, STALE_REFUSAL_S, StoreReader, Timeouts, WorkflowControls
+from clients.erase import ErasedSession, delete_workflows, workflows_of
 from clients.errors import RejectedError, workflow_rejection
 from clients.inputs import request_ref
+from clients.run_start import is_not_found
 from clients.runs import RunHandle
 from clients.session_ask import (
     DEFAULT_AGENT_ID,
@@ -31,7 +34,7 @@ from contracts import Ack, ModelSettings, Trace
 from contracts.approval import PendingApproval
 from contracts.compaction import CompactInput
 from contracts.effects import AgentState, AgentStateValue
-from contracts.errors import BUSY, UNKNOWN_REQUEST
+from contracts.errors import BUSY, NOT_FOUND, UNKNOWN_REQUEST
 from contracts.session import (
     AskAccepted,
     AskInput,
@@ -315,3 +318,37 @@ class SessionHandle(WorkflowControls):
         return await self._acked(
             "reset_thread", lambda: session_inputs.reset_input(request or reason, op_id), key
         )
+
+    # ---- erasure -------------------------------------------------------------------------------
+
+    async def delete(self) -> ErasedSession:
+        """Erase this session from Temporal: terminate it if it runs, delete it and every run it started.
+
+        Its forks are kept (a fork outlives its parent). The runs are the ones its request
+        records name and every other child Temporal lists with the session as its parent
+        (`clients.erase`). A session that does not exist is `not_found`.
+
+        Raises:
+            RejectedError: `not_found` (no such session: nothing was deleted).
+            RPCError: Temporal refused or did not answer (erasing again finishes the job).
+        """
+        found = await self.erasable()
+        return await delete_workflows(self._client, self.workflow_id, found)
+
+    async def erasable(self) -> dict[str, str]:
+        """{workflow id: type} of what `delete` deletes besides the session (its runs, their children).
+
+        Raises:
+            RejectedError: `not_found` (no such session).
+        """
+        try:
+            await self._handle.describe()
+        except RPCError as error:
+            if is_not_found(error):
+                raise RejectedError(NOT_FOUND, f"no session {self.workflow_id!r}") from None
+            raise
+        try:
+            run_ids = [record.run_workflow_id for record in await self.requests()]
+        except (RejectedError, RPCError, WorkflowQueryFailedError):
+            run_ids = []  # no worker answers its queries: its runs are found by their parent link
+        return await workflows_of(self._client, self.workflow_id, run_ids)

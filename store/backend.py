@@ -70,6 +70,10 @@ class Backend(Protocol):
         """Remove the item; whether it was there."""
         ...
 
+    async def delete_written(self, prefix: str, write_ids: list[str]) -> int:
+        """Remove the items under `prefix` whose last write has one of `write_ids`; how many."""
+        ...
+
     async def list(self, prefix: str, after: str | None, limit: int, now: float) -> list[Row]:
         """Items under `prefix`, ordered by (ns, key), after the cursor (`ns`, a unit separator, `key`)."""
         ...

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -136,6 +136,19 @@ class MemoryStore:
         ns = namespace_id(namespace)
         check_key(key)
         return await self._guard(self._backend.delete(ns, key))
+
+    async def delete_written(self, prefix: Namespace, write_ids: Iterable[str]) -> int:
+        """Forget the items under `prefix` whose last write carries one of `write_ids`; how many.
+
+        A write id is the idempotency key of the tool call that wrote the item (a later write
+        by any other call replaces it: the item is then that call's).
+
+        Raises:
+            StoreInputError: a part breaks its rule.
+            StoreUnavailableError: the database did not answer.
+        """
+        ns = namespace_id(prefix, prefix=True)
+        return await self._guard(self._backend.delete_written(ns, sorted(set(write_ids))))
 
     async def list(self, prefix: Namespace, *, limit: int = 50, cursor: str | None = None) -> MemoryPage:
         """A page of the items under the namespace `prefix`, by namespace and key.

@@ -132,6 +132,16 @@ class PostgresBackend:
         rows = await self._fetch("DELETE FROM memory_items WHERE ns = %s AND key = %s RETURNING 1", (ns, key))
         return bool(rows)
 
+    async def delete_written(self, prefix: str, write_ids: list[str]) -> int:
+        """Remove the items under `prefix` last written by one of `write_ids`; how many."""
+        if not write_ids:
+            return 0
+        rows = await self._fetch(
+            f"DELETE FROM memory_items WHERE {_UNDER} AND write_id = ANY(%s) RETURNING 1",
+            (*prefix_bounds(prefix), list(write_ids)),
+        )
+        return len(rows)
+
     async def list(self, prefix: str, after: str | None, limit: int, now: float) -> list[Row]:
         """Items under `prefix` in (ns, key) order, after the cursor."""
         ns_after, _, key_after = (after or "").partition("\x1f")

@@ -208,6 +208,25 @@ class SqliteBackend:
             (*prefix_bounds(prefix), now, limit),
         )
 
+    async def delete_written(self, prefix: str, write_ids: list[str]) -> int:
+        """Remove the items under `prefix` last written by one of `write_ids`, and their index entries."""
+        if not write_ids:
+            return 0
+        marks = ", ".join("?" for _ in write_ids)
+        chosen = f"SELECT m.id FROM memory_items m WHERE {_UNDER} AND m.write_id IN ({marks})"
+        parameters = (*prefix_bounds(prefix), *write_ids)
+        async with self._lock:
+            db = await self._conn()
+            await db.execute("BEGIN IMMEDIATE")
+            try:
+                await db.execute(f"DELETE FROM memory_fts WHERE rowid IN ({chosen})", parameters)
+                cursor = await db.execute(f"DELETE FROM memory_items WHERE id IN ({chosen})", parameters)
+                await db.execute("COMMIT")
+                return cursor.rowcount
+            except BaseException:
+                await db.execute("ROLLBACK")
+                raise
+
     async def sweep(self, now: float) -> int:
         """Delete expired items and their index entries."""
         async with self._lock:

@@ -131,8 +131,12 @@ def idempotency_key(info: activity.Info) -> str:
     The SHA-256 (hex) of the workflow id, the workflow run id and the activity id: Temporal
     keeps all three across the attempts of one activity, and no two activities share them.
     """
-    parts = (info.workflow_id or "", info.workflow_run_id or "", info.activity_id)
-    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
+    return call_key(info.workflow_id or "", info.workflow_run_id or "", info.activity_id)
+
+
+def call_key(workflow_id: str, run_id: str, activity_id: str) -> str:
+    """`idempotency_key` of the activity `activity_id` of one workflow execution (read from its history)."""
+    return hashlib.sha256("\x1f".join((workflow_id, run_id, activity_id)).encode()).hexdigest()
 
 
 def bounded_result(result: Any) -> JsonValue:

@@ -10,6 +10,7 @@ Refusals are `gateway.errors.GatewayError`. The protocol adapters
 (`gateway.agui`, `gateway.a2a`, `gateway.mcp`, `gateway.chat`) import this package, never each other.
 """
 
+from gateway.core.erase import Erased
 from gateway.core.follow import RunEnd, follow_run, is_terminal
 from gateway.core.inputs import (
     Decision,
@@ -26,6 +27,7 @@ from gateway.core.threads import Thread, open_thread, temporal_reads
 __all__ = [
     "ENDED",
     "Decision",
+    "Erased",
     "Forked",
     "RequestCore",
     "RequestState",

@@ -15,6 +15,7 @@ maps to its own shape.
   request's run, the one workflow whose cancel names the request (a session's cancel stops
   whatever runs). Only a request that runs (or awaits approval) takes them: a queued one, or an
   ended one, is `not_running`.
+- `erase`: the thread's session and runs deleted from Temporal (`gateway.core.erase`).
 - Waiting: `wait` follows the request's own run through the hub (one subscription for every
   viewer) until it ends or awaits approval; `until_started` asks the session, backing off, while
   a queued request waits (the hub follows runs, and a queued request has none yet: following
@@ -37,6 +38,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from clients.errors import RejectedError
 from clients.inputs import new_id
+from clients.memory import Memory
 from clients.session_handle import SessionHandle
 from contracts import Ack, Usage
 from contracts.approval import PendingApproval
@@ -46,6 +48,7 @@ from contracts.session import QUERY_PREVIEW_CHARS, AskAccepted, OnBusy, RequestR
 from contracts.signals import SteerMode
 from contracts.stream import DeltaEvent
 from gateway.context import GatewayContext
+from gateway.core.erase import Erased, erase_thread
 from gateway.core.follow import RunEnd, follow_run
 from gateway.core.inputs import Decision
 from gateway.core.single_flight import shared
@@ -111,6 +114,7 @@ class RequestCore:
         """The core of the gateway `ctx`."""
         self._ctx = ctx
         self._active = ActiveRequests(ctx.settings.identity.quotas, ctx.client, ctx.settings.task_queue)
+        self._memory: Memory | None = None
 
     def session(self, thread: Thread) -> SessionHandle:
         """The typed client's handle of the thread's session."""
@@ -482,6 +486,19 @@ class RequestCore:
         with temporal_reads():
             ack = await self.session(thread).reset_thread(reason=reason)
         return _accepted(ack, "the reset was refused")
+
+    async def erase(self, thread: Thread, *, memories: bool = False) -> Erased:
+        """Erase the thread: its session and runs (not its forks), with `memories` its memory writes.
+
+        What is deleted, and in which order: `gateway.core.erase`.
+
+        Raises:
+            GatewayError: `not_found` (nothing is deleted), `forbidden` (`memories` without
+                `memory:write`), `unavailable`.
+        """
+        if self._memory is None:
+            self._memory = Memory(self._ctx.settings.memory_store_url)
+        return await erase_thread(self._ctx, self._memory, thread, memories=memories)
 
     async def set_webhook(self, thread: Thread, webhook_url: str | None) -> SessionStatus:
         """Set (None: clear) the thread's default webhook for the requests asked from now on.

@@ -1,7 +1,7 @@
 """What a request does, read once in the guard: the one table of actions, their scopes, and their runs.
 
 `classify(method, path, body)` names the request's operations: each an `action` (`ask`, `steer`,
-`approve`, `cancel`, `fork`, `reset`, `configure`, `schedule`, `read`, ...), the `scope` it
+`approve`, `cancel`, `fork`, `reset`, `erase`, `configure`, `schedule`, `read`, ...), the `scope` it
 needs, its target (`agent`, `thread`, `request`: `Operation.target`), whether it starts a run
 (the run quotas apply) and whether it changes state (one audit line). `ROUTES` is the table, for
 every protocol (first match wins; `HEAD` is classified as `GET`): each row's operation, and,
@@ -45,7 +45,7 @@ __all__ = ["AISDK_ANSWER_SUFFIX", "ROUTES", "Operation", "classify", "reads_body
 MAX_TARGET_CHARS = 200
 A2A_SEND = frozenset({"message/send", "message/stream", "SendMessage", "SendStreamingMessage"})
 A2A_CANCEL = frozenset({"tasks/cancel", "CancelTask"})
-MCP_ACTIONS = frozenset({"ask", "steer", "approve", "cancel", "fork"})
+MCP_ACTIONS = frozenset({"ask", "steer", "approve", "cancel", "fork", "delete_thread"})
 TASK_SEPARATOR = ":"
 """An A2A task id is `<context>:<request>`, an MCP handle `<agent>:<thread>:<request>`."""
 AISDK_ANSWER_SUFFIX: Final = ":answer"
@@ -234,6 +234,12 @@ ROUTES: Final[tuple[tuple[str, re.Pattern[str], Operation, BodyReader | None], .
         "POST",
         re.compile(r"^/api/threads/(?P<agent>[^/]+)/(?P<thread>[^/]+)/reset$"),
         Operation("reset", ASK, audited=True),
+        None,
+    ),
+    (
+        "DELETE",
+        re.compile(r"^/api/threads/(?P<agent>[^/]+)/(?P<thread>[^/]+)$"),
+        Operation("erase", ASK, audited=True),
         None,
     ),
     (

@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 ASK: Final = "agents:ask"
-"""Ask, steer, cancel, fork, reset, and read one's own threads."""
+"""Ask, steer, cancel, fork, reset, erase (`DELETE`), and read one's own threads."""
 APPROVE: Final = "agents:approve"
 """Approve or deny tool calls awaiting approval."""
 SCHEDULES: Final = "agents:schedules"
@@ -61,6 +61,7 @@ MCP_TOOL_SCOPES: Final[Mapping[str, str]] = {
     "cancel": ASK,
     "history": ASK,
     "fork": ASK,
+    "delete_thread": ASK,
     "approve": APPROVE,
 }
 """The scope each MCP tool needs (checked when it is called: `require`)."""

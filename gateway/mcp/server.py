@@ -1,4 +1,4 @@
-"""The agents as an MCP server (streamable HTTP, `/mcp`): ask, status, steer, approve, cancel, history, fork.
+"""The agents as an MCP server (`/mcp`): ask, status, steer, approve, cancel, history, fork, delete_thread.
 
 Stateless streamable HTTP (the SDK's `StreamableHTTPSessionManager`): the gateway keeps no MCP
 session, so any gateway answers any call. `ask` returns the answer when the run ends within the
@@ -61,6 +61,8 @@ DESCRIPTIONS = {
     "cuts the model call in flight).",
     "history": "The last `limit` messages of a session (give `session` and `agent`, or a `handle`).",
     "fork": "Fork a session at message `seq` (default: its latest): a new session to ask.",
+    "delete_thread": "Erase a session for good: it and its runs are deleted (its forks are kept); "
+    "`memories: true` also deletes the memories its requests saved (needs `memory:write`).",
 }
 
 
@@ -90,7 +92,7 @@ class McpEndpoint:
             name="durable-react",
             log_level="WARNING",  # the SDK calls logging.basicConfig: no INFO line per request
             instructions="Durable ReAct agents: `ask`, then `status`, `history`, `steer`, `approve`, "
-            "`cancel`, `fork`.",
+            "`cancel`, `fork`, `delete_thread`.",
         )
         self._register()
         self._manager = StreamableHTTPSessionManager(
@@ -236,7 +238,17 @@ class McpEndpoint:
 
             return await self._call(context, call, "fork")
 
+        async def delete_thread(
+            session: str, context: Context, agent: str = DEFAULT_AGENT, memories: bool = False
+        ) -> CallToolResult:
+            async def call(principal: Principal) -> dict[str, Any]:
+                erased = await core.erase(open_thread(ctx, principal, agent, session), memories=memories)
+                return {"session": session, "agent": agent, "deleted": erased.json()}
+
+            return await self._call(context, call, "delete_thread")
+
         for fn, name in ((ask, "ask"), (status, "status"), (approve_call, "approve"), (steer, "steer")):
             self.server.add_tool(fn, name=name, description=DESCRIPTIONS[name])
         for fn, name in ((cancel_request, "cancel"), (history_of, "history"), (fork, "fork")):
             self.server.add_tool(fn, name=name, description=DESCRIPTIONS[name])
+        self.server.add_tool(delete_thread, name="delete_thread", description=DESCRIPTIONS["delete_thread"])

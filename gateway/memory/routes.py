@@ -15,26 +15,22 @@ store that does not answer is 503 `unavailable` with `Retry-After`.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
-from typing import Any, Final, TypeVar, cast
+from typing import Any, Final, cast
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from clients.memory import Memory
-from contracts.errors import UNAVAILABLE
 from contracts.memory import MemoryItem
 from gateway.context import GatewayContext, agent_config
+from gateway.core.store_calls import store_call
 from gateway.errors import GatewayError, not_found
 from gateway.http_input import principal_of, read_json
-from store import StoreError, StoreUnavailableError
 
 __all__ = ["routes"]
 
-T = TypeVar("T")
 PUT_FIELDS: Final = frozenset({"text", "value", "ttl_s"})
-RETRY_AFTER_S: Final = 5
 
 
 def routes(ctx: GatewayContext) -> list[BaseRoute]:
@@ -54,20 +50,6 @@ def item_json(item: MemoryItem) -> dict[str, Any]:
     if item.value is None:
         shown.pop("value", None)
     return shown
-
-
-async def _called(call: Awaitable[T]) -> T:
-    try:
-        return await call
-    except StoreUnavailableError:
-        raise GatewayError(
-            503,
-            UNAVAILABLE,
-            "memory is unavailable right now; try again",
-            {"Retry-After": str(RETRY_AFTER_S)},
-        ) from None
-    except StoreError as exc:
-        raise GatewayError.refused(exc.code, exc.message) from None
 
 
 def _int(value: str | None, name: str, default: int) -> int:
@@ -100,11 +82,11 @@ class MemoryApi:
         query = request.query_params.get("q")
         if query is not None:
             limit = _int(request.query_params.get("limit"), "limit", 5)
-            found = await _called(memory.search(namespace, query, limit=limit))
+            found = await store_call(memory.search(namespace, query, limit=limit))
             return JSONResponse({"items": [item_json(item) for item in found]})
         limit = _int(request.query_params.get("limit"), "limit", 50)
         cursor = request.query_params.get("cursor")
-        page = await _called(memory.list(namespace, limit=limit, cursor=cursor))
+        page = await store_call(memory.list(namespace, limit=limit, cursor=cursor))
         body: dict[str, Any] = {"items": [item_json(item) for item in page.items]}
         if page.next_cursor is not None:
             body["next_cursor"] = page.next_cursor
@@ -113,7 +95,7 @@ class MemoryApi:
     async def show(self, request: Request) -> Response:
         """One item, or 404."""
         memory, namespace = self._target(request)
-        item = await _called(memory.get(namespace, request.path_params["key"]))
+        item = await store_call(memory.get(namespace, request.path_params["key"]))
         if item is None:
             raise not_found("memory item")
         return JSONResponse(item_json(item))
@@ -133,13 +115,13 @@ class MemoryApi:
             raise GatewayError.invalid_input("ttl_s must be a number of seconds")
         text: Any = fields.get("text")
         key = request.path_params["key"]
-        item = await _called(memory.put(namespace, key, text, value=fields.get("value"), ttl_s=ttl))
+        item = await store_call(memory.put(namespace, key, text, value=fields.get("value"), ttl_s=ttl))
         return JSONResponse(item_json(item))
 
     async def delete(self, request: Request) -> Response:
         """Forget the item (404 when there was none)."""
         memory, namespace = self._target(request)
         key = request.path_params["key"]
-        if not await _called(memory.delete(namespace, key)):
+        if not await store_call(memory.delete(namespace, key)):
             raise not_found("memory item")
         return JSONResponse({"deleted": key})

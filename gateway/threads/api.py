@@ -4,6 +4,7 @@
     GET  /api/threads/{agent}/{thread}          status, usage and cost, Web UI links, the last entries
     POST /api/threads/{agent}/{thread}/fork     {"seq"?: int, "thread_id"?: str} -> the new thread
     POST /api/threads/{agent}/{thread}/reset    {"reason"?: str} -> the context op's ack
+    DELETE /api/threads/{agent}/{thread}        ?memories=true -> what was erased (docs/erasing-data.md)
 
 A thread is the caller's session `gw/<principal>/<agent>/<thread>` (`gateway.owners`): another
 principal's thread, a missing one, and any other workflow all answer the same 404 `not_found`.
@@ -47,6 +48,7 @@ def routes(ctx: GatewayContext) -> list[BaseRoute]:
     return [
         Route("/api/threads", api.threads, methods=["GET"]),
         Route(OWNER_THREAD_PATH, api.thread, methods=["GET"]),
+        Route(OWNER_THREAD_PATH, api.erase, methods=["DELETE"]),
         Route("/api/threads/{agent}/{thread}/fork", api.fork, methods=["POST"]),
         Route("/api/threads/{agent}/{thread}/reset", api.reset, methods=["POST"]),
     ]
@@ -119,6 +121,21 @@ class _ThreadsApi:
             raise GatewayError.invalid_input("`reason` must be a string")
         ack = await self._core.reset(thread, reason=reason)
         return JSONResponse(ack.model_dump(mode="json", exclude_none=True))
+
+    async def erase(self, request: Request) -> Response:
+        thread = self._owned(request)
+        memories = request.query_params.get("memories", "false")
+        if memories not in ("true", "false"):
+            raise GatewayError.invalid_input("`memories` must be `true` or `false`")
+        erased = await self._core.erase(thread, memories=memories == "true")
+        return JSONResponse(
+            {
+                "agent": thread.agent,
+                "thread_id": thread.thread_id,
+                "session_id": thread.session_id,
+                "deleted": erased.json(),
+            }
+        )
 
     def _owned(self, request: Request) -> Thread:
         return thread_in_path(self._ctx, request)

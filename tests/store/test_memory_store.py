@@ -92,6 +92,22 @@ async def test_a_repeated_write_id_writes_once(memory: MemoryStore, clock: Clock
     assert await memory.count(NS) == 1
 
 
+async def test_delete_written_forgets_only_the_items_last_written_by_those_calls(memory: MemoryStore) -> None:
+    await memory.put(NS, "mine", "written by an erased thread's call", write_id="call-a")
+    await memory.put((*NS, "prefs"), "mine-too", "under a path of the namespace", write_id="call-b")
+    await memory.put(NS, "rewritten", "first by the erased thread", write_id="call-c")
+    await memory.put(NS, "rewritten", "then by another call: no longer the thread's", write_id="call-z")
+    await memory.put(NS, "put", "put by hand: no write id")
+    await memory.put(("bob", "assistant"), "bobs", "another principal's, same write id", write_id="call-a")
+    erased = await memory.delete_written(("alice",), ["call-a", "call-b", "call-c", "call-a"])
+    assert erased == 2
+    assert await memory.get(NS, "mine") is None and await memory.get((*NS, "prefs"), "mine-too") is None
+    assert [item.key for item in (await memory.list(("alice",))).items] == ["put", "rewritten"]
+    assert await memory.get(("bob", "assistant"), "bobs") is not None
+    assert "mine" not in {item.key for item in await memory.search(NS, "erased thread")}
+    assert await memory.delete_written(("alice",), []) == 0
+
+
 async def test_list_pages_by_namespace_prefix(memory: MemoryStore) -> None:
     for index in range(5):
         await memory.put(NS, f"k{index}", f"note {index}")
