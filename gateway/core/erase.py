@@ -136,16 +136,15 @@ async def _gone(client: Client, session_id: str) -> None:
 
 async def _until_gone(client: Client, handle: WorkflowHandle[Any, Any], session_id: str) -> None:
     polls = 0
-    if True:
-        while True:
-            try:
-                await handle.describe()
-            except RPCError as error:
-                if not is_not_found(error):
-                    raise
-                if not queryable_id(session_id):
-                    return
-                if not (await client.count_workflows(f"WorkflowId = '{session_id}'")).count:
-                    return
-            await asyncio.sleep(SETTLE_POLL_S[min(polls, len(SETTLE_POLL_S) - 1)])
-            polls += 1
+    while True:
+        try:
+            await handle.describe()
+        except RPCError as error:
+            if not is_not_found(error):
+                raise
+            if not queryable_id(session_id):
+                return
+            if not (await client.count_workflows(f"WorkflowId = '{session_id}'")).count:
+                return
+        await asyncio.sleep(SETTLE_POLL_S[min(polls, len(SETTLE_POLL_S) - 1)])
+        polls += 1
