@@ -46,6 +46,7 @@ from gateway.http_input import check_json_depth, principal_of, read_json
 from gateway.identity.scopes import ADMIN, require
 from gateway.jsonrpc import INVALID_REQUEST, PARSE_ERROR, jsonrpc_error_body
 from gateway.mcp import McpEndpoint
+from gateway.memory import GatewayMemory
 from gateway.memory import routes as memory_routes
 from gateway.schedules import routes as schedules_routes
 from gateway.server.metrics import REGISTRY, ActiveRuns, RequestMetrics
@@ -203,7 +204,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 def build_app(ctx: GatewayContext) -> Starlette:
     """The gateway's app on `ctx` (the caller owns `ctx.client`; the app closes the hub on shutdown)."""
-    mcp = McpEndpoint(ctx)
+    memory = GatewayMemory(ctx)
+    mcp = McpEndpoint(ctx, memory)
     identity = admission_of(ctx)
     routes: list[BaseRoute] = [
         Route("/healthz", _healthz, methods=["GET"]),
@@ -218,7 +220,7 @@ def build_app(ctx: GatewayContext) -> Starlette:
         *chat_signin.routes(ctx.settings.identity.oidc, ctx.settings.identity.quotas.signin_per_minute),
         *schedules_routes(ctx),
         *_metrics(ctx),
-        *memory_routes(ctx),
+        *memory_routes(memory),
     ]
 
     @asynccontextmanager
@@ -227,6 +229,7 @@ def build_app(ctx: GatewayContext) -> Starlette:
             yield
         await ctx.hub.aclose()
         await identity.aclose()
+        await memory.close()
 
     middleware = [
         Middleware(RequestMetrics),  # outermost: it counts the guard's refusals too

@@ -62,6 +62,10 @@ MCP_TOOL_SCOPES: Final[Mapping[str, str]] = {
     "history": ASK,
     "fork": ASK,
     "approve": APPROVE,
+    "memory_search": MEMORY_READ,
+    "memory_get": MEMORY_READ,
+    "memory_put": MEMORY_WRITE,
+    "memory_delete": MEMORY_WRITE,
 }
 """The scope each MCP tool needs (checked when it is called: `require`)."""
 

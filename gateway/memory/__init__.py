@@ -1,8 +1,9 @@
-"""One's long-term memory over HTTP: `/api/memory/{agent}` on the typed client's `Memory` (`routes`).
+"""One's long-term memory through the gateway: `GatewayMemory` (every surface's rules) and its HTTP `routes`.
 
 docs/memory.md.
 """
 
 from gateway.memory.routes import routes
+from gateway.memory.service import GatewayMemory
 
-__all__ = ["routes"]
+__all__ = ["GatewayMemory", "routes"]
