@@ -39,6 +39,7 @@ from gateway.agui import routes as agui_routes
 from gateway.aisdk import routes as aisdk_routes
 from gateway.chat import routes as chat_routes
 from gateway.context import GatewayContext
+from gateway.core.memory import GatewayMemory
 from gateway.errors import GatewayError, error_body, error_headers, error_response
 from gateway.guard import chat_signin, resource_metadata
 from gateway.guard.admission import Admission, admission_of
@@ -46,7 +47,6 @@ from gateway.http_input import check_json_depth, principal_of, read_json
 from gateway.identity.scopes import ADMIN, require
 from gateway.jsonrpc import INVALID_REQUEST, PARSE_ERROR, jsonrpc_error_body
 from gateway.mcp import McpEndpoint
-from gateway.memory import GatewayMemory
 from gateway.memory import routes as memory_routes
 from gateway.schedules import routes as schedules_routes
 from gateway.server.metrics import REGISTRY, ActiveRuns, RequestMetrics

@@ -14,7 +14,7 @@ cancels a request's run (the request ends `cancelled`); a host's `notifications/
 an `ask` or `status` in flight only stops that call's wait: the durable run goes on (hosts
 cancel calls on their own timeouts), and its handle still follows it.
 
-The memory tools are the `/api/memory` routes' operations (`gateway.memory.GatewayMemory`, the
+The memory tools are the `/api/memory` routes' operations (`gateway.core.memory.GatewayMemory`, the
 same namespace, fields, refusals and principal isolation: another principal's item is `not_found`);
 their scopes are `memory:read` and `memory:write`.
 
@@ -43,12 +43,12 @@ from temporalio.service import RPCError
 from conversation import MessageEntry
 from gateway.context import GatewayContext
 from gateway.core import RequestCore, open_thread, parse_decision, parse_mode, parse_on_busy, temporal_reads
+from gateway.core.memory import GatewayMemory
 from gateway.errors import GatewayError
 from gateway.identity.principal import Principal
 from gateway.identity.scopes import MCP_TOOL_SCOPES, require
 from gateway.mcp.progress import ProgressText
 from gateway.mcp.views import Handle, history_item, parse_handle, state_view
-from gateway.memory import GatewayMemory
 from gateway.settings import DEFAULT_AGENT
 
 __all__ = ["McpEndpoint"]

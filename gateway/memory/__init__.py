@@ -1,9 +1,8 @@
-"""One's long-term memory through the gateway: `GatewayMemory` (every surface's rules) and its HTTP `routes`.
+"""One's long-term memory over HTTP: `/api/memory/{agent}` on `gateway.core.memory.GatewayMemory` (`routes`).
 
 docs/memory.md.
 """
 
 from gateway.memory.routes import routes
-from gateway.memory.service import GatewayMemory
 
-__all__ = ["GatewayMemory", "routes"]
+__all__ = ["routes"]

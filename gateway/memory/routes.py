@@ -19,9 +19,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from gateway.core.memory import GatewayMemory
 from gateway.errors import GatewayError
 from gateway.http_input import principal_of, read_json
-from gateway.memory.service import GatewayMemory
 
 __all__ = ["routes"]
 

@@ -1,6 +1,6 @@
 """`GatewayMemory`: the caller's memory items of one of the gateway's agents, for every surface.
 
-The HTTP routes (`gateway.memory.routes`) and the MCP tools (`gateway.mcp.server`) both call it, so
+The HTTP routes (`gateway.memory`) and the MCP tools (`gateway.mcp.server`), two rooms, both call it, so
 each decision is made once: the namespace (the agent's `memory.namespace`, default its name, under
 the caller's principal: another principal's items are not the caller's to address, so they are 404
 `not_found` like missing ones), the fields a put takes, the default limits, the item's shape, and
