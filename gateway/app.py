@@ -39,6 +39,7 @@ from gateway.agui import routes as agui_routes
 from gateway.aisdk import routes as aisdk_routes
 from gateway.chat import routes as chat_routes
 from gateway.context import GatewayContext
+from gateway.core.memory import GatewayMemory
 from gateway.errors import GatewayError, error_body, error_headers, error_response
 from gateway.guard import chat_signin, resource_metadata
 from gateway.guard.admission import Admission, admission_of
@@ -203,7 +204,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 def build_app(ctx: GatewayContext) -> Starlette:
     """The gateway's app on `ctx` (the caller owns `ctx.client`; the app closes the hub on shutdown)."""
-    mcp = McpEndpoint(ctx)
+    memory = GatewayMemory(ctx)
+    mcp = McpEndpoint(ctx, memory)
     identity = admission_of(ctx)
     routes: list[BaseRoute] = [
         Route("/healthz", _healthz, methods=["GET"]),
@@ -218,7 +220,7 @@ def build_app(ctx: GatewayContext) -> Starlette:
         *chat_signin.routes(ctx.settings.identity.oidc, ctx.settings.identity.quotas.signin_per_minute),
         *schedules_routes(ctx),
         *_metrics(ctx),
-        *memory_routes(ctx),
+        *memory_routes(memory),
     ]
 
     @asynccontextmanager
@@ -227,6 +229,7 @@ def build_app(ctx: GatewayContext) -> Starlette:
             yield
         await ctx.hub.aclose()
         await identity.aclose()
+        await memory.close()
 
     middleware = [
         Middleware(RequestMetrics),  # outermost: it counts the guard's refusals too

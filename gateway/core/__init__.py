@@ -5,7 +5,9 @@ mean), `gateway.core.inputs` (request ids, the busy policy, the decision model, 
 `gateway.core.requests` (`RequestCore`: ask, where a request stands, steer, approve, cancel,
 waiting for a request's start and end, fork), `gateway.core.follow` (a run's events through the
 hub, then its result), `gateway.core.request_fold` (a request's run as text parts, under every
-renderer), `gateway.core.streams` (the streaming ask, and what streaming responses share).
+renderer), `gateway.core.streams` (the streaming ask, and what streaming responses share),
+`gateway.core.memory` (`GatewayMemory`: the caller's memory items, for the memory routes and the
+MCP memory tools).
 Refusals are `gateway.errors.GatewayError`. The protocol adapters
 (`gateway.agui`, `gateway.a2a`, `gateway.mcp`, `gateway.chat`) import this package, never each other.
 """

@@ -15,7 +15,8 @@ says where the guard reads one):
 - A2A JSON-RPC: a message on a task (`<context>:<request>`) is a steer, or an approval with a
   data part `{"approved": ...}`; `tasks/cancel` a cancel; another message an ask (request: its
   `messageId`);
-- MCP JSON-RPC: `tools/call` of a tool (`MCP_TOOL_SCOPES`; a handle `<agent>:<thread>:<request>`).
+- MCP JSON-RPC: `tools/call` of a tool (`MCP_TOOL_SCOPES`; a handle `<agent>:<thread>:<request>`);
+  `memory_put` and `memory_delete` are `remember`, as the memory routes' writes.
 
 **One rule for runs**: an ask starts a run; steering or deciding an existing request does not
 (the quotas never hold it back). An ask with `on_busy: "steer"` (any protocol's busy policy) steers
@@ -46,6 +47,11 @@ MAX_TARGET_CHARS = 200
 A2A_SEND = frozenset({"message/send", "message/stream", "SendMessage", "SendStreamingMessage"})
 A2A_CANCEL = frozenset({"tasks/cancel", "CancelTask"})
 MCP_ACTIONS = frozenset({"ask", "steer", "approve", "cancel", "fork", "delete_thread"})
+MCP_ACTION_OF: Final = {"delete_thread": "erase"}
+"""An MCP tool whose action has another name on the HTTP routes: audited under that one."""
+MCP_MEMORY_WRITES = frozenset({"memory_put", "memory_delete"})
+"""The MCP tools that change one's memory: `remember`, audited, as `PUT|DELETE /api/memory/...` are."""
+REMEMBER: Final = "remember"
 TASK_SEPARATOR = ":"
 """An A2A task id is `<context>:<request>`, an MCP handle `<agent>:<thread>:<request>`."""
 AISDK_ANSWER_SUFFIX: Final = ":answer"
@@ -172,9 +178,12 @@ def _mcp(base: Operation, body: object) -> list[Operation]:
             agent, thread, request = _text(arguments.get("agent")) or DEFAULT_AGENT, "", ""
             thread = _text(arguments.get("session"))
         scope = MCP_TOOL_SCOPES.get(name, ASK)
-        at = Operation(name if name in MCP_ACTIONS else "read", scope, agent, thread, request)
+        action = MCP_ACTION_OF.get(name, name) if name in MCP_ACTIONS else "read"
+        at = Operation(action, scope, agent, thread, request)
         if name == "ask":
             found.append(_ask(at, "", arguments.get("on_busy")))
+        elif name in MCP_MEMORY_WRITES:
+            found.append(replace(at, action=REMEMBER, audited=True))
         else:
             found.append(replace(at, audited=name in MCP_ACTIONS))
     return found or [base]
@@ -265,7 +274,7 @@ ROUTES: Final[tuple[tuple[str, re.Pattern[str], Operation, BodyReader | None], .
     (
         "*",
         re.compile(r"^/api/memory/(?P<agent>[^/]+)/items/[^/]+$"),
-        Operation("remember", MEMORY_WRITE, audited=True),
+        Operation(REMEMBER, MEMORY_WRITE, audited=True),
         None,
     ),
     (

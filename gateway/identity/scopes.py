@@ -63,6 +63,10 @@ MCP_TOOL_SCOPES: Final[Mapping[str, str]] = {
     "fork": ASK,
     "delete_thread": ASK,
     "approve": APPROVE,
+    "memory_search": MEMORY_READ,
+    "memory_get": MEMORY_READ,
+    "memory_put": MEMORY_WRITE,
+    "memory_delete": MEMORY_WRITE,
 }
 """The scope each MCP tool needs (checked when it is called: `require`)."""
 

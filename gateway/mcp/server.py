@@ -1,5 +1,7 @@
 """The agents as an MCP server (`/mcp`): ask, status, steer, approve, cancel, history, fork, delete_thread.
 
+The caller's long-term memory too: `memory_search`, `memory_get`, `memory_put`, `memory_delete`.
+
 Stateless streamable HTTP (the SDK's `StreamableHTTPSessionManager`): the gateway keeps no MCP
 session, so any gateway answers any call. `ask` returns the answer when the run ends within the
 call (`wait_s`), else a handle that `status` and `history` accept; while it waits, progress
@@ -11,6 +13,10 @@ Every tool is one call of the request core (`gateway.core.RequestCore`): `cancel
 cancels a request's run (the request ends `cancelled`); a host's `notifications/cancelled` for
 an `ask` or `status` in flight only stops that call's wait: the durable run goes on (hosts
 cancel calls on their own timeouts), and its handle still follows it.
+
+The memory tools are the `/api/memory` routes' operations (`gateway.core.memory.GatewayMemory`, the
+same namespace, fields, refusals and principal isolation: another principal's item is `not_found`);
+their scopes are `memory:read` and `memory:write`.
 
 Every tool call is authenticated by the gateway's guard, which also checks the tool's scope
 (`gateway.identity.scopes.MCP_TOOL_SCOPES`, 403 `insufficient_scope` before the SDK sees it); the
@@ -37,6 +43,7 @@ from temporalio.service import RPCError
 from conversation import MessageEntry
 from gateway.context import GatewayContext
 from gateway.core import RequestCore, open_thread, parse_decision, parse_mode, parse_on_busy, temporal_reads
+from gateway.core.memory import GatewayMemory
 from gateway.errors import GatewayError
 from gateway.identity.principal import Principal
 from gateway.identity.scopes import MCP_TOOL_SCOPES, require
@@ -63,6 +70,12 @@ DESCRIPTIONS = {
     "fork": "Fork a session at message `seq` (default: its latest): a new session to ask.",
     "delete_thread": "Erase a session for good: it and its runs are deleted (its forks are kept); "
     "`memories: true` also deletes the memories its requests saved (needs `memory:write`).",
+    "memory_search": "What an agent remembers of you: the items best matching `query` (at most `limit`), "
+    "or without `query` a page of them by key (`cursor` continues it from `next_cursor`).",
+    "memory_get": "One memory item of an agent's, by `key`.",
+    "memory_put": "Remember `text` (and a JSON `value`) under `key` in an agent's memory, for `ttl_s` "
+    "seconds if given.",
+    "memory_delete": "Forget the memory item `key` of an agent's.",
 }
 
 
@@ -84,15 +97,17 @@ def _refused(error: GatewayError) -> CallToolResult:
 class McpEndpoint:
     """The MCP server of a gateway: its route (`/mcp`) and the lifespan its session manager needs."""
 
-    def __init__(self, ctx: GatewayContext) -> None:
-        """The tools over `ctx`."""
+    def __init__(self, ctx: GatewayContext, memory: GatewayMemory) -> None:
+        """The tools over `ctx`, the memory tools over `memory` (the `/api/memory` routes' too)."""
         self._ctx = ctx
         self._core = RequestCore(ctx)
+        self._memory = memory
         self.server = MCPServer(
             name="durable-react",
             log_level="WARNING",  # the SDK calls logging.basicConfig: no INFO line per request
             instructions="Durable ReAct agents: `ask`, then `status`, `history`, `steer`, `approve`, "
-            "`cancel`, `fork`, `delete_thread`.",
+            "`cancel`, `fork`, `delete_thread`; your memory of an agent: `memory_search`, `memory_get`, "
+            "`memory_put`, `memory_delete`.",
         )
         self._register()
         self._manager = StreamableHTTPSessionManager(
@@ -252,3 +267,53 @@ class McpEndpoint:
         for fn, name in ((cancel_request, "cancel"), (history_of, "history"), (fork, "fork")):
             self.server.add_tool(fn, name=name, description=DESCRIPTIONS[name])
         self.server.add_tool(delete_thread, name="delete_thread", description=DESCRIPTIONS["delete_thread"])
+        self._register_memory()
+
+    def _register_memory(self) -> None:
+        memory = self._memory
+
+        async def memory_search(
+            agent: str,
+            context: Context,
+            query: str | None = None,
+            limit: int | None = None,
+            cursor: str | None = None,
+        ) -> CallToolResult:
+            async def call(principal: Principal) -> dict[str, Any]:
+                return await memory.find(principal, agent, query, limit=limit, cursor=cursor)
+
+            return await self._call(context, call, "memory_search")
+
+        async def memory_get(agent: str, key: str, context: Context) -> CallToolResult:
+            async def call(principal: Principal) -> dict[str, Any]:
+                return await memory.show(principal, agent, key)
+
+            return await self._call(context, call, "memory_get")
+
+        async def memory_put(
+            agent: str,
+            key: str,
+            text: str,
+            context: Context,
+            value: JsonValue = None,
+            ttl_s: float | None = None,
+        ) -> CallToolResult:
+            async def call(principal: Principal) -> dict[str, Any]:
+                fields = {"text": text, "value": value, "ttl_s": ttl_s}
+                return await memory.put(principal, agent, key, fields)
+
+            return await self._call(context, call, "memory_put")
+
+        async def memory_delete(agent: str, key: str, context: Context) -> CallToolResult:
+            async def call(principal: Principal) -> dict[str, Any]:
+                return await memory.delete(principal, agent, key)
+
+            return await self._call(context, call, "memory_delete")
+
+        for fn, name in (
+            (memory_search, "memory_search"),
+            (memory_get, "memory_get"),
+            (memory_put, "memory_put"),
+            (memory_delete, "memory_delete"),
+        ):
+            self.server.add_tool(fn, name=name, description=DESCRIPTIONS[name])

@@ -1,4 +1,4 @@
-"""One's long-term memory over HTTP: `/api/memory/{agent}` on the typed client's `Memory` (`routes`).
+"""One's long-term memory over HTTP: `/api/memory/{agent}` on `gateway.core.memory.GatewayMemory` (`routes`).
 
 docs/memory.md.
 """

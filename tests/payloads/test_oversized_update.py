@@ -117,7 +117,8 @@ async def answers_queries(handle: WorkflowHandle[Any, Any]) -> bool:
 def test_the_compose_servers_dynamic_config_is_the_dev_servers() -> None:
     document = yaml.safe_load(COMPOSE_CONFIG.read_text(encoding="utf-8"))
     assert {key: entries[0]["value"] for key, entries in document.items()} == DYNAMIC_CONFIG
-    assert DYNAMIC_CONFIG["history.maxInFlightUpdatePayloads"] < BLOB_SIZE_LIMIT
+    bound = DYNAMIC_CONFIG["history.maxInFlightUpdatePayloads"]
+    assert isinstance(bound, int) and bound < BLOB_SIZE_LIMIT
 
 
 # ---- the product's server: refused by the server, nothing wedges ---------------------------------

@@ -2,7 +2,8 @@
 
 `hosting/monitoring/prometheus.yml` passes `promtool check config`; every expression of the Grafana
 dashboard parses as PromQL (`promtool check rules`, each one a recording rule) and names only
-metrics the gateway and the worker export; the compose services mount what the files name.
+metrics the gateway and the worker export; the compose services mount what the files name, and
+the workers and the gateway share one long-term store (the `store-postgresql` service).
 """
 
 from __future__ import annotations
@@ -107,3 +108,20 @@ def test_the_compose_services_mount_the_monitoring_files() -> None:
         for target in p.get("targets", [])
     }
     assert uids == {datasource["datasources"][0]["uid"]}
+
+
+def test_the_workers_and_the_gateway_share_the_store_service() -> None:
+    """`REACT_STORE_URL` of both names the `store-postgresql` service, its user and database, once healthy."""
+    compose: dict[str, Any] = yaml.safe_load((ROOT / "docker-compose.yml").read_text(encoding="utf-8"))
+    services = compose["services"]
+    store = services["store-postgresql"]
+    user, database = store["environment"]["POSTGRES_USER"], store["environment"]["POSTGRES_DB"]
+    assert "store-data:/var/lib/postgresql/data" in store["volumes"] and "store-data" in compose["volumes"]
+    expected = (
+        f"postgresql://{user}:${{REACT_STORE_PASSWORD:-react-dev-password}}@store-postgresql:5432/{database}"
+    )
+    for name in ("worker", "gateway"):
+        service = services[name]
+        assert service["environment"]["REACT_STORE_URL"] == f"${{REACT_STORE_URL:-{expected}}}", name
+        assert service["depends_on"]["store-postgresql"] == {"condition": "service_healthy"}, name
+    assert store["environment"]["POSTGRES_PASSWORD"] == "${REACT_STORE_PASSWORD:-react-dev-password}"

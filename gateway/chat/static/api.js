@@ -54,6 +54,10 @@ export async function postJson(path, body) {
   return (await checked(await fetch(path, init))).json();
 }
 
+export async function deleteJson(path) {
+  return (await checked(await fetch(path, { method: "DELETE", headers: headers() }))).json();
+}
+
 function path(agent, rest = "") {
   return `/agui/${encodeURIComponent(agent)}${rest}`;
 }

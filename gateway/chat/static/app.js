@@ -6,6 +6,7 @@
 import * as api from "./api.js";
 import { Approvals } from "./approvals.js";
 import { el, LiveView, transcriptItems } from "./render.js";
+import { MemoryPanel } from "./memory.js";
 import { SchedulesPanel } from "./schedules.js";
 import { setUpSignIn, signIn, signOut } from "./signin.js";
 
@@ -156,6 +157,7 @@ async function send(text) {
   const message = { id: api.randomId("msg-"), role: "user", content: text };
   await stream((signal, handler) => api.run(state.agent, runInput([message], { forwardedProps }), handler, signal));
   void loadSessions();
+  void guarded(() => memory.load()); // the agent may have saved (or forgotten) something
 }
 
 // The thread's saved entries, status and usage. After a run (`retries` > 0) the live view gives
@@ -212,6 +214,7 @@ async function reset() {
 async function openThread(agent, threadId) {
   closeStreams();
   live.clear();
+  if (agent !== state.agent) void guarded(() => memory.reset()); // the panel follows the agent
   state.agent = agent;
   state.threadId = threadId;
   $("agent").value = agent;
@@ -266,6 +269,7 @@ async function loadAgents() {
 }
 
 const schedules = new SchedulesPanel(() => ({ agent: state.agent, threadId: state.threadId }), guarded);
+const memory = new MemoryPanel(() => state.agent, guarded);
 
 // The stored token in the token field, unless someone is typing one there: the page's start (after
 // the sign-in set-up's fetch) may come while a token is being typed, and must not wipe it.
@@ -293,7 +297,10 @@ async function start() {
     startsInFlight -= 1;
     if (startsInFlight === 0) $("send").disabled = false;
   }
-  await schedules.load(); // last: the conversation is open before anything else is awaited
+  // Last: the conversation is open before anything else is awaited. Each panel loads even when the
+  // other's scope is refused (the memory panel shows its own refusals).
+  const panels = [schedules.load(), memory.reset()];
+  for (const panel of panels) await panel;
 }
 
 $("composer").addEventListener("submit", (event) => {
@@ -316,6 +323,7 @@ $("token").addEventListener("change", () => {
 $("agent").addEventListener("change", () => {
   state.agent = $("agent").value;
   newChat();
+  void guarded(() => memory.reset());
 });
 $("new-chat").addEventListener("click", newChat);
 $("reset").addEventListener("click", () => guarded(reset));
