@@ -217,8 +217,8 @@ def test_erase_is_one_operation_of_the_table() -> None:
         {"method": "tools/call", "params": {"name": "delete_thread", "arguments": {"session": "t-1"}}}
     ).encode()
     [tool] = classify("POST", "/mcp", body)
-    assert (tool.action, tool.scope, tool.target, tool.audited) == (
-        "delete_thread",
+    assert (tool.action, tool.scope, tool.target, tool.audited) == (  # audited as the route's erase
+        "erase",
         "agents:ask",
         "default/t-1",
         True,
