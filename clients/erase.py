@@ -14,7 +14,7 @@ deletes it (`delete_workflows`). What is deleted:
 A workflow that runs is terminated first (the session first: its runs are its children), then
 each execution is deleted with the workflow service's `DeleteWorkflowExecution`. Temporal deletes
 asynchronously: a describe may still find a workflow for a moment, and the visibility store
-lists it a little longer (`gateway.threads.listing` hides an erased thread meanwhile).
+lists it a little longer (the gateway's erase answers once neither does: `gateway.core.erase`).
 """
 
 from __future__ import annotations
