@@ -21,8 +21,22 @@ keeps no state. Every other module of `WORKFLOW_PACKAGES` is imported afresh in 
 sandbox and policed there.
 """
 
-SANDBOX_RESTRICTIONS = SandboxRestrictions.default.with_passthrough_modules(*SHARED_WITH_THE_SANDBOX)
-"""Temporal's default restrictions, plus `SHARED_WITH_THE_SANDBOX`.
+LOGGING_LIBRARIES = ("litellm", "openai", "httpx")
+"""Libraries passed through because a log call may import them inside the sandbox.
+
+Workflow code never imports them. But once the worker has loaded litellm, litellm's filter on
+the root logger's handlers runs for every log record, in whatever thread logs. The filter
+imports `litellm` lazily. A record logged while a sandbox imports or runs workflow code (the
+event loop's exception handler, say) then imported litellm, openai and httpx afresh inside the
+sandbox. That failed on httpx's `urllib.request.Request` subclass and failed the worker's
+validation of `ReActRun` (seen in a full test run). Passed through, the import finds the
+modules the worker already loaded.
+"""
+
+SANDBOX_RESTRICTIONS = SandboxRestrictions.default.with_passthrough_modules(
+    *SHARED_WITH_THE_SANDBOX, *LOGGING_LIBRARIES
+)
+"""Temporal's default restrictions, plus `SHARED_WITH_THE_SANDBOX` and `LOGGING_LIBRARIES`.
 
 The defaults pass through the standard library, temporalio, protobuf, grpc, pydantic,
 pydantic_core, annotated_types and a few more libraries Temporal names. Workflow code imports

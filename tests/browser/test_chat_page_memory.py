@@ -66,6 +66,19 @@ async def memories(agents: AgentTestEnvironment) -> AsyncIterator[Memories]:
             put = await http.put("/api/memory/default/items/secret", json={"text": "Bob's secret plan"})
             assert put.status_code == 200, put.text
         yield Memories(gateway, browser)
+        await _forget_everything(gateway)
+
+
+async def _forget_everything(gateway: GatewayServer) -> None:
+    """Leave the session's shared store as this module found it (others list bob's and alice's items)."""
+    for token in (ALICE, BOB):
+        async with gateway.http(token) as http:
+            for agent in AGENTS:
+                listed = await http.get(f"/api/memory/{agent}", params={"limit": 100})
+                assert listed.status_code == 200, listed.text
+                for item in listed.json()["items"]:
+                    gone = await http.delete(f"/api/memory/{agent}/items/{item['key']}")
+                    assert gone.status_code == 200, gone.text
 
 
 async def keys(page: Page) -> list[str]:
