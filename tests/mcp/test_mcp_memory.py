@@ -13,15 +13,10 @@ import json
 import logging
 import uuid
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import Any
 
 import httpx
-import httpx2
 import pytest
 import pytest_asyncio
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult
 
 from contracts.memory import MemoryConfig
@@ -30,6 +25,7 @@ from gateway.identity.audit import AUDIT_LOGGER
 from gateway.identity.scopes import MEMORY_READ, MEMORY_WRITE
 from testing import AgentTestEnvironment, answer, scripted_agent
 from tests.gateway_helpers import ALICE, BOB, TEST_AGENTS, TEST_TOKENS, GatewayServer, auth, running_gateway
+from tests.mcp_helpers import mcp_client, result_of
 
 READER = "mcp-reader-token-0123456789"
 JSONRPC_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
@@ -45,21 +41,6 @@ async def gw(agents: AgentTestEnvironment) -> AsyncIterator[GatewayServer]:
     tokens = f"{TEST_TOKENS},{READER}=carol:memory:read"
     async with running_gateway(agents, AGENTS, tokens=tokens) as server:
         yield server
-
-
-@asynccontextmanager
-async def mcp_client(gw: GatewayServer, token: str) -> AsyncIterator[Client]:
-    """The SDK's client of the gateway's `/mcp`, calling with `token`."""
-    async with (
-        httpx2.AsyncClient(headers=auth(token), timeout=httpx2.Timeout(30.0, read=120.0)) as http,
-        Client(streamable_http_client(f"{gw.url}/mcp", http_client=http)) as client,
-    ):
-        yield client
-
-
-def result_of(result: CallToolResult) -> dict[str, Any]:
-    assert result.structured_content is not None
-    return result.structured_content
 
 
 def code_of(result: CallToolResult) -> str:

@@ -9,19 +9,14 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import Any
 
-import httpx2
 import pytest_asyncio
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
-from mcp_types import CallToolResult
 
 from gateway.identity.principal import Principal
 from gateway.owners import session_id
 from testing import AgentTestEnvironment, answer, call_tools, scripted_agent, tool_call
-from tests.gateway_helpers import ALICE, BOB, TEST_TOKENS, GatewayServer, auth, running_gateway
+from tests.gateway_helpers import ALICE, BOB, TEST_TOKENS, GatewayServer, running_gateway
+from tests.mcp_helpers import mcp_client, result_of
 
 ANSWER = "The MCP answer, streamed in pieces to the host."
 AGENTS = {
@@ -45,21 +40,6 @@ AGENTS = {
 async def gw(agents: AgentTestEnvironment) -> AsyncIterator[GatewayServer]:
     async with running_gateway(agents, AGENTS, tokens=TEST_TOKENS) as server:
         yield server
-
-
-@asynccontextmanager
-async def mcp_client(gw: GatewayServer, token: str) -> AsyncIterator[Client]:
-    """The SDK's client of the gateway's `/mcp`, calling with `token`."""
-    async with (
-        httpx2.AsyncClient(headers=auth(token), timeout=httpx2.Timeout(30.0, read=120.0)) as http,
-        Client(streamable_http_client(f"{gw.url}/mcp", http_client=http)) as client,
-    ):
-        yield client
-
-
-def result_of(result: CallToolResult) -> dict[str, Any]:
-    assert result.structured_content is not None
-    return result.structured_content
 
 
 async def test_the_tools_are_listed(gw: GatewayServer) -> None:
