@@ -69,13 +69,12 @@ def queryable_id(workflow_id: str) -> bool:
 
 
 async def delete_workflows(client: Client, session_id: str, found: dict[str, str]) -> ErasedSession:
-    """Terminate and delete the session and `found` (`workflows_of`: what it started, by type).
+    """Delete the session and `found` (`workflows_of`: what it started, by type), once `terminate_all` ran.
 
     Raises:
         RPCError: Temporal refused or did not answer.
     """
     erased = ErasedSession(session_id)
-    await terminate_all(client, session_id, found)
     for workflow_id, workflow_type in found.items():
         (erased.runs if workflow_type == RUN_WORKFLOW_TYPE else erased.others).append(workflow_id)
     for workflow_id in [*found, session_id]:

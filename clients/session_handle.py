@@ -16,7 +16,7 @@ from temporalio.service import RPCError
 
 from clients import session_inputs
 from clients.base import STALE_RECHECK_S, STALE_REFUSAL_S, StoreReader, Timeouts, WorkflowControls
-from clients.erase import ErasedSession, delete_workflows, workflows_of
+from clients.erase import ErasedSession, delete_workflows, terminate_all, workflows_of
 from clients.errors import RejectedError, workflow_rejection
 from clients.inputs import request_ref
 from clients.run_start import is_not_found
@@ -333,6 +333,7 @@ class SessionHandle(WorkflowControls):
             RPCError: Temporal refused or did not answer (erasing again finishes the job).
         """
         found = await self.erasable()
+        await terminate_all(self._client, self.workflow_id, found)
         return await delete_workflows(self._client, self.workflow_id, found)
 
     async def erasable(self) -> dict[str, str]:
