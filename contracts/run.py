@@ -17,6 +17,7 @@ from contracts.llm import Usage
 from contracts.omit import IS_NONE
 from contracts.webhooks import WebhookTarget
 from conversation import DEFAULT_CONTEXT_REF, Context, ContextOpPayload, Entry, MessageEntry
+from conversation.attachments import Attachments
 
 TASK_QUEUE = "react-agent"
 WORKFLOW_TYPE = "ReActRun"
@@ -36,7 +37,8 @@ class RunInput(BaseModel):
     is the share of the caller's `max_agent_runs` this run's own agents may start. `agent_state` is
     the agent state tools start from (a session passes its own), `session_usage` the
     session's usage before this request (for `usage_limits.per_session`); `query_refs` are
-    kept with the query's user message (a session passes its ask's `refs`); `webhook` is where
+    kept with the query's user message (a session passes its ask's `refs`), and so are
+    `query_attachments` (its ask's `attachments`); `webhook` is where
     an `approval.waiting` webhook goes when a tool call starts waiting for approval.
     """
 
@@ -51,6 +53,7 @@ class RunInput(BaseModel):
     agent_state: Annotated[AgentState, json_size_at_most(MAX_STATE_BYTES, "agent_state")] = {}
     session_usage: Usage | None = None
     query_refs: Refs = {}
+    query_attachments: Attachments = []
     webhook: WebhookTarget | None = None
 
 

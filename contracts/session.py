@@ -18,6 +18,7 @@ from contracts.thread import SegmentRef
 from contracts.webhooks import WebhookUrl
 from contracts.workflow_ids import SessionId
 from conversation import DEFAULT_CONTEXT_REF, Context, ConversationState
+from conversation.attachments import Attachments
 from conversation.policy import ContextPolicy
 
 SESSION_WORKFLOW_TYPE = "AgentSession"
@@ -164,9 +165,12 @@ class AskInput(BaseModel):
     with this id, an ask that would be refused `busy` by that very request (and nothing waits)
     waits for its end instead, and is answered `started` as soon as the session applies it.
     The typed client sets it when a `busy` refusal names a request whose run has ended.
+    `attachments`: files the user message carries, by reference (`conversation.attachments`);
+    their bytes are already in the payload store.
     """
 
     query: QueryText
+    attachments: Attachments = []
     request_id: Id | None = None
     overrides: Annotated[dict[str, JsonValue], json_size_at_most(MAX_OVERRIDES_BYTES, "overrides")] = {}
     context_policy: ContextPolicy | None = None

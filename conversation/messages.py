@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
+from conversation.attachments import Attachment
+
 Role = Literal["user", "assistant", "tool"]
 
 
@@ -71,7 +73,9 @@ class Message(OmitNone):
     """One message of an LLM context.
 
     Immutable: a message is shared by the lane views, each call's view and the message
-    cache without copies; change one with `model_copy(update=...)`.
+    cache without copies; change one with `model_copy(update=...)`. A user message's
+    `attachments` are references to files in the payload store (`conversation.attachments`);
+    the LLM activity turns them into content parts.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -82,6 +86,7 @@ class Message(OmitNone):
     tool_call_id: str | None = None
     name: str | None = None
     thinking: str | None = None
+    attachments: list[Attachment] | None = None
 
 
 class Context(BaseModel):

@@ -38,6 +38,7 @@ def message_of(payload: MessagePayload) -> Message:
         tool_call_id=payload.tool_call_id,
         name=payload.name,
         thinking=payload.thinking,
+        attachments=payload.attachments,
     )
 
 

@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from conversation.attachments import Attachment
 from conversation.messages import Context, OmitNone, Role, ToolCall
 
 DEFAULT_CONTEXT_REF = "default"
@@ -40,6 +41,7 @@ class MessagePayload(OmitNone):
     tool_call_id: str | None = None
     name: str | None = None
     thinking: str | None = None
+    attachments: list[Attachment] | None = None
 
 
 class ContextOperation(OmitNone):
@@ -89,7 +91,7 @@ class ContextOpEntry(BaseModel):
 Entry = Annotated[MessageEntry | ContextOpEntry, Field(discriminator="kind")]
 
 
-MUTABLE_PAYLOAD_FIELDS = ("tool_calls",)
+MUTABLE_PAYLOAD_FIELDS = ("tool_calls", "attachments")
 """The fields of `MessagePayload` that hold a list (`append` copies them; the rest are immutable)."""
 
 

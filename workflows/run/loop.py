@@ -99,7 +99,12 @@ class RunLoop:
         self._record.event(
             "request_started", data={"model": self._config.model, "query": preview(self._input.query)}
         )
-        self._record.append("user", self._input.query, refs=self._input.query_refs or None)
+        self._record.append(
+            "user",
+            self._input.query,
+            refs=self._input.query_refs or None,
+            attachments=self._input.query_attachments or None,
+        )
         self._task = asyncio.create_task(self._loop())
         try:
             await self._task

@@ -22,6 +22,7 @@ from conversation import (
     Role,
     ToolCall,
 )
+from conversation.attachments import Attachment
 from workflows.conversation_reader import ConversationReader
 from workflows.run.input_queue import QueuedInput
 from workflows.run.ledger import RunLedger
@@ -91,6 +92,7 @@ class RunRecord(ConversationReader):
         name: str | None = None,
         thinking: str | None = None,
         refs: dict[str, str] | None = None,
+        attachments: list[Attachment] | None = None,
     ) -> Entry:
         """Append a message of this run to the active lane."""
         payload = MessagePayload(
@@ -101,6 +103,7 @@ class RunRecord(ConversationReader):
             tool_call_id=tool_call_id,
             name=name,
             thinking=thinking,
+            attachments=attachments,
         )
         return self._conversation.append_message(payload, workflow.now(), refs)
 

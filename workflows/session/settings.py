@@ -101,6 +101,7 @@ class SessionSettings:
             request_id=request_id,
             config=config.model_copy(update={"context_policy": policy}),
             query_refs=ask.refs,
+            query_attachments=ask.attachments,
         )
 
     def session_policy(self) -> ContextPolicy:
