@@ -91,6 +91,10 @@ class Memory:
         """Forget this principal's items (any namespace) last written by one of `write_ids`; how many."""
         return await (await self._opened.get()).delete_written((self.principal,), write_ids)
 
+    async def delete_all(self) -> int:
+        """Forget every item of this principal, in every namespace; how many."""
+        return await (await self._opened.get()).delete_under((self.principal,))
+
     async def list(self, namespace: str, *, limit: int = 50, cursor: str | None = None) -> MemoryPage:
         """A page of the namespace's items (its paths' too), by key; `next_cursor` continues it."""
         return await (await self._opened.get()).list(self._ns(namespace), limit=limit, cursor=cursor)

@@ -22,7 +22,7 @@ MAX_ATTACHMENTS_PER_MESSAGE: Final = 10
 MAX_ATTACHMENT_NAME_CHARS: Final = 255
 """An attachment's file name, as a file system allows it."""
 ATTACHMENT_ID_PATTERN: Final = re.compile(r"^f-[0-9a-f]{32}$")
-"""An attachment id: `f-` and 32 lower-case hex digits (check with `fullmatch`; pydantic's `$` is the end of the text)."""
+"""An attachment id: `f-` and 32 lower-case hex digits (check with `fullmatch`)."""
 
 AttachmentId = Annotated[str, StringConstraints(pattern=r"^f-[0-9a-f]{32}$")]
 MediaType = Annotated[

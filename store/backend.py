@@ -74,6 +74,10 @@ class Backend(Protocol):
         """Remove the items under `prefix` whose last write has one of `write_ids`; how many."""
         ...
 
+    async def delete_under(self, prefix: str) -> int:
+        """Remove every item under `prefix`, expired or not; how many."""
+        ...
+
     async def list(self, prefix: str, after: str | None, limit: int, now: float) -> list[Row]:
         """Items under `prefix`, ordered by (ns, key), after the cursor (`ns`, a unit separator, `key`)."""
         ...

@@ -150,6 +150,15 @@ class MemoryStore:
         ns = namespace_id(prefix, prefix=True)
         return await self._guard(self._backend.delete_written(ns, sorted(set(write_ids))))
 
+    async def delete_under(self, prefix: Namespace) -> int:
+        """Forget every item under the namespace `prefix` (all of a principal's: `(principal,)`); how many.
+
+        Raises:
+            StoreInputError: a part breaks its rule.
+            StoreUnavailableError: the database did not answer.
+        """
+        return await self._guard(self._backend.delete_under(namespace_id(prefix, prefix=True)))
+
     async def list(self, prefix: Namespace, *, limit: int = 50, cursor: str | None = None) -> MemoryPage:
         """A page of the items under the namespace `prefix`, by namespace and key.
 

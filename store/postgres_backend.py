@@ -142,6 +142,13 @@ class PostgresBackend:
         )
         return len(rows)
 
+    async def delete_under(self, prefix: str) -> int:
+        """Remove every item under `prefix` (expired or not); how many."""
+        rows = await self._fetch(
+            f"DELETE FROM memory_items WHERE {_UNDER} RETURNING 1", prefix_bounds(prefix)
+        )
+        return len(rows)
+
     async def list(self, prefix: str, after: str | None, limit: int, now: float) -> list[Row]:
         """Items under `prefix` in (ns, key) order, after the cursor."""
         ns_after, _, key_after = (after or "").partition("\x1f")

@@ -214,7 +214,15 @@ class SqliteBackend:
             return 0
         marks = ", ".join("?" for _ in write_ids)
         chosen = f"SELECT m.id FROM memory_items m WHERE {_UNDER} AND m.write_id IN ({marks})"
-        parameters = (*prefix_bounds(prefix), *write_ids)
+        return await self._delete_chosen(chosen, (*prefix_bounds(prefix), *write_ids))
+
+    async def delete_under(self, prefix: str) -> int:
+        """Remove every item under `prefix` (expired or not), and their index entries."""
+        chosen = f"SELECT m.id FROM memory_items m WHERE {_UNDER}"
+        return await self._delete_chosen(chosen, prefix_bounds(prefix))
+
+    async def _delete_chosen(self, chosen: str, parameters: tuple[str, ...]) -> int:
+        """Remove the items the query `chosen` selects (by id) and their index entries, in one transaction."""
         async with self._lock:
             db = await self._conn()
             await db.execute("BEGIN IMMEDIATE")

@@ -1,7 +1,9 @@
-"""Erasing a thread: its session and runs from Temporal and, where asked, the memories its requests wrote.
+"""Erasing a thread (its session, runs, and the memories it wrote) and all a principal has.
 
-One place for every surface (`DELETE /api/threads/{agent}/{thread}`, the MCP tool `delete_thread`).
-The order makes a failure leave what can be finished by erasing again:
+A thread's erase deletes its session and runs from Temporal and, where asked, the memories its
+requests wrote. One place for every surface (`DELETE /api/threads/{agent}/{thread}`, the MCP
+tool `delete_thread`, `DELETE /api/admin/principals/{principal}`). A thread's erase goes in an
+order that makes a failure leave what can be finished by erasing again:
 
 1. what the session started is found (`SessionHandle.erasable`: its records' runs and the
    children Temporal lists under it, never a fork), and everything running is terminated;
@@ -12,6 +14,10 @@ The order makes a failure leave what can be finished by erasing again:
 3. every execution of the runs and the session is deleted (`clients.erase`);
 4. the erase waits (up to `SETTLE_S`) until Temporal no longer describes the session nor lists
    it, so the thread is 404 on every route and absent from `GET /api/threads` when it answers.
+
+A principal's erase (`erase_principal`) deletes their schedules first (so none fires a new thread
+meanwhile), then each of their threads as above, a listing at a time until none is listed, then
+every memory item under their name. Asking again finishes a failed one.
 
 Payload-store blobs are not deleted (docs/erasing-data.md: content-addressed, shared by forks).
 """
@@ -32,15 +38,19 @@ from clients.erase import delete_workflows, queryable_id, terminate_all
 from clients.errors import RejectedError
 from clients.memory import Memory
 from clients.run_start import is_not_found
+from clients.schedules import Schedules
 from contracts.activities import MEMORY_SAVE_ACTIVITY
+from contracts.errors import NOT_FOUND
 from contracts.run import WORKFLOW_TYPE as RUN_WORKFLOW_TYPE
 from gateway.context import GatewayContext
+from gateway.core.listing import list_threads
 from gateway.core.store_calls import store_call
 from gateway.core.threads import Thread, temporal_reads
-from gateway.errors import not_found
+from gateway.errors import GatewayError, not_found
+from gateway.identity.principal import Principal
 from gateway.identity.scopes import MEMORY_WRITE, require
 
-__all__ = ["Erased", "erase_thread"]
+__all__ = ["Erased", "ErasedPrincipal", "erase_principal", "erase_thread"]
 
 SETTLE_S = 45.0
 """How long an erase waits for Temporal to stop describing and listing the deleted session: a
@@ -71,6 +81,26 @@ class Erased:
         }
 
 
+@dataclass(frozen=True)
+class ErasedPrincipal:
+    """What erasing a principal deleted."""
+
+    threads: int
+    schedules: int
+    workflows: int
+    """Workflow ids of every thread: the sessions, their runs, and the other workflows they started."""
+    memories: int
+
+    def json(self) -> dict[str, int]:
+        """The counts as the route answers them."""
+        return {
+            "threads": self.threads,
+            "schedules": self.schedules,
+            "workflows": self.workflows,
+            "memories": self.memories,
+        }
+
+
 async def erase_thread(ctx: GatewayContext, memory: Memory, thread: Thread, *, memories: bool) -> Erased:
     """Erase `thread` (see the module docstring); `memory`: the gateway's store client.
 
@@ -80,20 +110,58 @@ async def erase_thread(ctx: GatewayContext, memory: Memory, thread: Thread, *, m
     """
     if memories:
         require(thread.principal, MEMORY_WRITE)
-    session = ctx.sessions.get(thread.session_id)
+    return await _erase_session(ctx, memory, thread.principal.name, thread.session_id, memories=memories)
+
+
+async def erase_principal(ctx: GatewayContext, memory: Memory, principal: str) -> ErasedPrincipal:
+    """Erase everything `principal` has: schedules, threads (sessions, runs), memory items.
+
+    The caller checked the `agents:admin` scope and `principal`'s pattern.
+
+    Raises:
+        GatewayError: 503 `unavailable` (Temporal or the store did not answer: ask again).
+    """
+    schedules = Schedules(ctx.client, task_queue=ctx.settings.task_queue)
+    with temporal_reads():
+        owned = await schedules.list(principal)
+        for schedule in owned:
+            with contextlib.suppress(RejectedError):  # deleted meanwhile
+                await schedules.delete(schedule.schedule_id)
+    threads = workflows = 0
+    seen: set[str] = set()
+    while listed := [t for t in await list_threads(ctx, principal) if t.session_id not in seen]:
+        for thread in listed:
+            seen.add(thread.session_id)  # listed until visibility catches up with its deletion
+            try:
+                erased = await _erase_session(ctx, memory, principal, thread.session_id, memories=False)
+            except GatewayError as error:
+                if error.code != NOT_FOUND:
+                    raise
+                continue  # erased meanwhile
+            threads += 1
+            workflows += erased.workflows
+    memories = await store_call(memory.of(Principal(principal, frozenset()).name).delete_all())
+    return ErasedPrincipal(threads=threads, schedules=len(owned), workflows=workflows, memories=memories)
+
+
+async def _erase_session(
+    ctx: GatewayContext, memory: Memory, principal: str, session_id: str, *, memories: bool
+) -> Erased:
+    """Erase the session `session_id` of `principal` (the module docstring's four steps)."""
+    session = ctx.sessions.get(session_id)
     with temporal_reads():
         try:
             found = await session.erasable()
         except RejectedError:
             raise not_found("thread") from None
-        await terminate_all(ctx.client, thread.session_id, found)
+        await terminate_all(ctx.client, session_id, found)
         deleted_memories: int | None = None
         if memories:
             runs = [workflow_id for workflow_id, kind in found.items() if kind == RUN_WORKFLOW_TYPE]
             write_ids = [write for run in runs for write in await _memory_writes(ctx.client, run)]
-            deleted_memories = await store_call(memory.of(thread.principal.name).delete_written(write_ids))
-        erased = await delete_workflows(ctx.client, thread.session_id, found)
-        await _gone(ctx.client, thread.session_id)
+            deleted_memories = await store_call(memory.of(principal).delete_written(write_ids))
+        erased = await delete_workflows(ctx.client, session_id, found)
+        await _gone(ctx.client, session_id)
     return Erased(
         workflows=erased.workflows,
         runs=len(erased.runs),

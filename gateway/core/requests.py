@@ -48,7 +48,7 @@ from contracts.session import QUERY_PREVIEW_CHARS, AskAccepted, OnBusy, RequestR
 from contracts.signals import SteerMode
 from contracts.stream import DeltaEvent
 from gateway.context import GatewayContext
-from gateway.core.erase import Erased, erase_thread
+from gateway.core.erase import Erased, ErasedPrincipal, erase_principal, erase_thread
 from gateway.core.follow import RunEnd, follow_run
 from gateway.core.inputs import Decision
 from gateway.core.single_flight import shared
@@ -496,9 +496,21 @@ class RequestCore:
             GatewayError: `not_found` (nothing is deleted), `forbidden` (`memories` without
                 `memory:write`), `unavailable`.
         """
+        return await erase_thread(self._ctx, self._store(), thread, memories=memories)
+
+    async def erase_principal(self, principal: str) -> ErasedPrincipal:
+        """Erase everything `principal` has: schedules, threads, memory items (`gateway.core.erase`).
+
+        Raises:
+            GatewayError: `unavailable` (ask again: it finishes what is left).
+        """
+        return await erase_principal(self._ctx, self._store(), principal)
+
+    def _store(self) -> Memory:
+        """The gateway's memory-store client (opened on first use)."""
         if self._memory is None:
             self._memory = Memory(self._ctx.settings.memory_store_url)
-        return await erase_thread(self._ctx, self._memory, thread, memories=memories)
+        return self._memory
 
     async def set_webhook(self, thread: Thread, webhook_url: str | None) -> SessionStatus:
         """Set (None: clear) the thread's default webhook for the requests asked from now on.

@@ -283,6 +283,12 @@ ROUTES: Final[tuple[tuple[str, re.Pattern[str], Operation, BodyReader | None], .
         Operation("admin_read", ADMIN, audited=True),
         None,
     ),
+    (
+        "DELETE",
+        re.compile(r"^/api/admin/principals/(?P<agent>[^/]+)$"),
+        Operation("erase", ADMIN, audited=True),
+        None,
+    ),
     ("*", re.compile(r"^/api/admin(/.*)?$"), Operation("admin_read", ADMIN, audited=True), None),
     ("*", re.compile(r"^/api/.*$"), Operation("read", ASK), None),
     ("POST", re.compile(r"^/a2a/(?P<agent>[^/]+)$"), Operation("read", ASK), _a2a),

@@ -1,12 +1,14 @@
-"""What the `agents:admin` scope may do: read every principal's threads (never change them).
+"""What the `agents:admin` scope may do: read every principal's threads, and erase a principal.
 
-    GET /api/admin/threads[?principal=NAME]                 sessions of every principal (at most 100)
-    GET /api/admin/threads/{principal}/{agent}/{thread}     one thread, as its owner sees it
+    GET    /api/admin/threads[?principal=NAME]                 sessions of every principal (at most 100)
+    GET    /api/admin/threads/{principal}/{agent}/{thread}     one thread, as its owner sees it
+    DELETE /api/admin/principals/{principal}                   everything the principal has, erased
 
 The thread view is the owner's (`GET /api/threads/{agent}/{thread}`, `gateway.threads.api`,
 handed in by `gateway.threads.routes`), read on the owner's behalf, and the listing is the
-owner's listing (`gateway.threads.listing`) over every principal; nothing here writes. The guard
-checks the scope and writes an audit line for each read (`admin_read`).
+owner's listing (`gateway.core.listing`) over every principal. The erase is the request core's
+(`gateway.core.erase.erase_principal`). The guard checks the scope and writes an audit line for
+each read (`admin_read`) and each erase (`erase`).
 """
 
 from __future__ import annotations
@@ -18,16 +20,18 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from gateway.context import GatewayContext
+from gateway.core import RequestCore
+from gateway.core.listing import list_threads
 from gateway.errors import GatewayError
 from gateway.identity.principal import PRINCIPAL_PATTERN, Principal
 from gateway.threads.api import OWNER_THREAD_PATH
-from gateway.threads.listing import list_threads
 
 __all__ = ["routes"]
 
 
 def routes(ctx: GatewayContext, owner_routes: Sequence[BaseRoute]) -> list[BaseRoute]:
-    """The admin's read-only routes; `owner_routes` hold the owner's thread view (`OWNER_THREAD_PATH`)."""
+    """The admin's routes; `owner_routes` hold the owner's thread view (`OWNER_THREAD_PATH`)."""
+    core = RequestCore(ctx)
     owner_view: Callable[[Request], Awaitable[Response]] = next(
         route.endpoint
         for route in owner_routes
@@ -46,9 +50,15 @@ def routes(ctx: GatewayContext, owner_routes: Sequence[BaseRoute]) -> list[BaseR
         )  # read as the owner; the admin's scope was checked
         return await owner_view(request)
 
+    async def erase_principal(request: Request) -> Response:
+        name = _principal_name(request.path_params["principal"])
+        erased = await core.erase_principal(name)
+        return JSONResponse({"principal": name, "deleted": erased.json()})
+
     return [
         Route("/api/admin/threads", threads, methods=["GET"]),
         Route("/api/admin/threads/{principal}/{agent}/{thread}", thread, methods=["GET"]),
+        Route("/api/admin/principals/{principal}", erase_principal, methods=["DELETE"]),
     ]
 
 

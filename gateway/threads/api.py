@@ -28,10 +28,10 @@ from contracts.session import RequestRecord, SessionStatus
 from conversation.thread import ContextOpEntry, Entry, MessageEntry
 from gateway.context import GatewayContext
 from gateway.core import RequestCore, Thread, temporal_reads
+from gateway.core.listing import list_threads
 from gateway.errors import GatewayError
 from gateway.http_input import principal_of, read_json
 from gateway.owners import check_thread_id, parse_session_id
-from gateway.threads.listing import list_threads
 from gateway.threads.path_thread import thread_in_path
 
 __all__ = ["OWNER_THREAD_PATH", "routes"]

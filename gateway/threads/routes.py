@@ -9,6 +9,6 @@ __all__ = ["routes"]
 
 
 def routes(ctx: GatewayContext) -> list[BaseRoute]:
-    """`/api/threads...` (list, view, fork, reset, `.../requests`, `.../webhook`), `/api/admin/threads...`."""
+    """`/api/threads...` (list, view, fork, reset, erase, `.../requests`, `.../webhook`), `/api/admin/...`."""
     owner = api.routes(ctx)
     return [*owner, *background.routes(ctx), *thread_webhook.routes(ctx), *admin.routes(ctx, owner)]

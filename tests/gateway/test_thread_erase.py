@@ -4,7 +4,8 @@ The session and its runs are gone from Temporal (describe: not found), the threa
 route and absent from the listing, its forks are kept, a running thread is terminated first,
 another principal's thread is the same 404 with nothing deleted, and `?memories=true` deletes the
 memory items its requests wrote (only those). The same through the typed client, the CLI and the
-MCP tool `delete_thread`.
+MCP tool `delete_thread`. Erasing a principal (`DELETE /api/admin/principals/{principal}`, the
+admin's) leaves nothing of theirs in Temporal (sessions, runs, schedules) nor in the store.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ from tests.gateway_helpers import ALICE, BOB, TEST_AGENTS, TEST_TOKENS, GatewayS
 
 NOT_FOUND = {"error": {"code": "not_found", "message": "no such thread"}}
 ASK_ONLY = "dave-ask-0123456789"
+ERIN = "erin-token-0123456789"
+ROOT = "root-admin-0123456789"
 REPO = Path(__file__).resolve().parents[2]
 GONE_S = 30.0
 MEMORY = MemoryConfig(tools=True, recall=0, namespace="erase-prefs")
@@ -52,7 +55,8 @@ AGENTS = {
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def gateway(agents: AgentTestEnvironment) -> AsyncIterator[GatewayServer]:
-    async with running_gateway(agents, AGENTS, tokens=f"{TEST_TOKENS},{ASK_ONLY}=dave:agents:ask") as server:
+    tokens = f"{TEST_TOKENS},{ASK_ONLY}=dave:agents:ask,{ERIN}=erin,{ROOT}=root:agents:admin"
+    async with running_gateway(agents, AGENTS, tokens=tokens) as server:
         yield server
 
 
@@ -296,3 +300,54 @@ async def test_the_mcp_tool_deletes_ones_own_session_only(gateway: GatewayServer
     await all_gone(gateway.ctx.client, [session_id(Principal("alice"), "default", thread), *runs])
     again, body = await call(ALICE, {"session": thread})
     assert again and body["error"]["code"] == "not_found"
+
+
+async def test_erasing_a_principal_leaves_nothing_of_theirs_and_keeps_everyone_elses(
+    gateway: GatewayServer,
+) -> None:
+    threads = [new_thread(), new_thread()]
+    for thread in threads:
+        told = await asked(gateway, ERIN, "teller", thread, "I take tea with lemon.")
+        assert told["status"] == "completed"
+    kept = new_thread()
+    assert (await asked(gateway, ALICE, "default", kept, "hello"))["status"] == "completed"
+    runs = [run for thread in threads for run in await run_ids(gateway, "erin", "teller", thread)]
+    sessions = [session_id(Principal("erin"), "teller", thread) for thread in threads]
+    async with gateway.http(ERIN) as http:
+        put = await http.put("/api/memory/default/items/erin-city", json={"text": "Lives in Porto"})
+        assert put.status_code == 200, put.text
+        made = await http.post("/api/schedules", json={"agent": "default", "message": "hi", "every_s": 3600})
+        assert made.status_code == 201, made.text
+        schedule = made.json()["schedule_id"]
+        refused = await http.delete("/api/admin/principals/erin")  # erin is no admin
+        assert (refused.status_code, refused.json()["error"]["code"]) == (403, "forbidden")
+    async with gateway.http(ROOT) as root:
+        junk = await root.delete("/api/admin/principals/erin%0A")
+        assert (junk.status_code, junk.json()["error"]["code"]) == (400, "invalid_input")
+        erased = await root.delete("/api/admin/principals/erin")
+        assert erased.status_code == 200, erased.text
+        deleted = erased.json()["deleted"]
+    assert (deleted["threads"], deleted["schedules"], deleted["memories"]) == (2, 1, 2), deleted
+    await all_gone(gateway.ctx.client, [*sessions, *runs])
+    async with gateway.http(ERIN) as http:
+        assert await listed_ids(gateway, ERIN) == set()
+        for thread in threads:
+            assert (await http.get(f"/api/threads/teller/{thread}")).status_code == 404
+        assert (await http.get("/api/memory/default/items/erin-city")).status_code == 404
+        assert (await http.get("/api/memory/teller/items/erase-tea")).status_code == 404
+        assert (await http.get(f"/api/schedules/{schedule}")).status_code == 404
+    assert kept in await listed_ids(gateway, ALICE)  # another principal keeps everything
+    async with gateway.http(ROOT) as root:  # erasing again finds nothing left
+        again = await root.delete("/api/admin/principals/erin")
+        assert again.status_code == 200, again.text
+        assert again.json()["deleted"] == {"threads": 0, "schedules": 0, "workflows": 0, "memories": 0}
+
+
+def test_erasing_a_principal_is_an_audited_erase_of_the_admins() -> None:
+    [operation] = classify("DELETE", "/api/admin/principals/erin", None)
+    assert (operation.action, operation.scope, operation.target, operation.audited) == (
+        "erase",
+        "agents:admin",
+        "erin",
+        True,
+    )

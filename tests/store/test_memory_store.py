@@ -108,6 +108,23 @@ async def test_delete_written_forgets_only_the_items_last_written_by_those_calls
     assert await memory.delete_written(("alice",), []) == 0
 
 
+async def test_delete_under_forgets_every_item_of_a_principal_and_no_one_elses(
+    memory: MemoryStore, clock: Clock
+) -> None:
+    await memory.put(NS, "a", "in the agent's namespace")
+    await memory.put((*NS, "prefs"), "b", "under a path")
+    await memory.put(("alice", "other-agent"), "c", "another agent's namespace", ttl_s=60)
+    await memory.put(("alicia", "assistant"), "d", "a principal whose name starts the same")
+    await memory.put(("bob", "assistant"), "e", "another principal's")
+    clock.now += 120  # "c" has expired: erased all the same
+    assert await memory.delete_under(("alice",)) == 3
+    assert await memory.count(("alice",)) == 0
+    assert await memory.search(NS, "namespace") == []
+    assert await memory.get(("alicia", "assistant"), "d") is not None
+    assert await memory.get(("bob", "assistant"), "e") is not None
+    assert await memory.delete_under(("alice",)) == 0
+
+
 async def test_list_pages_by_namespace_prefix(memory: MemoryStore) -> None:
     for index in range(5):
         await memory.put(NS, f"k{index}", f"note {index}")
