@@ -36,6 +36,7 @@ from contracts.compaction import SummarizeRequest, SummarizeResult
 from contracts.llm import CountTokensRequest, CutStreamedCall, LLMRequest, LLMResponse, StreamedText, ToolSpec
 from contracts.memory import MemoryRecall, MemoryRecalled, MemoryToolCall
 from contracts.output import OutputSpec, SchemaCheck
+from contracts.retention import RetentionInput, RetentionResult
 from contracts.schedules import FiringAsk, FiringResult
 from contracts.session import ExportResult
 from contracts.snapshot import ExportSnapshotRequest, RestoreSnapshotRequest, SnapshotPayload
@@ -61,6 +62,7 @@ ASK_FOR_SCHEDULE_ACTIVITY: Final = "ask_for_schedule"
 DELIVER_WEBHOOK_ACTIVITY: Final = "deliver_webhook"
 CUT_STREAMED_CALL_ACTIVITY: Final = "cut_streamed_call"
 CHECK_ADMISSION_SLOTS_ACTIVITY: Final = "check_admission_slots"
+SWEEP_IDLE_THREADS_ACTIVITY: Final = "sweep_idle_threads"
 MEMORY_SAVE_ACTIVITY: Final = "memory_save"
 MEMORY_SEARCH_ACTIVITY: Final = "memory_search"
 MEMORY_DELETE_ACTIVITY: Final = "memory_delete"
@@ -243,6 +245,17 @@ CHECK_ADMISSION_SLOTS = ActivitySpec(
     lambda r: f"check {len(r.slots)} admission slots",
 )
 
+SWEEP_IDLE_THREADS = ActivitySpec(
+    SWEEP_IDLE_THREADS_ACTIVITY,
+    RetentionInput,
+    RetentionResult,
+    # Many sessions a sweep: it heartbeats after each one; a retry starts the listing over.
+    ActivityOptions(
+        start_to_close_timeout_s=1800, heartbeat_timeout_s=120, maximum_attempts=3, maximum_interval_s=60
+    ),
+    lambda r: f"erase threads idle for {r.idle_s:.0f} s (at most {r.limit})",
+)
+
 # The memory tools answer a store that is down with a tool error the model reads, never by raising:
 # Temporal retries only what the activity could not report (a worker lost mid-call).
 _MEMORY = ActivityOptions(start_to_close_timeout_s=30, maximum_attempts=3)
@@ -284,6 +297,7 @@ ACTIVITIES: Final[Mapping[str, ActivitySpec[Any, Any]]] = MappingProxyType(
             DELIVER_WEBHOOK,
             CUT_STREAMED_CALL,
             CHECK_ADMISSION_SLOTS,
+            SWEEP_IDLE_THREADS,
             MEMORY_SAVE,
             MEMORY_SEARCH,
             MEMORY_DELETE,

@@ -259,15 +259,16 @@ class DurableReactPlugin(SimplePlugin):
     @staticmethod
     def _with_agent_workflows(workflows: Sequence[type]) -> list[type]:
         from workflows.background.deliver_webhook import DeliverWebhook
+        from workflows.background.retention_sweep import RetentionSweep
         from workflows.background.run_admission import RunAdmission
         from workflows.background.scheduled_ask import ScheduledAsk
         from workflows.run.react_run import ReActRun
         from workflows.session.agent_session import AgentSession  # imported here: clients never need them
 
-        product = (ReActRun, AgentSession, ScheduledAsk, DeliverWebhook, RunAdmission)
+        product = (ReActRun, AgentSession, ScheduledAsk, DeliverWebhook, RunAdmission, RetentionSweep)
         if any(w in workflows for w in product):
             raise PluginConflictError(
-                "ReActRun/AgentSession/ScheduledAsk/DeliverWebhook/RunAdmission are registered already; "
+                f"{'/'.join(w.__name__ for w in product)} are registered already; "
                 "let DurableReactPlugin register them (and every activity) instead"
             )
         return [*workflows, *product]
@@ -294,6 +295,7 @@ class DurableReactPlugin(SimplePlugin):
             from activities.snapshots.snapshot import export_snapshot, restore_snapshot
             from activities.tools.agent_profiles import ResolveAgentsActivity
             from activities.tools.tool_calls import ToolActivities
+            from hosting.retention import sweep_idle_threads
 
             tools = ToolActivities(self.registry)
             llm = LLMActivities(self.registry, MessageCache(self.blob_store), self.live_channel)
@@ -323,6 +325,7 @@ class DurableReactPlugin(SimplePlugin):
                 memory.memory_search,
                 memory.memory_delete,
                 memory.memory_recall,
+                sweep_idle_threads,
             ]
         return self._activities
 

@@ -51,6 +51,7 @@ from hosting.connection import connect, temporal_address, temporal_namespace
 from hosting.dev_server import DevServerError, ensure_dev_server
 from hosting.metrics_server import MetricsServer, sdk_runtime
 from hosting.plugin import DurableReactPlugin
+from hosting.retention import keep_retention_schedule, retention_days
 from hosting.warm_up import warm_up_in_background
 from live.dev_channel import ensure_dev_channel, forget
 from payloads.blob_store import BlobStoreError, shared_blob_store
@@ -185,6 +186,7 @@ async def serve(args: argparse.Namespace) -> None:
     transformers = build_transformers(option_values(args.transformers, TRANSFORMERS_ENV))
     mcp_servers = load_mcp_servers(option_values(args.mcp_config, MCP_CONFIG_ENV))
     settings = load_settings()
+    keep_days = retention_days()
     store = shared_blob_store(settings.payload_store)
     if args.dev and _serves_bundled_model():
         # The CLI's default agent runs on the bundled model: it loads while the dev server and the
@@ -236,6 +238,8 @@ async def serve(args: argparse.Namespace) -> None:
                 "start a server, or run `python worker.py --dev` for the embedded one"
             ) from err
         worker = Worker(client, task_queue=args.task_queue)
+        retention = await keep_retention_schedule(client, args.task_queue, keep_days)
+        logging.info("retention of idle threads: %s", retention)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):

@@ -28,6 +28,7 @@ from payloads.blob_store import BlobStore
 from payloads.settings import SettingsError, load_settings
 from testing import answer, call_tools, script_overrides, scripted_agent, tool_call
 from workflows.background.deliver_webhook import DeliverWebhook
+from workflows.background.retention_sweep import RetentionSweep
 from workflows.background.run_admission import RunAdmission
 from workflows.background.scheduled_ask import ScheduledAsk
 from workflows.run.react_run import ReActRun
@@ -106,6 +107,7 @@ async def test_a_team_worker_with_the_plugin_runs_a_session_end_to_end(
         ScheduledAsk,
         DeliverWebhook,
         RunAdmission,
+        RetentionSweep,
     ]
     assert len(list(active["activities"])) == len(ACTIVITIES) + 1
     agent = scripted_agent(tools=["order_status"])
@@ -168,7 +170,14 @@ async def test_the_worker_s_own_plugin_wins_over_the_client_s(client: Client, st
     with pytest.warns(UserWarning, match="same plugin type"):
         worker = Worker(team_client, task_queue=task_queue, plugins=[own], max_cached_workflows=0)
     active = active_config(worker)
-    assert list(active["workflows"]) == [ReActRun, AgentSession, ScheduledAsk, DeliverWebhook, RunAdmission]
+    assert list(active["workflows"]) == [
+        ReActRun,
+        AgentSession,
+        ScheduledAsk,
+        DeliverWebhook,
+        RunAdmission,
+        RetentionSweep,
+    ]
     assert isinstance(active.get("workflow_runner"), SandboxedWorkflowRunner)
     async with worker:
         result = await Runs(team_client, task_queue=task_queue, store=store).run(
