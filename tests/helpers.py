@@ -17,7 +17,7 @@ from temporalio.api.common.v1 import Payload
 from temporalio.api.enums.v1 import EventType, WorkflowTaskFailedCause
 from temporalio.api.sdk.v1 import ExternalStorageReference
 from temporalio.client import Client, WorkflowHandle
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
 from clients.update_retry import execute_update
 from contracts import (
@@ -225,3 +225,14 @@ def _spawn(command: list[str], log: Path | None, env: Mapping[str, str] | None) 
         )
     with log.open("wb") as sink:
         return subprocess.Popen(command, cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT)
+
+
+async def workflow_exists(client: Client, workflow_id: str) -> bool:
+    """Whether Temporal still describes the workflow (False once it is deleted: not found)."""
+    try:
+        await client.get_workflow_handle(workflow_id).describe()
+    except RPCError as error:
+        if error.status == RPCStatusCode.NOT_FOUND:
+            return False
+        raise
+    return True

@@ -26,7 +26,6 @@ import pytest_asyncio
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from temporalio.client import Client as TemporalClient
-from temporalio.service import RPCError, RPCStatusCode
 
 from contracts.memory import MemoryConfig
 from gateway.guard.operations import classify
@@ -35,6 +34,7 @@ from gateway.identity.principal import Principal
 from gateway.owners import session_id
 from testing import AgentTestEnvironment, answer, call_tools, scripted_agent, tool_call
 from tests.gateway_helpers import ALICE, BOB, TEST_AGENTS, TEST_TOKENS, GatewayServer, auth, running_gateway
+from tests.helpers import workflow_exists
 
 NOT_FOUND = {"error": {"code": "not_found", "message": "no such thread"}}
 ASK_ONLY = "dave-ask-0123456789"
@@ -71,20 +71,11 @@ async def asked(gateway: GatewayServer, token: str, agent: str, thread: str, mes
         return body
 
 
-async def exists(client: TemporalClient, workflow_id: str) -> bool:
-    try:
-        await client.get_workflow_handle(workflow_id).describe()
-    except RPCError as error:
-        assert error.status == RPCStatusCode.NOT_FOUND, error
-        return False
-    return True
-
-
 async def all_gone(client: TemporalClient, workflow_ids: list[str]) -> None:
     """Every workflow of `workflow_ids` describes as not found (Temporal deletes asynchronously)."""
     async with asyncio.timeout(GONE_S):
         while True:
-            left = [w for w in workflow_ids if await exists(client, w)]
+            left = [w for w in workflow_ids if await workflow_exists(client, w)]
             if not left:
                 return
             await asyncio.sleep(0.1)
@@ -129,7 +120,7 @@ async def test_erasing_an_idle_thread_deletes_its_session_and_runs_and_keeps_its
             "deleted": {"workflows": 3, "runs": 2, "executions": 3, "memories": None},
         }
         # The gateway answered once Temporal no longer describes nor lists the session.
-        assert not await exists(client, session)
+        assert not await workflow_exists(client, session)
         assert thread not in await listed_ids(gateway, ALICE)
         await all_gone(client, runs)
         for method, path in [
@@ -186,7 +177,7 @@ async def test_another_principals_thread_and_junk_ids_delete_nothing(gateway: Ga
         details = await alice.get(f"/api/threads/default/{thread}")
         assert details.status_code == 200 and details.json()["thread_length"] == 2
     for run in await run_ids(gateway, "alice", "default", thread):
-        assert await exists(gateway.ctx.client, run)
+        assert await workflow_exists(gateway.ctx.client, run)
 
 
 async def test_memories_true_deletes_the_items_its_requests_wrote_and_no_other(

@@ -8,7 +8,6 @@ import json
 import pytest
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
-from temporalio.service import RPCError, RPCStatusCode
 
 from clients.errors import RejectedError
 from clients.session_handle import SessionHandle
@@ -17,7 +16,7 @@ from contracts.session import ForkOrigin
 from conversation import ContextOpEntry, Message, MessageEntry
 from tests.cli.test_cli_follow import cli
 from tests.conversation.test_context_policy import session_runs
-from tests.helpers import call, llm_inputs, turn, update_names
+from tests.helpers import call, llm_inputs, turn, update_names, workflow_exists
 from tests.run.test_state_effects import STATE_TOOLS, effect
 from tests.session_helpers import config, new_session_id, script
 
@@ -48,16 +47,6 @@ async def model_input_of(client: Client, session: SessionHandle, request_id: str
     """The first LLM call's input of a request's run, as JSON text (what the model saw)."""
     record = await session.request(request_id)
     return json.dumps((await llm_inputs(client.get_workflow_handle(record.run_workflow_id)))[0])
-
-
-async def exists(client: Client, workflow_id: str) -> bool:
-    try:
-        await client.get_workflow_handle(workflow_id).describe()
-    except RPCError as error:
-        if error.status == RPCStatusCode.NOT_FOUND:
-            return False
-        raise
-    return True
 
 
 async def test_a_fork_starts_from_the_projection_at_its_seq_and_goes_its_own_way(
@@ -127,7 +116,7 @@ async def test_a_fork_beyond_the_thread_is_refused_and_starts_nothing(
         await handle.execute_update("fork", {"seq": -1})  # pyright: ignore[reportUnknownMemberType]
     assert isinstance(raw.value.cause, ApplicationError) and raw.value.cause.type == "invalid_input"
     assert "fork" not in await update_names(handle)  # refused by the validator: no trace in history
-    assert not await exists(client, f"{parent.workflow_id}-fork-1")
+    assert not await workflow_exists(client, f"{parent.workflow_id}-fork-1")
     assert (await parent.status()).thread_length == 6
 
 
@@ -143,7 +132,7 @@ async def test_a_fork_beyond_the_thread_while_a_request_runs_is_refused_without_
     assert asyncio.get_running_loop().time() - started < 15  # not held until the 60 s run ends
     assert (await parent.status()).active_request_id == running.request_id
     assert (await parent.cancel("done")).status == "accepted"
-    assert not await exists(client, f"{parent.workflow_id}-fork-1")
+    assert not await workflow_exists(client, f"{parent.workflow_id}-fork-1")
 
 
 async def test_reset_when_idle_starts_afresh_and_the_thread_keeps_the_old_entries(

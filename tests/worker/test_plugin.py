@@ -36,6 +36,9 @@ from workflows.session.agent_session import AgentSession
 
 ROOT = Path(__file__).resolve().parents[2]
 
+PRODUCT_WORKFLOWS = [ReActRun, AgentSession, ScheduledAsk, DeliverWebhook, RunAdmission, RetentionSweep]
+"""The workflows the plugin registers, in its order."""
+
 
 def order_status(order_id: str) -> dict[str, str]:
     """Look up an order (a team's own tool).
@@ -100,15 +103,7 @@ async def test_a_team_worker_with_the_plugin_runs_a_session_end_to_end(
             max_cached_workflows=0,
         )
     active = active_config(worker)
-    assert list(active["workflows"]) == [
-        TeamWorkflow,
-        ReActRun,
-        AgentSession,
-        ScheduledAsk,
-        DeliverWebhook,
-        RunAdmission,
-        RetentionSweep,
-    ]
+    assert list(active["workflows"]) == [TeamWorkflow, *PRODUCT_WORKFLOWS]
     assert len(list(active["activities"])) == len(ACTIVITIES) + 1
     agent = scripted_agent(tools=["order_status"])
     async with worker:
@@ -170,14 +165,7 @@ async def test_the_worker_s_own_plugin_wins_over_the_client_s(client: Client, st
     with pytest.warns(UserWarning, match="same plugin type"):
         worker = Worker(team_client, task_queue=task_queue, plugins=[own], max_cached_workflows=0)
     active = active_config(worker)
-    assert list(active["workflows"]) == [
-        ReActRun,
-        AgentSession,
-        ScheduledAsk,
-        DeliverWebhook,
-        RunAdmission,
-        RetentionSweep,
-    ]
+    assert list(active["workflows"]) == PRODUCT_WORKFLOWS
     assert isinstance(active.get("workflow_runner"), SandboxedWorkflowRunner)
     async with worker:
         result = await Runs(team_client, task_queue=task_queue, store=store).run(

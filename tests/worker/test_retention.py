@@ -14,8 +14,7 @@ import logging
 import uuid
 
 import pytest
-from temporalio.client import Client, ScheduleActionStartWorkflow
-from temporalio.service import RPCError, RPCStatusCode
+from temporalio.client import ScheduleActionStartWorkflow
 
 from contracts.retention import (
     RETENTION_SCHEDULE_ID,
@@ -26,18 +25,10 @@ from contracts.retention import (
 from hosting.retention import AUDIT_LOGGER, keep_retention_schedule, retention_days
 from payloads.env_values import SettingsError
 from testing import AgentTestEnvironment, answer, scripted_agent
+from tests.helpers import workflow_exists
 
 IDLE_S = 4.0
 """Idle time of the sweeps here: the old session waits past it, the fresh one is used within it."""
-
-
-async def exists(client: Client, workflow_id: str) -> bool:
-    try:
-        await client.get_workflow_handle(workflow_id).describe()
-    except RPCError as error:
-        assert error.status == RPCStatusCode.NOT_FOUND, error
-        return False
-    return True
 
 
 async def sweep(agents: AgentTestEnvironment, idle_s: float, prefix: str) -> RetentionResult:
@@ -68,10 +59,10 @@ async def test_a_sweep_erases_idle_threads_and_keeps_used_and_running_ones(
     assert fresh.workflow_id not in result.erased_ids and busy.workflow_id not in result.erased_ids
     async with asyncio.timeout(30):  # Temporal deletes asynchronously
         for workflow_id in (old.workflow_id, done.run_workflow_id):
-            while await exists(agents.client, workflow_id):  # noqa: ASYNC110 (a poll of Temporal)
+            while await workflow_exists(agents.client, workflow_id):  # noqa: ASYNC110 (a poll of Temporal)
                 await asyncio.sleep(0.1)
-    assert await exists(agents.client, fresh.workflow_id)
-    assert await exists(agents.client, running.run_workflow_id)
+    assert await workflow_exists(agents.client, fresh.workflow_id)
+    assert await workflow_exists(agents.client, running.run_workflow_id)
     lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == AUDIT_LOGGER]
     audited = [line for line in lines if line["target"] == old.workflow_id]
     assert [(line["principal"], line["action"]) for line in audited] == [("retention", "erase")]
