@@ -13,10 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
-import signal
-import subprocess
-import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -38,6 +34,7 @@ from tests.helpers import claim_digest_of, payload_data
 from tests.many_workers_tools import GATE_DIR_ENV
 from tests.payloads.test_s3_blob_store import BUCKET, s3_call
 from tests.s3_server import CREDENTIALS, moto_s3_endpoint
+from tests.worker_processes import WorkerProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 THRESHOLD = 8 * 1024
@@ -71,35 +68,6 @@ async def s3_store(s3_endpoint: str) -> AsyncIterator[S3BlobStore]:
     store = S3BlobStore(S3StoreSetting(BUCKET, f"many-{uuid.uuid4().hex[:8]}", s3_endpoint, "us-east-1"))
     yield store
     await store.aclose()
-
-
-class WorkerProcess:
-    """`python worker.py` on the shared task queue and store, as a deployment runs it."""
-
-    def __init__(self, name: str, address: str, queue: str, env: dict[str, str], folder: Path) -> None:
-        self.log = folder / f"worker-{name}.log"
-        command = [sys.executable, "worker.py", "--address", address, "--task-queue", queue]
-        command += ["--tools", "tests.agent_tools", "--tools", "tests.many_workers_tools"]
-        setpriv = shutil.which("setpriv")  # the worker dies with this test process, whatever happens
-        if setpriv:
-            command = [setpriv, "--pdeathsig", "KILL", "--", *command]
-        with self.log.open("wb") as log:
-            self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    async def polling(self) -> None:
-        """Return once the worker polls its task queue."""
-        while b"worker polling task queue" not in self.log.read_bytes():
-            assert self.process.poll() is None, f"worker exited: {self.log.read_text()[-2000:]}"
-            await asyncio.sleep(0.1)
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=30)
 
 
 def worker_env(store: S3BlobStore, gates: Path) -> dict[str, str]:
