@@ -14,12 +14,13 @@ name (nothing written), `StoreUnavailableError` when the database does not answe
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any
 
 from contracts.memory import LOCAL_PRINCIPAL, MemoryItem
 from store import MemoryPage, MemoryStore
+from store.items import FilterValue
 from store.memory_store import backend_for
 from store.settings import store_url
 
@@ -99,9 +100,20 @@ class Memory:
         """A page of the namespace's items (its paths' too), by key; `next_cursor` continues it."""
         return await (await self._opened.get()).list(self._ns(namespace), limit=limit, cursor=cursor)
 
-    async def search(self, namespace: str, query: str, *, limit: int = 5) -> list[MemoryItem]:
-        """The namespace's `limit` items best matching `query`, best first."""
-        return await (await self._opened.get()).search(self._ns(namespace), query, limit=limit)
+    async def search(
+        self,
+        namespace: str,
+        query: str,
+        *,
+        limit: int = 5,
+        filters: Mapping[str, FilterValue] | None = None,
+    ) -> list[MemoryItem]:
+        """The namespace's `limit` items best matching `query`, best first.
+
+        `filters`: only items whose value has these fields equal to these values (`{"kind": "drink"}`).
+        """
+        found = await self._opened.get()
+        return await found.search(self._ns(namespace), query, limit=limit, filters=filters)
 
     async def close(self) -> None:
         """Close the store (every principal's `Memory` of this client)."""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
+from typing import Final, cast
 
 from pydantic_core import to_json
 
@@ -119,6 +121,54 @@ def check_query(query: str) -> str:
             f"query is {len(query)} characters; the limit is {MAX_SEARCH_QUERY_CHARS}"
         )
     return query
+
+
+MAX_FILTERS: Final = 8
+"""Value fields one search may filter on."""
+FILTER_FIELD: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+"""A filtered field: a top-level key of the items' JSON values."""
+FilterValue = str | int | float | bool | None
+"""What a filtered field must equal (a JSON scalar; `None` matches a JSON `null`)."""
+
+
+def check_filters(filters: Mapping[str, FilterValue]) -> dict[str, FilterValue]:
+    """`filters` if at most `MAX_FILTERS` fields, each a plain name equal to a JSON scalar.
+
+    Raises:
+        StoreInputError: `invalid_input` naming the field.
+    """
+    if not isinstance(filters, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise StoreInputError("filters must be an object of value fields and the values they must equal")
+    if len(filters) > MAX_FILTERS:
+        raise StoreInputError(f"filters name {len(filters)} fields; the limit is {MAX_FILTERS}")
+    for field, wanted in filters.items():
+        if not isinstance(field, str) or not FILTER_FIELD.fullmatch(field):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise StoreInputError(f"filter field {str(field)[:80]!r} must match {FILTER_FIELD.pattern}")
+        if wanted is not None and not isinstance(wanted, str | int | float | bool):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise StoreInputError(f"filter {field}: a string, number, true, false or null")
+    return dict(filters)
+
+
+def value_matches(value: object, filters: Mapping[str, FilterValue]) -> bool:
+    """Whether an item's JSON `value` is an object whose fields equal every filter.
+
+    Numbers compare as numbers (`1` matches `1.0`); a string, `true`, `false` or `null` only
+    matches itself (`true` is not `1`, `"1"` is not `1`).
+    """
+    if not filters:
+        return True
+    if not isinstance(value, dict):
+        return False
+    fields = cast(dict[str, object], value)
+    return all(field in fields and _same(fields[field], wanted) for field, wanted in filters.items())
+
+
+def _same(found: object, wanted: FilterValue) -> bool:
+    if isinstance(found, bool) or isinstance(wanted, bool):
+        return found is wanted
+    if isinstance(found, int | float) and isinstance(wanted, int | float):
+        return found == wanted
+    return type(found) is type(wanted) and found == wanted
 
 
 def check_limit(limit: int, most: int = MAX_SEARCH_LIMIT, what: str = "limit") -> int:

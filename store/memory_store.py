@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -24,7 +24,9 @@ from store import embedding
 from store.backend import Backend, Row, query_words
 from store.errors import StoreError, StoreInputError, StoreUnavailableError
 from store.items import (
+    FilterValue,
     Namespace,
+    check_filters,
     check_key,
     check_limit,
     check_page_size,
@@ -33,6 +35,7 @@ from store.items import (
     check_ttl,
     namespace_id,
     value_json,
+    value_matches,
 )
 from store.postgres_backend import PostgresBackend
 from store.settings import is_postgres, sqlite_path, store_url
@@ -176,16 +179,28 @@ class MemoryStore:
         next_cursor = f"{rows[-1].ns}\x1f{rows[-1].key}" if more else None
         return MemoryPage([item_of(row) for row in rows], next_cursor)
 
-    async def search(self, prefix: Namespace, query: str, *, limit: int = 5) -> list[MemoryItem]:
+    async def search(
+        self,
+        prefix: Namespace,
+        query: str,
+        *,
+        limit: int = 5,
+        filters: Mapping[str, FilterValue] | None = None,
+    ) -> list[MemoryItem]:
         """The `limit` items under `prefix` best matching `query`, best first (`score` set).
 
+        `filters`: only items whose JSON value is an object with each of these fields equal to
+        its value (`store.items.value_matches`), among the candidates the search ranks (the text
+        matches and the namespace's most recently updated items).
+
         Raises:
-            StoreInputError: a part breaks its rule, a bad query or limit.
+            StoreInputError: a part breaks its rule, a bad query, limit or filter.
             StoreUnavailableError: the database did not answer.
         """
         ns = namespace_id(prefix, prefix=True)
         check_query(query)
         check_limit(limit)
+        wanted = check_filters(filters or {})
         now = self._clock()
         matches = await self._guard(self._backend.text_matches(ns, query_words(query), TEXT_CANDIDATES, now))
         recent = await self._guard(self._backend.recent(ns, VECTOR_SCAN, now))
@@ -196,9 +211,13 @@ class MemoryStore:
         candidates = {(row.ns, row.key): row for row, _ in matches}
         for row in recent:
             candidates.setdefault((row.ns, row.key), row)
-        if not candidates:
+        rows = [
+            row
+            for row in candidates.values()
+            if value_matches(None if row.value is None else from_json(row.value), wanted)
+        ]
+        if not rows:
             return []
-        rows = list(candidates.values())
         query_vector = (await embedding.embed([query]))[0]
         similar = embedding.similarities(query_vector, [row.vector for row in rows])
         scored = [

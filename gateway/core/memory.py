@@ -19,6 +19,7 @@ from gateway.context import GatewayContext, agent_config
 from gateway.core.store_calls import store_call
 from gateway.errors import GatewayError, not_found
 from gateway.identity.principal import Principal
+from store.items import FilterValue
 
 __all__ = ["PUT_FIELDS", "GatewayMemory", "item_json"]
 
@@ -59,14 +60,25 @@ class GatewayMemory:
         *,
         limit: int | None = None,
         cursor: str | None = None,
+        filters: Mapping[str, FilterValue] | None = None,
     ) -> dict[str, Any]:
-        """`{"items": [...]}`: a search for `query`, else a page (with `next_cursor` while more follow)."""
+        """`{"items": [...]}`: a search for `query`, else a page (`next_cursor` while more follow).
+
+        `filters` narrow a search to items whose values have those fields equal to those values.
+
+        Raises:
+            GatewayError: 400 `invalid_input` (`filters` without a query, or a refused part).
+        """
         memory, namespace = self._target(principal, agent)
         if query is not None:
             found = await store_call(
-                memory.search(namespace, query, limit=SEARCH_LIMIT if limit is None else limit)
+                memory.search(
+                    namespace, query, limit=SEARCH_LIMIT if limit is None else limit, filters=filters
+                )
             )
             return {"items": [item_json(item) for item in found]}
+        if filters:
+            raise GatewayError.invalid_input("a filter narrows a search: give `q` too")
         page = await store_call(
             memory.list(namespace, limit=LIST_LIMIT if limit is None else limit, cursor=cursor)
         )

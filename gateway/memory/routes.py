@@ -1,7 +1,10 @@
 """`/api/memory`: the caller's memory items of one of the gateway's agents (`GatewayMemory`).
 
-    GET    /api/memory/{agent}?q=&limit=&cursor=   {"items": [...]}: a search with `q`, else a page
-                                                   (and `next_cursor` while more follow)
+    GET    /api/memory/{agent}?q=&limit=&cursor=&filter=
+                                                   {"items": [...]}: a search with `q` (`filter`: a
+                                                   JSON object of value fields and the values they
+                                                   must equal), else a page (and `next_cursor` while
+                                                   more follow)
     GET    /api/memory/{agent}/items/{key}         the item
     PUT    /api/memory/{agent}/items/{key}         {"text", "value"?, "ttl_s"?} -> the item
     DELETE /api/memory/{agent}/items/{key}         {"deleted": key}
@@ -13,6 +16,7 @@ which the MCP tools call too; these routes only read the request.
 
 from __future__ import annotations
 
+import json
 from typing import Any, cast
 
 from starlette.requests import Request
@@ -46,6 +50,19 @@ def _int(value: str | None, name: str) -> int | None:
         raise GatewayError.invalid_input(f"{name} must be an integer") from None
 
 
+def _filters(value: str | None) -> dict[str, Any] | None:
+    """The `filter` parameter: a JSON object (its fields are checked by the store)."""
+    if value is None:
+        return None
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        raise GatewayError.invalid_input("filter must be a JSON object") from None
+    if not isinstance(parsed, dict):
+        raise GatewayError.invalid_input("filter must be a JSON object")
+    return cast(dict[str, Any], parsed)
+
+
 class MemoryApi:
     """The memory routes: each reads its request and calls `GatewayMemory`."""
 
@@ -62,6 +79,7 @@ class MemoryApi:
             params.get("q"),
             limit=_int(params.get("limit"), "limit"),
             cursor=params.get("cursor"),
+            filters=_filters(params.get("filter")),
         )
         return JSONResponse(found)
 

@@ -85,6 +85,10 @@ async def test_put_get_list_delete_and_refusals_by_name(gateway: GatewayServer) 
         assert with_value.json()["value"] == {"lang": "nl"}
         listed = (await http.get("/api/memory/default")).json()
         assert [i["key"] for i in listed["items"]] == ["lang", "tz"]
+        dutch = await http.get("/api/memory/default", params={"q": "speaks", "filter": '{"lang": "nl"}'})
+        assert [i["key"] for i in dutch.json()["items"]] == ["lang"]
+        french = await http.get("/api/memory/default", params={"q": "speaks", "filter": '{"lang": "fr"}'})
+        assert french.json()["items"] == []
         assert (await http.get("/api/memory/default", params={"limit": 1})).json()["next_cursor"]
 
         refusals = {
@@ -94,6 +98,9 @@ async def test_put_get_list_delete_and_refusals_by_name(gateway: GatewayServer) 
             "unknown field": await http.put("/api/memory/default/items/k", json={"text": "x", "ttl": 5}),
             "too long": await http.put("/api/memory/default/items/k", json={"text": "x" * 5000}),
             "limit type": await http.get("/api/memory/default", params={"q": "x", "limit": "many"}),
+            "filter json": await http.get("/api/memory/default", params={"q": "x", "filter": "{lang"}),
+            "filter field": await http.get("/api/memory/default", params={"q": "x", "filter": '{"a b": 1}'}),
+            "filter alone": await http.get("/api/memory/default", params={"filter": '{"lang": "nl"}'}),
         }
         assert {name: r.status_code for name, r in refusals.items()} == {
             "empty text": 400,
@@ -102,6 +109,9 @@ async def test_put_get_list_delete_and_refusals_by_name(gateway: GatewayServer) 
             "unknown field": 400,
             "too long": 413,
             "limit type": 400,
+            "filter json": 400,
+            "filter field": 400,
+            "filter alone": 400,
         }
         assert refusals["ttl range"].json()["error"]["code"] == "invalid_input"
         assert "ttl_s" in refusals["ttl range"].json()["error"]["message"]

@@ -157,6 +157,21 @@ async def test_search_ranks_by_text_and_meaning_within_the_namespace(memory: Mem
     assert [item.key for item in await memory.search(("bob",), "coffee")] == ["drink"]
 
 
+async def test_search_filters_on_value_fields(memory: MemoryStore) -> None:
+    await memory.put(NS, "tea", "The user drinks green tea", value={"kind": "drink", "rank": 1})
+    await memory.put(NS, "coffee", "The user drinks coffee at work", value={"kind": "drink", "rank": 2.0})
+    await memory.put(NS, "boat", "The user owns a green boat", value={"kind": "thing", "new": True})
+    await memory.put(NS, "plain", "The user drinks water", value="not an object")
+    await memory.put(NS, "bare", "The user drinks juice")
+    drinks = await memory.search(NS, "what does the user drink", limit=5, filters={"kind": "drink"})
+    assert {item.key for item in drinks} == {"tea", "coffee"}
+    assert [i.key for i in await memory.search(NS, "green", filters={"kind": "thing"})] == ["boat"]
+    assert [i.key for i in await memory.search(NS, "drinks", filters={"rank": 2})] == ["coffee"]  # 2 == 2.0
+    assert await memory.search(NS, "boat", filters={"new": 1}) == []  # true is not 1
+    assert await memory.search(NS, "tea", filters={"rank": "1"}) == []  # "1" is not 1
+    assert await memory.search(NS, "tea", filters={"missing": None}) == []
+
+
 async def test_ttl_expires_and_the_sweep_deletes(memory: MemoryStore, clock: Clock) -> None:
     item = await memory.put(NS, "soon", "a short-lived note", ttl_s=60)
     assert item.expires_at is not None
@@ -187,6 +202,13 @@ BAD_INPUT: list[tuple[BadCall, str, str]] = [
         "query",
     ),
     (lambda m: m.search(NS, "q", limit=0), "invalid_input", "limit"),
+    (lambda m: m.search(NS, "q", filters={"bad field": 1}), "invalid_input", "filter field"),
+    (
+        lambda m: m.search(NS, "q", filters={"kind": ["a"]}),  # pyright: ignore[reportArgumentType]
+        "invalid_input",
+        "filter kind",
+    ),
+    (lambda m: m.search(NS, "q", filters={f"f{i}": i for i in range(9)}), "invalid_input", "filters"),
     (lambda m: m.list(NS, limit=1000), "invalid_input", "limit"),
 ]
 
