@@ -109,8 +109,8 @@ class AttachmentRefusedError(RejectedError):
 class AttachmentSource:
     """One file as a front end gave it: a declared name and media type, and where its bytes are.
 
-    Exactly one of `data`, `base64`, `data_url`, `url`, `path` and `file_id` is set (`of_url` sorts
-    a URL-like text into the right one).
+    Exactly one of `data`, `base64`, `data_url`, `url`, `path`, `file_id` and `reference` is set
+    (`of_url` sorts a URL-like text into the right one).
     """
 
     name: str | None = None
@@ -121,6 +121,8 @@ class AttachmentSource:
     url: str | None = None
     path: Path | None = None
     file_id: str | None = None
+    reference: Attachment | None = None
+    """A reference made before, taken as it is (the typed client's `Attachment` models: trusted)."""
 
     @classmethod
     def of_url(cls, text: str, *, name: str | None = None, media_type: str | None = None) -> AttachmentSource:
@@ -182,6 +184,9 @@ class AttachmentIntake:
         total = 0
         for index, source in enumerate(sources):
             label = _label(index, source.name)
+            if source.reference is not None:
+                taken.append(source.reference)
+                continue
             if source.file_id is not None:
                 taken.append(await self._earlier(owner, source.file_id))
                 continue
@@ -213,19 +218,6 @@ class AttachmentIntake:
         if new:
             await self.files.add(owner, new, agent=agent, thread=thread)
         return taken
-
-    async def check_refs(self, owner: str, attachments: Sequence[Attachment]) -> list[Attachment]:
-        """`attachments` as `owner`'s records have them (an `Attachment` model given again, by id).
-
-        Raises:
-            AttachmentRefusedError: `not_found` for an id that is not `owner`'s, `too_many_attachments`.
-        """
-        if len(attachments) > self.policy.per_message:
-            raise AttachmentRefusedError(
-                TOO_MANY_ATTACHMENTS,
-                f"the message has {len(attachments)} files; at most {self.policy.per_message} are taken",
-            )
-        return [await self._earlier(owner, item.id) for item in attachments]
 
     async def _earlier(self, owner: str, file_id: str) -> Attachment:
         record = await self.files.get(owner, file_id) if ATTACHMENT_ID_PATTERN.fullmatch(file_id) else None

@@ -10,10 +10,13 @@ The order makes a failure leave what can be finished by erasing again:
    items last written by those calls are deleted (a store that does not answer: 503, and no
    workflow is deleted yet, so asking again finds the same calls);
 3. every execution of the runs and the session is deleted (`clients.erase`);
-4. the erase waits (up to `SETTLE_S`) until Temporal no longer describes the session nor lists
+4. the thread's file records are deleted (`gateway.core.attachments.erase_files`; the blobs stay:
+   content-addressed, they may be shared);
+5. the erase waits (up to `SETTLE_S`) until Temporal no longer describes the session nor lists
    it, so the thread is 404 on every route and absent from `GET /api/threads` when it answers.
 
-Payload-store blobs are not deleted (docs/erasing-data.md: content-addressed, shared by forks).
+Payload-store blobs are not deleted (docs/erasing-data.md: content-addressed, shared by forks),
+attachments' bytes included (docs/attachments.md).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from clients.run_start import is_not_found
 from contracts.activities import MEMORY_SAVE_ACTIVITY
 from contracts.run import WORKFLOW_TYPE as RUN_WORKFLOW_TYPE
 from gateway.context import GatewayContext
+from gateway.core.attachments import erase_files
 from gateway.core.store_calls import store_call
 from gateway.core.threads import Thread, temporal_reads
 from gateway.errors import not_found
@@ -60,6 +64,8 @@ class Erased:
     """Workflow executions (a continued-as-new session has several)."""
     memories: int | None
     """Memory items deleted (None: not asked)."""
+    files: int = 0
+    """File records deleted (the thread's attachments)."""
 
     def json(self) -> dict[str, int | None]:
         """The counts as the routes answer them."""
@@ -68,6 +74,7 @@ class Erased:
             "runs": self.runs,
             "executions": self.executions,
             "memories": self.memories,
+            "files": self.files,
         }
 
 
@@ -93,12 +100,14 @@ async def erase_thread(ctx: GatewayContext, memory: Memory, thread: Thread, *, m
             write_ids = [write for run in runs for write in await _memory_writes(ctx.client, run)]
             deleted_memories = await store_call(memory.of(thread.principal.name).delete_written(write_ids))
         erased = await delete_workflows(ctx.client, thread.session_id, found)
+        files = await erase_files(ctx, thread)
         await _gone(ctx.client, thread.session_id)
     return Erased(
         workflows=erased.workflows,
         runs=len(erased.runs),
         executions=erased.executions,
         memories=deleted_memories,
+        files=files,
     )
 
 

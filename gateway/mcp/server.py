@@ -113,7 +113,7 @@ class McpEndpoint:
         self._manager = StreamableHTTPSessionManager(
             self.server._lowlevel_server,  # pyright: ignore[reportPrivateUsage] - what streamable_http_app wraps
             stateless=True,
-            max_request_body_size=ctx.settings.max_body_bytes,
+            max_request_body_size=ctx.settings.attachment_body_bytes,
         )
         self.route = Route(
             "/mcp",

@@ -122,7 +122,7 @@ async def test_erasing_an_idle_thread_deletes_its_session_and_runs_and_keeps_its
             "agent": "default",
             "thread_id": thread,
             "session_id": session,
-            "deleted": {"workflows": 3, "runs": 2, "executions": 3, "memories": None},
+            "deleted": {"workflows": 3, "runs": 2, "executions": 3, "memories": None, "files": 0},
         }
         # The gateway answered once Temporal no longer describes nor lists the session.
         assert not await exists(client, session)
@@ -291,7 +291,7 @@ async def test_the_mcp_tool_deletes_ones_own_session_only(gateway: GatewayServer
     assert not ok and body == {
         "session": thread,
         "agent": "default",
-        "deleted": {"workflows": 2, "runs": 1, "executions": 2, "memories": None},
+        "deleted": {"workflows": 2, "runs": 1, "executions": 2, "memories": None, "files": 0},
     }
     await all_gone(gateway.ctx.client, [session_id(Principal("alice"), "default", thread), *runs])
     again, body = await call(ALICE, {"session": thread})
