@@ -50,6 +50,7 @@ from contracts.session import (
 from contracts.web_ui import static_details, static_summary
 from conversation import Context
 from conversation.attachments import Attachment
+from store.files import FileStore
 
 RECORDS = TypeAdapter(list[RequestRecord])
 __all__ = ["DEFAULT_AGENT_ID", "RECORDS", "AskOptions", "SessionHandle", "ask_with_start"]
@@ -346,15 +347,26 @@ class SessionHandle(WorkflowControls):
 
         Its forks are kept (a fork outlives its parent). The runs are the ones its request
         records name and every other child Temporal lists with the session as its parent
-        (`clients.erase`). A session that does not exist is `not_found`.
+        (`clients.erase`). A session that does not exist is `not_found`. The records of the files
+        this client attached to it (`clients.session_attachments`, in the store `REACT_STORE_URL`
+        names) are deleted before the workflows; the bytes stay in the payload store
+        (content-addressed, maybe shared: docs/attachments.md).
 
         Raises:
             RejectedError: `not_found` (no such session: nothing was deleted).
             RPCError: Temporal refused or did not answer (erasing again finishes the job).
+            StoreError: the store of file records did not answer (no workflow was deleted yet).
         """
         found = await self.erasable()
         await terminate_all(self._client, self.workflow_id, found)
-        return await delete_workflows(self._client, self.workflow_id, found)
+        files = FileStore()
+        try:
+            deleted_files = await files.delete_session(self.workflow_id)
+        finally:
+            await files.close()
+        erased = await delete_workflows(self._client, self.workflow_id, found)
+        erased.files = deleted_files
+        return erased
 
     async def erasable(self) -> dict[str, str]:
         """{workflow id: type} of what `delete` deletes besides the session (its runs, their children).

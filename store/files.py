@@ -116,6 +116,13 @@ class FileStore:
         )
         return len(rows)
 
+    async def delete_session(self, session_id: str) -> int:
+        """Delete the typed client's records of a session (no agent, the session's id as thread); how many."""
+        rows = await self._rows(
+            "DELETE FROM files WHERE agent IS NULL AND thread = ? RETURNING id", (session_id,)
+        )
+        return len(rows)
+
     async def referenced(self, sha256: str) -> bool:
         """Whether any record names the bytes `sha256`."""
         return bool(await self._rows("SELECT 1 FROM files WHERE sha256 = ? LIMIT 1", (sha256,)))

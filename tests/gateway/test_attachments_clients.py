@@ -122,7 +122,14 @@ async def test_mcp_ask_takes_base64_attachments(gateway: GatewayServer) -> None:
     body = result_of(result)
     assert not result.is_error, body
     assert body["status"] == "completed" and body["answer"] == ANSWER
-    await delivered(gateway, ALICE, "alice", "default", thread, [IMAGE, DOCUMENT])
+    refs = await delivered(gateway, ALICE, "alice", "default", thread, [IMAGE, DOCUMENT])
+    # Erasing the thread erases its file records: the files route no longer finds them.
+    async with gateway.http(ALICE) as http:
+        erased = await http.delete(f"/api/threads/default/{thread}")
+        assert erased.status_code == 200, erased.text
+        assert erased.json()["deleted"]["files"] == 2
+        for ref in refs:
+            assert (await http.get(f"/api/files/{ref['id']}")).status_code == 404
 
 
 async def test_a_file_id_given_before_is_sent_again_by_reference(gateway: GatewayServer) -> None:
@@ -176,3 +183,5 @@ async def test_the_typed_client_asks_with_a_path_and_bytes(gateway: GatewayServe
     await handle.await_result(again.request_id)
     assert await gateway.ctx.intake.blobs.get(user.attachments[1].sha256) == IMAGE.data
     await no_bytes_in_histories(gateway, session, [IMAGE, DOCUMENT])
+    erased = await handle.delete()
+    assert erased.files == 3  # the typed client's records of the session go with it
