@@ -194,7 +194,7 @@ DESCRIPTIONS: Final[dict[str, str]] = {
         "Nothing was asked."
     ),
     UNAUTHORIZED: "The gateway has tokens configured and the request has no valid bearer token (401).",
-    UNSUPPORTED_CONTENT: "An A2A message part the agents cannot take (a file). Nothing started.",
+    UNSUPPORTED_CONTENT: "An A2A message part the agents cannot take (an empty part). Nothing started.",
     REQUEST_ID_REUSED: (
         "A request id (an AG-UI `runId`) that names an earlier request with another message. "
         "Nothing was asked."
