@@ -23,7 +23,7 @@ from aiohttp import web
 from payloads.attachment_policy import AttachmentPolicy
 from testing import AgentTestEnvironment, answer, scripted_agent
 from tests.attachments_helpers import File, delivered, pdf, png, thread_messages
-from tests.gateway_helpers import ALICE, BOB, TEST_TOKENS, GatewayServer, running_gateway
+from tests.gateway_helpers import ALICE, BOB, TEST_TOKENS, GatewayServer, loopback_socket, running_gateway
 from tests.mcp_helpers import mcp_client, result_of
 
 LIMIT = 64 * 1024
@@ -78,9 +78,9 @@ async def files_site() -> AsyncIterator[str]:
     app.router.add_get("/moved", moved)
     runner = web.AppRunner(app)
     await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # pyright: ignore[reportPrivateUsage, reportOptionalMemberAccess]
+    sock = loopback_socket()
+    port: int = sock.getsockname()[1]
+    await web.SockSite(runner, sock).start()
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
@@ -126,7 +126,7 @@ async def via_agui(gw: GatewayServer, thread: str, specs: list[Spec]) -> str:
 
     parts = [{"type": "image", "source": source(s), "metadata": {"filename": s.name}} for s in specs]
     run = f"run-{uuid.uuid4().hex[:10]}"
-    body = {
+    body: dict[str, Any] = {
         "threadId": thread,
         "runId": run,
         "messages": [
@@ -159,9 +159,10 @@ async def via_a2a(gw: GatewayServer, thread: str, specs: list[Spec]) -> str:
     async with gw.http(ALICE) as http:
         reply = (await http.post("/a2a/default", json=body, headers=V1)).json()
     assert "error" in reply, reply
-    data = reply["error"].get("data")
+    data: Any = reply["error"].get("data")
     if isinstance(data, list):
-        return next(d["metadata"]["code"] for d in data if isinstance(d, dict) and "metadata" in d)  # pyright: ignore[reportUnknownVariableType]
+        details: list[dict[str, Any]] = [d for d in data if isinstance(d, dict) and "metadata" in d]  # pyright: ignore[reportUnknownVariableType]
+        return details[0]["metadata"]["code"]
     return data["code"]
 
 
