@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -39,9 +40,12 @@ from cli.session_args import resume_hint, session_id_of
 from cli.session_inspect_commands import export, history, status
 from cli.webhook_commands import webhook
 from clients import session_ask
+from clients.inputs import new_id
 from clients.output import output_override
+from clients.session_attachments import resolve_attachments
 from clients.sessions import session_workflow_id
 from contracts.session import AskInput
+from payloads.blob_store import blob_store_from_env
 
 
 def ask(
@@ -59,6 +63,9 @@ def ask(
     ] = None,
     rules: AskRules,
     output_schema: OutputSchemaOpt = None,
+    attach: Annotated[
+        list[Path] | None, option("--attach", help="A file the message carries (repeatable).")
+    ] = None,
     server: ServerOptions,
 ) -> None:
     """Ask a session QUERY and follow its run live (the LLM's text as it comes); the first ask creates it.
@@ -72,8 +79,9 @@ def ask(
     asked since that one. The agent streams (--no-stream: the trace query is polled
     instead). --output-schema: this request's answer must match that JSON Schema (see
     `run`); its parsed output is printed as JSON. --webhook-url: this request's webhook;
-    --session-webhook-url: a new session's default (`webhook` changes it later). Exits 1 unless
-    the request completes.
+    --session-webhook-url: a new session's default (`webhook` changes it later). --attach FILE
+    (repeatable): files the message carries, stored in the payload store first under the
+    deployment's attachment limits (docs/attachments.md). Exits 1 unless the request completes.
     """
     target = server.target(ctx)
     sid, query = which_session(target, ref, query, "the QUERY")
@@ -91,7 +99,7 @@ def ask(
             )
 
         built = None if query is None else ask_of(query)  # limits, before connecting
-        ok = asyncio.run(_ask(target, sid, options, rules, built or ask_of, not no_follow))
+        ok = asyncio.run(_ask(target, sid, options, rules, built or ask_of, not no_follow, attach or []))
     if not ok:
         raise typer.Exit(1)
 
@@ -103,6 +111,7 @@ async def _ask(
     rules: AskRules,
     ask: AskInput | Callable[[str], AskInput],
     follow: bool,
+    attach: list[Path],
 ) -> bool:
     """Ask (`ask`, or the demo's query made by it when the session is new on the demo agent) and follow."""
     asker, demo = await session_ops.open_asker(target, session_id, options, stream=not rules.no_stream)
@@ -110,6 +119,11 @@ async def _ask(
         if not demo:
             raise CliError("a QUERY is required (only a new session on the default demo agent has one)")
         ask = ask(DEMO_QUERY)
+    if attach:
+        refs = await resolve_attachments(
+            attach, blob_store_from_env(), session_id=session_id, request_id=ask.request_id or new_id()
+        )
+        ask = AskInput.model_validate({**ask.model_dump(), "attachments": [r.model_dump() for r in refs]})
     accepted = await asker.ask(ask)
     disposition = render_session.accepted_line(accepted)
     if not follow:

@@ -56,6 +56,8 @@ class ErasedSession:
     """Other workflows the session or its runs started (webhook deliveries)."""
     executions: int = 0
     """Workflow executions deleted in all (a continued-as-new workflow has several)."""
+    files: int = 0
+    """Records of files the typed client attached to the session (`SessionHandle.delete`)."""
 
     @property
     def workflows(self) -> int:

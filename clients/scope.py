@@ -47,10 +47,15 @@ class StoreReader:
         """
         if self._last is not None and self._last[0] == ref.digest:
             return self._last[1]
-        store = self._store = self._store or blob_store_from_env()
+        store = self.blobs()
         segment = Segment.model_validate_json(await store.get(ref.digest))
         self._last = (ref.digest, segment)
         return segment
+
+    def blobs(self) -> BlobStore:
+        """The payload store itself (for writing attachments' bytes: `clients.session_attachments`)."""
+        store = self._store = self._store or blob_store_from_env()
+        return store
 
 
 class ClientScope:

@@ -10,7 +10,7 @@ refusal (then `SessionHandle.ask` retries).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any, TypedDict
 
@@ -27,10 +27,12 @@ from temporalio.service import RPCError
 from clients import inputs
 from clients.errors import RejectedError
 from clients.output import OutputLike, output_override
+from clients.session_attachments import AttachmentLike
 from clients.stream import SessionReader
 from contracts import TASK_QUEUE, AgentConfig
 from contracts.session import SESSION_WORKFLOW_TYPE, AskAccepted, AskInput, OnBusy, SessionInput
 from conversation import ContextPolicy
+from conversation.attachments import Attachment
 
 DEFAULT_AGENT_ID = "default"
 # The options an `AskInput` carries: with a built one, the caller has already chosen them.
@@ -43,6 +45,7 @@ ASK_FIELDS = (
     "expected_last_request",
     "webhook_url",
     "no_webhook",
+    "attachments",
 )
 
 
@@ -62,6 +65,8 @@ class AskOptions(TypedDict, total=False):
     webhook_url: str | None
     no_webhook: bool
     session_webhook_url: str | None
+    attachments: Sequence[AttachmentLike]
+    attachment_owner: str | None
 
 
 def session_input(
@@ -104,6 +109,7 @@ def ask_input(
     expected_last_request: str | None = None,
     webhook_url: str | None = None,
     no_webhook: bool = False,
+    attachments: Sequence[Attachment] = (),
 ) -> AskInput:
     """An ask; without `request_id` the client chooses one, so a retried ask is answered, not run twice.
 
@@ -122,6 +128,7 @@ def ask_input(
             "expected_last_request": expected_last_request,
             "webhook_url": webhook_url,
             "no_webhook": no_webhook,
+            "attachments": [item.model_dump() for item in attachments],
         }
     )
     inputs.check_webhook_url(data.get("webhook_url"))  # before the size check: named, not 413
@@ -130,8 +137,13 @@ def ask_input(
     return ask
 
 
-def ask_payload(query: str | AskInput, options: AskOptions) -> AskInput:
+def ask_payload(
+    query: str | AskInput, options: AskOptions, attachments: Sequence[Attachment] = ()
+) -> AskInput:
     """The `ask` Update's input: `query` with the options, or a built ask checked again.
+
+    `attachments` are the references of `options["attachments"]`, resolved before
+    (`clients.session_attachments.resolve_attachments`: it stores the bytes).
 
     Raises:
         TypeError: a built ask with options it already carries (`ASK_FIELDS`).
@@ -153,6 +165,7 @@ def ask_payload(query: str | AskInput, options: AskOptions) -> AskInput:
         expected_last_request=options.get("expected_last_request"),
         webhook_url=options.get("webhook_url"),
         no_webhook=options.get("no_webhook", False),
+        attachments=attachments,
     )
 
 

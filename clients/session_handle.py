@@ -18,7 +18,7 @@ from clients import session_inputs
 from clients.base import STALE_RECHECK_S, STALE_REFUSAL_S, StoreReader, Timeouts, WorkflowControls
 from clients.erase import ErasedSession, delete_workflows, terminate_all, workflows_of
 from clients.errors import RejectedError, workflow_rejection
-from clients.inputs import request_ref
+from clients.inputs import new_id, request_ref
 from clients.run_start import is_not_found
 from clients.runs import RunHandle
 from clients.session_ask import (
@@ -29,6 +29,7 @@ from clients.session_ask import (
     ended_busy_request,
     start_payload,
 )
+from clients.session_attachments import resolve_attachments
 from clients.stream import SessionEvent, session_events
 from contracts import Ack, ModelSettings, Trace
 from contracts.approval import PendingApproval
@@ -48,6 +49,8 @@ from contracts.session import (
 )
 from contracts.web_ui import static_details, static_summary
 from conversation import Context
+from conversation.attachments import Attachment
+from store.files import FileStore
 
 RECORDS = TypeAdapter(list[RequestRecord])
 __all__ = ["DEFAULT_AGENT_ID", "RECORDS", "AskOptions", "SessionHandle", "ask_with_start"]
@@ -102,6 +105,10 @@ class SessionHandle(WorkflowControls):
                     session's default (`set_webhook`), then the agent's (`config.webhook_url`).
                 no_webhook: no webhook for this request, whatever the defaults say.
                 session_webhook_url: the default webhook of a new session (checked as `webhook_url`).
+                attachments: files the user message carries: paths, bytes, `Attachment` models or
+                    `AttachmentSource`s (`clients.session_attachments`); their bytes go to the
+                    payload store first, under the deployment's attachment policy.
+                attachment_owner: the principal the new files' records belong to (default `local`).
 
         A `busy` refusal by a request whose run has in fact ended is asked again at once with
         `after_request_id` naming it (for up to `STALE_REFUSAL_S`): a run ends a moment before its
@@ -111,10 +118,24 @@ class SessionHandle(WorkflowControls):
 
         Raises:
             RejectedError: `busy` (another request runs), `stale`, `ask_queue_full`, `invalid_input`,
-                `payload_too_large`, or a `snapshot_*` code; nothing was recorded.
+                `payload_too_large`, a `snapshot_*` code, or an attachment's refusal
+                (`AttachmentRefusedError`: `media_type_mismatch`, ...); nothing was recorded.
             TypeError: a built ask with options it carries.
         """
-        ask = ask_payload(query, options)
+        attachments: list[Attachment] = []
+        given = options.get("attachments")
+        if given and not isinstance(query, AskInput):
+            request_id = options.get("request_id") or new_id()
+            attachments = await resolve_attachments(
+                given,
+                self._store.blobs(),
+                session_id=self.workflow_id,
+                request_id=request_id,
+                owner=options.get("attachment_owner"),
+            )
+            options = {**options, "request_id": request_id}
+            del options["attachments"]
+        ask = ask_payload(query, options, attachments)
         deadline = asyncio.get_running_loop().time() + STALE_REFUSAL_S
         while True:
             try:
@@ -326,15 +347,26 @@ class SessionHandle(WorkflowControls):
 
         Its forks are kept (a fork outlives its parent). The runs are the ones its request
         records name and every other child Temporal lists with the session as its parent
-        (`clients.erase`). A session that does not exist is `not_found`.
+        (`clients.erase`). A session that does not exist is `not_found`. The records of the files
+        this client attached to it (`clients.session_attachments`, in the store `REACT_STORE_URL`
+        names) are deleted before the workflows; the bytes stay in the payload store
+        (content-addressed, maybe shared: docs/attachments.md).
 
         Raises:
             RejectedError: `not_found` (no such session: nothing was deleted).
             RPCError: Temporal refused or did not answer (erasing again finishes the job).
+            StoreError: the store of file records did not answer (no workflow was deleted yet).
         """
         found = await self.erasable()
         await terminate_all(self._client, self.workflow_id, found)
-        return await delete_workflows(self._client, self.workflow_id, found)
+        files = FileStore()
+        try:
+            deleted_files = await files.delete_session(self.workflow_id)
+        finally:
+            await files.close()
+        erased = await delete_workflows(self._client, self.workflow_id, found)
+        erased.files = deleted_files
+        return erased
 
     async def erasable(self) -> dict[str, str]:
         """{workflow id: type} of what `delete` deletes besides the session (its runs, their children).

@@ -91,6 +91,13 @@ UNSUPPORTED_CONTENT: Final = "unsupported_content"
 REQUEST_ID_REUSED: Final = "request_id_reused"
 UNAVAILABLE: Final = "unavailable"
 
+# ---- attachments (clients.attachment_intake, for the gateway and the typed client) -------------------
+TOO_MANY_ATTACHMENTS: Final = "too_many_attachments"
+MEDIA_TYPE_MISMATCH: Final = "media_type_mismatch"
+INVALID_ATTACHMENT: Final = "invalid_attachment"
+URL_REFUSED: Final = "url_refused"
+UNSUPPORTED_MEDIA_TYPE: Final = "unsupported_media_type"
+
 # ---- snapshot tokens (raised by `activities.snapshots.snapshot_token`, in check order) --------------------
 SnapshotErrorCode = Literal[
     "snapshot_prefix",
@@ -187,12 +194,32 @@ DESCRIPTIONS: Final[dict[str, str]] = {
         "Nothing was asked."
     ),
     UNAUTHORIZED: "The gateway has tokens configured and the request has no valid bearer token (401).",
-    UNSUPPORTED_CONTENT: "An A2A message part the agents cannot take (a file). Nothing started.",
+    UNSUPPORTED_CONTENT: "An A2A message part the agents cannot take (an empty part). Nothing started.",
     REQUEST_ID_REUSED: (
         "A request id (an AG-UI `runId`) that names an earlier request with another message. "
         "Nothing was asked."
     ),
     UNAVAILABLE: "The gateway could not reach Temporal in time (503); try again.",
+    TOO_MANY_ATTACHMENTS: (
+        "A message with more files than `REACT_ATTACHMENTS_PER_MESSAGE` allows (default 10). "
+        "Nothing was asked."
+    ),
+    MEDIA_TYPE_MISMATCH: (
+        "A file whose bytes are not what its declared media type says (an image that is not one, text that "
+        "is not UTF-8); the message names the file. Nothing was asked."
+    ),
+    INVALID_ATTACHMENT: (
+        "A file that cannot be read: bad base64, a data URL without a media type, no media type at all, an "
+        "empty file. The message names the file. Nothing was asked."
+    ),
+    URL_REFUSED: (
+        "A file given by URL that is not fetched: no `REACT_ATTACHMENT_URL_ALLOW`, a destination it does not "
+        "allow, a redirect, an answer that is not 2xx, a timeout. Nothing was asked."
+    ),
+    UNSUPPORTED_MEDIA_TYPE: (
+        "A file of a media type the deployment (`REACT_ATTACHMENT_MEDIA_TYPES`) or the agent's model does "
+        "not take; the message names the type. Nothing was asked."
+    ),
 }
 
 SNAPSHOT_DESCRIPTIONS: Final[dict[SnapshotErrorCode, str]] = {

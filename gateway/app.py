@@ -2,7 +2,9 @@
 
 Every request but `/healthz`, `/readyz`, the chat page's files and A2A agent cards must carry a
 valid bearer token when tokens are configured (`gateway.guard.static_tokens`); the principal is in
-`request.state.principal` (`principal_of`). A body over `max_body_bytes` is refused with 413
+`request.state.principal` (`principal_of`). A body over its route's limit (`body_limit`:
+`attachment_body_bytes` on the routes that carry attachments, `ATTACHMENT_PREFIXES` and `/mcp`;
+`max_body_bytes` on every other) is refused with 413
 `payload_too_large` before any route sees the request (in JSON-RPC's error shape on `/a2a/` and
 `/mcp`): a declared length at once, a chunked body (no length) once its bytes pass the limit (the
 guard reads a request's body, at most the limit, before the route does; every route reads its
@@ -41,6 +43,7 @@ from gateway.chat import routes as chat_routes
 from gateway.context import GatewayContext
 from gateway.core.memory import GatewayMemory
 from gateway.errors import GatewayError, error_body, error_headers, error_response
+from gateway.files import routes as files_routes
 from gateway.guard import chat_signin, resource_metadata
 from gateway.guard.admission import Admission, admission_of
 from gateway.http_input import check_json_depth, principal_of, read_json
@@ -50,6 +53,7 @@ from gateway.mcp import McpEndpoint
 from gateway.memory import routes as memory_routes
 from gateway.schedules import routes as schedules_routes
 from gateway.server.metrics import REGISTRY, ActiveRuns, RequestMetrics
+from gateway.settings import GatewaySettings
 from gateway.threads import routes as threads_routes
 
 __all__ = ["build_app", "is_public", "principal_of", "read_json"]
@@ -61,6 +65,15 @@ PUBLIC_SUFFIXES = ("/.well-known/agent-card.json",)
 READY_TIMEOUT_S = 3.0
 JSONRPC_PREFIXES = ("/a2a/", "/mcp")
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+ATTACHMENT_PREFIXES = ("/ai-sdk/", "/agui/", "/a2a/", "/api/files")
+"""The routes whose bodies may carry attachments (and `/mcp`): they take `attachment_body_bytes`."""
+
+
+def body_limit(path: str, settings: GatewaySettings) -> int:
+    """The largest body `path` takes: the attachment routes' limit, or `max_body_bytes` for every other."""
+    if path.startswith(ATTACHMENT_PREFIXES) or path == "/mcp":
+        return settings.attachment_body_bytes
+    return settings.max_body_bytes
 
 
 def is_public(path: str) -> bool:
@@ -86,11 +99,12 @@ class _Guard:
             path = scope["path"]
             public = is_public(path) or (path == METRICS_PATH and settings.metrics == "public")
             principal = await self._identity.principal(headers, scope["path"], public=public)
+            limit = body_limit(path, settings)
             declared = headers.get("content-length")
-            if declared is not None and declared.isdigit() and int(declared) > settings.max_body_bytes:
-                raise GatewayError.too_large(settings.max_body_bytes)
+            if declared is not None and declared.isdigit() and int(declared) > limit:
+                raise GatewayError.too_large(limit)
             if scope["method"] in BODY_METHODS:
-                body, receive = await _read_body(receive, settings.max_body_bytes, settings.body_timeout_s)
+                body, receive = await _read_body(receive, limit, settings.body_timeout_s)
                 try:
                     check_json_depth(body)
                 except GatewayError as err:
@@ -216,6 +230,7 @@ def build_app(ctx: GatewayContext) -> Starlette:
         mcp.route,
         *chat_routes(ctx),
         *threads_routes(ctx),
+        *files_routes(ctx),
         *resource_metadata.routes(ctx.settings.identity.oidc),
         *chat_signin.routes(ctx.settings.identity.oidc, ctx.settings.identity.quotas.signin_per_minute),
         *schedules_routes(ctx),
@@ -230,6 +245,7 @@ def build_app(ctx: GatewayContext) -> Starlette:
         await ctx.hub.aclose()
         await identity.aclose()
         await memory.close()
+        await ctx.files.close()
 
     middleware = [
         Middleware(RequestMetrics),  # outermost: it counts the guard's refusals too

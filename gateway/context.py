@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from temporalio.client import Client
 
+from clients.attachment_intake import AttachmentIntake
 from clients.runs import Runs
 from clients.sessions import Sessions
 from contracts import AgentConfig
@@ -13,7 +14,8 @@ from contracts.errors import UNKNOWN_AGENT
 from gateway.errors import GatewayError
 from gateway.feed.hub import RunHub
 from gateway.settings import GatewaySettings
-from payloads.blob_store import BlobStore
+from payloads.blob_store import BlobStore, blob_store_from_env
+from store.files import FileStore
 
 __all__ = ["GatewayContext", "agent_config", "build_context"]
 
@@ -28,6 +30,10 @@ class GatewayContext:
     sessions: Sessions
     runs: Runs
     hub: RunHub
+    files: FileStore
+    """The records of attached files (`store.files`, on the memory store's database)."""
+    intake: AttachmentIntake
+    """Files into the payload store and `files`, under the settings' attachment policy."""
 
 
 def build_context(
@@ -36,7 +42,17 @@ def build_context(
     """The context of a gateway on `client` (store: the payload store; default `REACT_PAYLOAD_STORE`'s)."""
     sessions = Sessions(client, task_queue=settings.task_queue, store=store)
     runs = Runs(client, task_queue=settings.task_queue, store=store)
-    return GatewayContext(settings=settings, client=client, sessions=sessions, runs=runs, hub=RunHub(runs))
+    files = FileStore(settings.memory_store_url)
+    intake = AttachmentIntake(settings.attachments, store or blob_store_from_env(), files)
+    return GatewayContext(
+        settings=settings,
+        client=client,
+        sessions=sessions,
+        runs=runs,
+        hub=RunHub(runs),
+        files=files,
+        intake=intake,
+    )
 
 
 def agent_config(ctx: GatewayContext, agent: str) -> AgentConfig:

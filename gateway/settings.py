@@ -10,6 +10,7 @@
     REACT_GATEWAY_BODY_TIMEOUT_S=30                   # a request's body must be whole within this
     REACT_WEB_UI_URL="http://localhost:8233"          # links to runs in the Temporal Web UI
     REACT_GATEWAY_METRICS=public                      # GET /metrics: public (default), admin, off
+    REACT_ATTACHMENT_MAX_BYTES=20MiB                  # and the other limits of payloads.attachment_policy
 
 The agents are the `--agents MODULE[:ATTR]` profiles (as `worker.py --agents`); `default` is the
 profile of that name if one is registered, else the deployment's default agent: `$REACT_MODEL`
@@ -39,6 +40,8 @@ from gateway.identity.settings import (
     load_identity,
     parse_static_scopes,
 )
+from payloads.attachment_policy import AttachmentPolicy
+from payloads.env_values import SettingsError
 
 __all__ = [
     "DEFAULT_AGENT",
@@ -104,6 +107,13 @@ class GatewaySettings:
     metrics: MetricsAccess = "public"
     """Who may read `GET /metrics`: anyone (`public`, as `/healthz`), a token with `agents:admin`
     (`admin`), or nobody (`off`: 404); docs/metrics.md."""
+    attachments: AttachmentPolicy = field(default_factory=AttachmentPolicy)
+    """The attachment limits, media types and URL allow-list (`payloads.attachment_policy`)."""
+
+    @property
+    def attachment_body_bytes(self) -> int:
+        """The body limit of the routes that carry attachments (every other route keeps `max_body_bytes`)."""
+        return self.attachments.body_bytes(self.max_body_bytes)
 
     def check_bind(self) -> None:
         """Refuse a non-loopback address when no token is configured.
@@ -240,6 +250,10 @@ def load_settings(
     if metrics not in METRICS_ACCESS:
         choices = ", ".join(METRICS_ACCESS)
         raise GatewaySettingsError(f"{METRICS_ENV} must be one of {choices}, not {metrics!r}")
+    try:
+        attachments = AttachmentPolicy.from_env(env)
+    except SettingsError as err:
+        raise GatewaySettingsError(str(err)) from None
     chosen = dict(agents) if agents is not None else dict(load_agents(agent_specs))
     chosen.setdefault(DEFAULT_AGENT, default_agent_config())
     settings = GatewaySettings(
@@ -257,6 +271,7 @@ def load_settings(
         keepalive_s=keepalive_s,
         body_timeout_s=body_timeout_s,
         metrics=metrics,
+        attachments=attachments,
     )
     settings.check_bind()
     return settings

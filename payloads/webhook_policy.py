@@ -48,6 +48,10 @@ class WebhookPolicy:
     """Allowed networks (an address is a /32 or /128), each with its one port (None: any)."""
     timeout_s: float = DEFAULT_TIMEOUT_S
     give_up_s: float = DEFAULT_GIVE_UP_S
+    public: bool = True
+    """Whether a public address needs no entry (webhooks: yes; attachment URLs: only with `public`)."""
+    variable: str = ALLOW_VARIABLE
+    """The allow-list's variable, named in refusals."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> WebhookPolicy:
@@ -60,20 +64,11 @@ class WebhookPolicy:
         secret = env.get(SECRET_VARIABLE, "").strip() or None
         if secret is not None and not secret.startswith("whsec_"):
             raise SettingsError(SECRET_VARIABLE, "must be a Standard Webhooks secret: whsec_<base64>")
-        hosts: list[tuple[str, int | None]] = []
-        networks: list[tuple[IPNetwork, int | None]] = []
-        for item in filter(None, (part.strip() for part in env.get(ALLOW_VARIABLE, "").split(","))):
-            entry, port = _allow_entry(item)
-            try:
-                networks.append((ipaddress.ip_network(entry, strict=False), port))
-            except ValueError:
-                if not entry or "/" in entry or ":" in entry or "[" in entry:
-                    raise SettingsError(ALLOW_VARIABLE, f"{item!r} is not a host, address or CIDR") from None
-                hosts.append((entry.lower().rstrip("."), port))
+        hosts, networks = parse_allow_list(ALLOW_VARIABLE, env.get(ALLOW_VARIABLE, ""))
         return cls(
             secret=secret,
-            hosts=tuple(hosts),
-            networks=tuple(networks),
+            hosts=hosts,
+            networks=networks,
             timeout_s=_seconds(env, "REACT_WEBHOOK_TIMEOUT_S", DEFAULT_TIMEOUT_S),
             give_up_s=_seconds(env, "REACT_WEBHOOK_GIVE_UP_S", DEFAULT_GIVE_UP_S),
         )
@@ -111,14 +106,19 @@ class WebhookPolicy:
         if self._host_allowed(host, port) or self._address_allowed(address, port):
             return None
         embedded = embedded_ipv4(address)
-        if embedded and all(self._address_allowed(inner, port) or _public(inner) for inner in embedded):
+        public = self.public
+        if embedded and all(
+            self._address_allowed(inner, port) or (public and _public(inner)) for inner in embedded
+        ):
             return None
-        if not embedded and _public(address):
+        if not embedded and public and _public(address):
             return None
         embeds = f", which embeds {', '.join(map(str, embedded))}" if embedded else ""
+        if not public:
+            return f"{host} ({address}{embeds}) port {port} is not on {self.variable}"
         return (
             f"{host} ({address}{embeds}) port {port} is not a public address"
-            f" and {ALLOW_VARIABLE} does not allow it"
+            f" and {self.variable} does not allow it"
         )
 
     def _host_allowed(self, host: str, port: int) -> bool:
@@ -160,7 +160,28 @@ def _public(address: IPAddress) -> bool:
     return address.is_global and not address.is_multicast
 
 
-def _allow_entry(item: str) -> tuple[str, int | None]:
+def parse_allow_list(
+    variable: str, text: str
+) -> tuple[tuple[tuple[str, int | None], ...], tuple[tuple[IPNetwork, int | None], ...]]:
+    """The hosts and networks (each with its one port, None: any) of an allow-list like `REACT_WEBHOOK_ALLOW`.
+
+    Raises:
+        SettingsError: an entry that is not a host, address or CIDR (named with `variable`).
+    """
+    hosts: list[tuple[str, int | None]] = []
+    networks: list[tuple[IPNetwork, int | None]] = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        entry, port = _allow_entry(item, variable)
+        try:
+            networks.append((ipaddress.ip_network(entry, strict=False), port))
+        except ValueError:
+            if not entry or "/" in entry or ":" in entry or "[" in entry:
+                raise SettingsError(variable, f"{item!r} is not a host, address or CIDR") from None
+            hosts.append((entry.lower().rstrip("."), port))
+    return tuple(hosts), tuple(networks)
+
+
+def _allow_entry(item: str, variable: str = ALLOW_VARIABLE) -> tuple[str, int | None]:
     """An allow-list entry's host, address or CIDR and its port (None: any).
 
     `host:port`, `a.b.c.d:port`, `cidr:port` and `[ipv6]:port` / `[ipv6/len]:port` name a port; a
@@ -173,16 +194,16 @@ def _allow_entry(item: str) -> tuple[str, int | None]:
         inside, _, rest = item[1:].partition("]")
         if not rest:
             return inside, None
-        return inside, _port(item, rest.removeprefix(":") if rest.startswith(":") else "")
+        return inside, _port(item, rest.removeprefix(":") if rest.startswith(":") else "", variable)
     if item.count(":") == 1:
         entry, _, port = item.partition(":")
-        return entry, _port(item, port)
+        return entry, _port(item, port, variable)
     return item, None
 
 
-def _port(item: str, raw: str) -> int:
+def _port(item: str, raw: str, variable: str) -> int:
     if not raw.isdigit() or not 0 < int(raw) < 65_536:
-        raise SettingsError(ALLOW_VARIABLE, f"{item!r}: a port is 1 to 65535")
+        raise SettingsError(variable, f"{item!r}: a port is 1 to 65535")
     return int(raw)
 
 

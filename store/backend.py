@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_QUERY_WORDS = 32
@@ -98,6 +98,10 @@ class Backend(Protocol):
 
     async def count(self, prefix: str) -> int:
         """Items stored under `prefix` (expired ones not yet swept included)."""
+        ...
+
+    async def rows(self, sql: str, parameters: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        """Run one statement with `?` placeholders (another table's: `store.files`); the rows it returns."""
         ...
 
     async def close(self) -> None:

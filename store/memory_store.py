@@ -255,6 +255,10 @@ class MemoryStore:
         except (OSError, sqlite3.Error, psycopg.Error):
             pass
 
+    async def guarded(self, operation: Awaitable[_T]) -> _T:
+        """`operation`'s result, a database that does not answer as `StoreUnavailableError`."""
+        return await self._guard(operation)
+
     async def _guard(self, operation: Awaitable[_T]) -> _T:
         try:
             return await operation

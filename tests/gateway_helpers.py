@@ -18,10 +18,13 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import shutil
 import socket
+import subprocess
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -41,17 +44,20 @@ from gateway.settings import (
     parse_tokens,
     token_entries,
 )
+from payloads.attachment_policy import AttachmentPolicy
 from testing import AgentTestEnvironment, answer, call_tools, scripted_agent, tool_call
 
 __all__ = [
     "ALICE",
     "BOB",
+    "JS_CLIENTS",
     "TEST_AGENTS",
     "TEST_TOKENS",
     "GatewayServer",
     "SseEvent",
     "agui_run",
     "auth",
+    "installed_js_clients",
     "loopback_socket",
     "module_gateway",
     "read_sse",
@@ -136,12 +142,14 @@ async def running_gateway(
     sock: socket.socket | None = None,
     metrics: MetricsAccess = "public",
     memory_store_url: str | None = None,
+    attachments: AttachmentPolicy | None = None,
 ) -> AsyncIterator[GatewayServer]:
     """A gateway on a free loopback port of this event loop, on `env`'s worker, until the block ends.
 
     `identity`: its OpenID provider and quotas (the static tokens' scopes come from `tokens`);
     `sock`: the socket to serve on (`loopback_socket()`), when the test needs its URL first;
-    `memory_store_url`: the store `/api/memory` uses (default `REACT_STORE_URL`).
+    `memory_store_url`: the store `/api/memory` uses (default `REACT_STORE_URL`);
+    `attachments`: the attachment policy (default `AttachmentPolicy()`: no URL is fetched).
     """
     scoped = [(token, scopes) for token, _, scopes in token_entries(tokens) if scopes is not None]
     identity = identity or IdentitySettings()
@@ -160,6 +168,7 @@ async def running_gateway(
         identity=identity,
         metrics=metrics,
         memory_store_url=memory_store_url,
+        attachments=attachments or AttachmentPolicy(),
     )
     ctx = build_context(settings, env.client, env.store)
     app = build_app(ctx)
@@ -179,6 +188,22 @@ async def running_gateway(
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.wait_for(task, 10)
         sock.close()
+
+
+JS_CLIENTS = Path(__file__).resolve().parent / "js"
+"""The official JavaScript clients' folder (tests/js: AG-UI, A2A, the AI SDK)."""
+
+
+def installed_js_clients() -> Path:
+    """tests/js with its node_modules installed from the lock file (a module-scoped fixture's body)."""
+    assert shutil.which("node"), "node (20 or newer) is needed for the JavaScript client tests"
+    lock = JS_CLIENTS / "package-lock.json"
+    installed = JS_CLIENTS / "node_modules" / ".package-lock.json"
+    if not installed.is_file() or installed.stat().st_mtime < lock.stat().st_mtime:
+        subprocess.run(
+            ["npm", "ci", "--no-audit", "--no-fund", "--silent"], cwd=JS_CLIENTS, check=True, timeout=300
+        )
+    return JS_CLIENTS
 
 
 def module_gateway() -> Any:

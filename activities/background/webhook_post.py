@@ -16,9 +16,6 @@ secret give up at once (retrying would not change them).
 
 from __future__ import annotations
 
-import asyncio
-import ipaddress
-import socket
 from datetime import UTC, datetime
 from typing import Final
 
@@ -31,15 +28,13 @@ from yarl import URL
 from contracts.activities import DELIVER_WEBHOOK_ACTIVITY
 from contracts.errors import CONNECTION
 from contracts.webhooks import WebhookDelivery, WebhookOutcome
+from payloads.checked_address import AddressRefusedError, checked_address
 from payloads.webhook_policy import SECRET_VARIABLE, WebhookPolicy
 
 MAX_ANSWER_READ_BYTES: Final = 4_096
 """The most of a receiver's answer an attempt reads; the rest is never read (the connection is closed)."""
 _READ_BUFFER_BYTES: Final = 16_384
 """aiohttp's read buffer: it stops reading the socket past this, so nothing more is ever held."""
-_NO_SUCH_NAME: Final = frozenset(
-    code for code in (getattr(socket, "EAI_NONAME", None), getattr(socket, "EAI_NODATA", None)) if code
-)
 
 
 class _GiveUp(Exception):
@@ -47,25 +42,10 @@ class _GiveUp(Exception):
 
 
 async def _checked_address(policy: WebhookPolicy, url: URL) -> str:
-    host = (url.host or "").lower().rstrip(".")
-    problem = policy.url_problem(str(url))
-    if problem is not None:
-        raise _GiveUp(problem)
-    port = url.port or (443 if url.scheme == "https" else 80)
     try:
-        found = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except socket.gaierror as error:
-        if error.errno in _NO_SUCH_NAME:  # the name does not exist: a later attempt would not find it
-            raise _GiveUp(f"{host} does not resolve: {error}") from None
-        raise ConnectionError(f"{host} does not resolve: {error}") from None
-    except OSError as error:
-        raise ConnectionError(f"{host} does not resolve: {error}") from None
-    addresses = [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in found]
-    for address in addresses:
-        problem = policy.address_problem(host, address, port)
-        if problem is not None:
-            raise _GiveUp(problem)
-    return str(addresses[0])
+        return await checked_address(policy, url)
+    except AddressRefusedError as refused:
+        raise _GiveUp(str(refused)) from None
 
 
 async def _post(policy: WebhookPolicy, delivery: WebhookDelivery) -> int:

@@ -55,6 +55,7 @@ from gateway.a2a.stream import STOPPING_STATES, task_events
 from gateway.a2a.tasks import TaskRef, parse_task_id, started_task, task_of, task_ref
 from gateway.context import GatewayContext
 from gateway.core import RequestCore, check_request_id, is_request_id, parse_mode, parse_on_busy
+from gateway.core.attachments import take_attachments
 from gateway.errors import GatewayError
 from gateway.identity.principal import Principal
 
@@ -126,6 +127,7 @@ class DurableRequestHandler(RequestHandler):
         request_id = message.message_id if is_request_id(message.message_id) else uuid.uuid4().hex
         ref = task_ref(self._ctx, principal, self._agent, context_id, request_id)
         expected = incoming.option("expected_last_request")
+        attachments = await take_attachments(self._ctx, ref.thread, incoming.files, request_id=request_id)
         accepted = await self._core.ask(
             ref.thread,
             incoming.text,
@@ -136,11 +138,16 @@ class DurableRequestHandler(RequestHandler):
             if expected is None
             else check_request_id(expected, "expected_last_request"),
             source=f"a2a:{principal.name}",
+            attachments=attachments,
         )
         return TaskRef(ref.thread, accepted.request_id), accepted
 
     async def _continue(self, principal: Principal, ref: TaskRef, incoming: Incoming) -> None:
         """Decide the task's pending approval, or steer it with the text."""
+        if incoming.files:
+            raise GatewayError.invalid_input(
+                "files cannot be sent into a running task: send them in a new message (no taskId)"
+            )
         decision = incoming.decision
         if decision is None:
             mode = parse_mode(incoming.option("mode"))

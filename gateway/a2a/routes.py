@@ -46,8 +46,12 @@ BEARER = "bearer"
 MEDIA_TYPES = ["text/plain", "application/json"]
 
 
-def agent_card(agent: str, config: AgentConfig, url: str) -> AgentCard:
-    """The card of `agent` served at `url` (its JSON-RPC endpoint)."""
+def agent_card(agent: str, config: AgentConfig, url: str, file_types: tuple[str, ...] = ()) -> AgentCard:
+    """The card of `agent` served at `url` (its JSON-RPC endpoint).
+
+    Its `default_input_modes` are text and JSON and `file_types`, the media types the deployment
+    takes as attachments (`REACT_ATTACHMENT_MEDIA_TYPES`, `type/*` for a family).
+    """
     skills = [
         AgentSkill(
             id="ask",
@@ -79,7 +83,7 @@ def agent_card(agent: str, config: AgentConfig, url: str) -> AgentCard:
         ],
         version="1.0.0",
         capabilities=AgentCapabilities(streaming=True, push_notifications=False),
-        default_input_modes=MEDIA_TYPES,
+        default_input_modes=[*MEDIA_TYPES, *(t for t in file_types if t not in MEDIA_TYPES)],
         default_output_modes=MEDIA_TYPES,
         skills=skills,
     )
@@ -126,7 +130,9 @@ def _agent_routes(ctx: GatewayContext, agent: str) -> list[BaseRoute]:
 
     async def card(request: Request) -> Response:
         url = str(request.url.replace(path=path, query="", fragment=""))
-        card = declare_openid_connect(agent_card(agent, config, url), ctx.settings.identity.oidc)
+        card = declare_openid_connect(
+            agent_card(agent, config, url, ctx.settings.attachments.media_types), ctx.settings.identity.oidc
+        )
         return JSONResponse(agent_card_to_dict(card))
 
     return [

@@ -18,11 +18,12 @@ from starlette.routing import BaseRoute, Route
 
 from contracts.errors import NOT_FOUND
 from contracts.session import RequestRecord
-from gateway.agui.input import ask_props, decisions, last_user_text, parse_run_input
+from gateway.agui.input import ask_props, decisions, last_user_files, last_user_text, parse_run_input
 from gateway.agui.render import DONE_CHARS, START, Position, opened_with, parse_event_id
 from gateway.agui.stream import StreamSpec, custom, stream_run
 from gateway.context import GatewayContext, agent_config
 from gateway.core import RequestCore, Thread, open_thread, request_id_for
+from gateway.core.attachments import take_attachments
 from gateway.core.streams import HTTP_REFUSALS, PING_S, ask_streaming
 from gateway.errors import GatewayError, not_found
 from gateway.http_input import principal_of, read_json
@@ -70,13 +71,17 @@ async def _ask(
 ) -> StreamSpec:
     """Ask the session the last user message under the busy policy of `forwardedProps`."""
     props = ask_props(run_input)
+    text, files = last_user_text(run_input), last_user_files(run_input)
+    request_id = request_id_for(run_input.run_id)
+    attachments = await take_attachments(ctx, thread, files, request_id=request_id)
     asked = await ask_streaming(
         core,
         thread,
-        last_user_text(run_input),
-        request_id=request_id_for(run_input.run_id),
+        text,
+        request_id=request_id,
         policy=props,
         source=f"agui:{thread.principal.name}",
+        attachments=attachments,
     )
     if asked.refusal is not None:
         refused = asked.refusal

@@ -4,9 +4,12 @@ The SDK sends `{"id": <chat id>, "messages": [UIMessage...], "trigger": "submit-
 ...the transport's extra body}`. `parse_chat_request` reads:
 
 - `id`: the thread (a thread id, `gateway.owners.THREAD_ID_PATTERN`);
-- the last message: a **user** message is the ask: its `text` parts, joined by blank lines (a
-  `file` part is refused, `unsupported_content`; other part types carry nothing to ask), and its
-  `id` is the request's id (a retried POST of the same message is the same request);
+- the last message: a **user** message is the ask: its `text` parts, joined by blank lines, its
+  `file` parts (`{"type": "file", "mediaType", "filename"?, "url"}`, the `url` a data URL, an
+  http(s) URL or a file id `f-...` / `/api/files/f-...`) its attachments, as sources the intake
+  reads after (`gateway.core.attachments`: nothing is decoded here); other part types carry
+  nothing to ask. Its `id` is the request's id (a retried POST of the same message is the same
+  request, with the same file ids);
 - or an **assistant** message whose tool parts are in state `approval-responded` (what
   `addToolApprovalResponse` leaves in the message the SDK sends next): each is a decision on the
   call `approval.id` names (`approved`, `reason`), for the request that message answers (its `id`
@@ -29,7 +32,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from contracts.errors import PAYLOAD_TOO_LARGE, UNSUPPORTED_CONTENT
+from clients.attachment_intake import AttachmentRefusedError, AttachmentSource
+from contracts.errors import PAYLOAD_TOO_LARGE
 from contracts.limits import MAX_QUERY_CHARS
 from contracts.session import OnBusy
 from contracts.signals import SteerMode
@@ -67,6 +71,8 @@ class ChatRequest:
     thread_id: str
     message_id: str
     ask: str | None = None
+    files: tuple[AttachmentSource, ...] = ()
+    """The user message's file parts, in order (not read yet)."""
     approvals: tuple[ApprovalAnswer, ...] = ()
     on_busy: OnBusy = "reject"
     mode: SteerMode = "queue"
@@ -109,9 +115,9 @@ def parse_chat_request(body: object) -> ChatRequest:
     expected = None if expected is None else check_request_id(expected, "expected_last_request")
     role = message.get("role")
     if role == "user":
-        ask = _ask(parts)  # pyright: ignore[reportUnknownArgumentType]
+        ask, files = _ask(parts)  # pyright: ignore[reportUnknownArgumentType]
         return ChatRequest(
-            thread_id, message_id, ask, on_busy=on_busy, mode=mode, expected_last_request=expected
+            thread_id, message_id, ask, files, on_busy=on_busy, mode=mode, expected_last_request=expected
         )
     if role == "assistant":
         approvals = _approvals(parts)  # pyright: ignore[reportUnknownArgumentType]
@@ -121,14 +127,31 @@ def parse_chat_request(body: object) -> ChatRequest:
     raise GatewayError.invalid_input("the last message must be the user's (or carry approval responses)")
 
 
-def _ask(parts: list[object]) -> str:
+def _file(part: dict[str, Any]) -> AttachmentSource:
+    media_type, name, url = part.get("mediaType"), part.get("filename"), part.get("url")
+    if not isinstance(url, str):
+        raise GatewayError.invalid_input(
+            "a file part's `url` must be a string (a data URL, or an http(s) URL)"
+        )
+    if not isinstance(media_type, str) or not media_type:
+        raise GatewayError.invalid_input("a file part's `mediaType` must be a media type such as image/png")
+    if name is not None and not isinstance(name, str):
+        raise GatewayError.invalid_input("a file part's `filename` must be a string")
+    try:
+        return AttachmentSource.of_url(url, name=name, media_type=media_type)
+    except AttachmentRefusedError as refused:
+        raise GatewayError.refused(refused.code, refused.message) from None
+
+
+def _ask(parts: list[object]) -> tuple[str, tuple[AttachmentSource, ...]]:
     texts: list[str] = []
+    files: list[AttachmentSource] = []
     for part in parts:
         if not isinstance(part, dict):
             raise GatewayError.invalid_input("each message part must be an object")
         kind = part.get("type")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
         if kind == "file":
-            raise GatewayError(400, UNSUPPORTED_CONTENT, "file parts are not supported: send text")
+            files.append(_file(part))  # pyright: ignore[reportUnknownArgumentType]
         if kind == "text":
             text = part.get("text")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
             if not isinstance(text, str):
@@ -140,7 +163,7 @@ def _ask(parts: list[object]) -> str:
     if len(ask) > MAX_QUERY_CHARS:
         message = f"the message is {len(ask):,} characters; the limit is {MAX_QUERY_CHARS:,}"
         raise GatewayError(413, PAYLOAD_TOO_LARGE, message)
-    return ask
+    return ask, tuple(files)
 
 
 def _approvals(parts: list[object]) -> tuple[ApprovalAnswer, ...]:

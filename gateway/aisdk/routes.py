@@ -46,6 +46,7 @@ from gateway.core import (
     open_thread,
     request_id_for,
 )
+from gateway.core.attachments import take_attachments
 from gateway.core.streams import HTTP_REFUSALS, LOST, PING_S, ask_streaming
 from gateway.errors import GatewayError
 from gateway.http_input import principal_of, read_json
@@ -81,7 +82,7 @@ def routes(ctx: GatewayContext) -> list[BaseRoute]:
         agent_config(ctx, agent)  # an unknown agent is named before the body is looked at
         asked = parse_chat_request(await read_json(request))
         thread = open_thread(ctx, principal_of(request), agent, asked.thread_id)
-        plan = await (_decide(core, thread, asked) if asked.approvals else _ask(core, thread, asked))
+        plan = await (_decide(core, thread, asked) if asked.approvals else _ask(ctx, core, thread, asked))
         return _response(ctx, core, plan)
 
     async def resume(request: Request) -> Response:
@@ -105,16 +106,19 @@ def _response(ctx: GatewayContext, core: RequestCore, plan: _Plan) -> EventSourc
     return EventSourceResponse(_stream(ctx, core, plan), sep="\n", ping=PING_S, headers=HEADERS)
 
 
-async def _ask(core: RequestCore, thread: Thread, asked: ChatRequest) -> _Plan:
-    """Ask the last user message under the chat request's busy policy."""
+async def _ask(ctx: GatewayContext, core: RequestCore, thread: Thread, asked: ChatRequest) -> _Plan:
+    """Ask the last user message (its files taken in first) under the chat request's busy policy."""
     assert asked.ask is not None
+    request_id = request_id_for(asked.message_id)
+    attachments = await take_attachments(ctx, thread, asked.files, request_id=request_id)
     streaming = await ask_streaming(
         core,
         thread,
         asked.ask,
-        request_id=request_id_for(asked.message_id),
+        request_id=request_id,
         policy=asked,
         source=f"ai-sdk:{thread.principal.name}",
+        attachments=attachments,
     )
     if streaming.refusal is not None:
         return _Plan(thread, streaming.request_id, refusal=streaming.refusal)

@@ -12,14 +12,17 @@ order that makes a failure leave what can be finished by erasing again:
    items last written by those calls are deleted (a store that does not answer: 503, and no
    workflow is deleted yet, so asking again finds the same calls);
 3. every execution of the runs and the session is deleted (`clients.erase`);
-4. the erase waits (up to `SETTLE_S`) until Temporal no longer describes the session nor lists
+4. the thread's file records are deleted (`gateway.core.attachments.erase_files`; the blobs stay:
+   content-addressed, they may be shared);
+5. the erase waits (up to `SETTLE_S`) until Temporal no longer describes the session nor lists
    it, so the thread is 404 on every route and absent from `GET /api/threads` when it answers.
 
 A principal's erase (`erase_principal`) deletes their schedules first (so none fires a new thread
 meanwhile), then each of their threads as above, a listing at a time until none is listed, then
-every memory item under their name. Asking again finishes a failed one.
+every memory item and file record under their name. Asking again finishes a failed one.
 
-Payload-store blobs are not deleted (docs/erasing-data.md: content-addressed, shared by forks).
+Payload-store blobs are not deleted (docs/erasing-data.md: content-addressed, shared by forks),
+attachments' bytes included (docs/attachments.md).
 """
 
 from __future__ import annotations
@@ -43,11 +46,11 @@ from contracts.activities import MEMORY_SAVE_ACTIVITY
 from contracts.errors import NOT_FOUND
 from contracts.run import WORKFLOW_TYPE as RUN_WORKFLOW_TYPE
 from gateway.context import GatewayContext
+from gateway.core.attachments import erase_files
 from gateway.core.listing import list_threads
 from gateway.core.store_calls import store_call
 from gateway.core.threads import Thread, temporal_reads
 from gateway.errors import GatewayError, not_found
-from gateway.identity.principal import Principal
 from gateway.identity.scopes import MEMORY_WRITE, require
 
 __all__ = ["Erased", "ErasedPrincipal", "erase_principal", "erase_thread"]
@@ -70,6 +73,8 @@ class Erased:
     """Workflow executions (a continued-as-new session has several)."""
     memories: int | None
     """Memory items deleted (None: not asked)."""
+    files: int = 0
+    """File records deleted (the thread's attachments)."""
 
     def json(self) -> dict[str, int | None]:
         """The counts as the routes answer them."""
@@ -78,6 +83,7 @@ class Erased:
             "runs": self.runs,
             "executions": self.executions,
             "memories": self.memories,
+            "files": self.files,
         }
 
 
@@ -90,6 +96,8 @@ class ErasedPrincipal:
     workflows: int
     """Workflow ids of every thread: the sessions, their runs, and the other workflows they started."""
     memories: int
+    files: int
+    """File records (the thread erases' and any left under the principal's name)."""
 
     def json(self) -> dict[str, int]:
         """The counts as the route answers them."""
@@ -98,6 +106,7 @@ class ErasedPrincipal:
             "schedules": self.schedules,
             "workflows": self.workflows,
             "memories": self.memories,
+            "files": self.files,
         }
 
 
@@ -127,7 +136,7 @@ async def erase_principal(ctx: GatewayContext, memory: Memory, principal: str) -
         for schedule in owned:
             with contextlib.suppress(RejectedError):  # deleted meanwhile
                 await schedules.delete(schedule.schedule_id)
-    threads = workflows = 0
+    threads = workflows = files = 0
     seen: set[str] = set()
     while listed := [t for t in await list_threads(ctx, principal) if t.session_id not in seen]:
         for thread in listed:
@@ -140,8 +149,12 @@ async def erase_principal(ctx: GatewayContext, memory: Memory, principal: str) -
                 continue  # erased meanwhile
             threads += 1
             workflows += erased.workflows
-    memories = await store_call(memory.of(Principal(principal, frozenset()).name).delete_all())
-    return ErasedPrincipal(threads=threads, schedules=len(owned), workflows=workflows, memories=memories)
+            files += erased.files
+    memories = await store_call(memory.of(principal).delete_all())
+    files += await store_call(ctx.files.delete_principal(principal))
+    return ErasedPrincipal(
+        threads=threads, schedules=len(owned), workflows=workflows, memories=memories, files=files
+    )
 
 
 async def _erase_session(
@@ -161,12 +174,14 @@ async def _erase_session(
             write_ids = [write for run in runs for write in await _memory_writes(ctx.client, run)]
             deleted_memories = await store_call(memory.of(principal).delete_written(write_ids))
         erased = await delete_workflows(ctx.client, session_id, found)
+        files = await erase_files(ctx, principal, session_id)
         await _gone(ctx.client, session_id)
     return Erased(
         workflows=erased.workflows,
         runs=len(erased.runs),
         executions=erased.executions,
         memories=deleted_memories,
+        files=files,
     )
 
 

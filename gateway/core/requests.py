@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -47,6 +47,7 @@ from contracts.run import RunResult
 from contracts.session import QUERY_PREVIEW_CHARS, AskAccepted, OnBusy, RequestRecord, SessionStatus
 from contracts.signals import SteerMode
 from contracts.stream import DeltaEvent
+from conversation.attachments import Attachment
 from gateway.context import GatewayContext
 from gateway.core.erase import Erased, ErasedPrincipal, erase_principal, erase_thread
 from gateway.core.follow import RunEnd, follow_run
@@ -255,8 +256,11 @@ class RequestCore:
         expected_last_request: str | None = None,
         source: str | None = None,
         webhook_url: str | None = None,
+        attachments: Sequence[Attachment] = (),
     ) -> AskAccepted:
         """Ask `text` under the busy policy; what the session did with it.
+
+        `attachments` are the user message's files, taken in before (`gateway.core.attachments`).
 
         `request_id` is the idempotency key: asking again with it answers with the same
         request, if the message is the same. With `on_busy="steer"`, `mode="interrupt"` steers
@@ -270,6 +274,10 @@ class RequestCore:
                 `quota_exceeded` (429: the principal's active requests are at the limit, nothing
                 is asked; a steering ask still steers the running request).
         """
+        if attachments and on_busy == "steer":
+            raise GatewayError.invalid_input(
+                "a message with files cannot steer a running request: ask it with on_busy `enqueue`"
+            )
         if on_busy == "steer" and mode == "interrupt":
             steered = await self._steer_running(thread, text, source, "interrupt")
             if steered is not None:
@@ -290,6 +298,7 @@ class RequestCore:
                     on_busy=on_busy,
                     expected_last_request=expected_last_request,
                     webhook_url=webhook_url,
+                    attachments=list(attachments),
                 )
         except GatewayError:
             if request_id is not None:

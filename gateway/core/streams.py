@@ -9,6 +9,7 @@ running request stood when the steer reached it (`origin`: the stream continues 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -17,6 +18,7 @@ from pydantic import JsonValue
 from contracts.errors import INVALID_INPUT, NOT_FOUND, PAYLOAD_TOO_LARGE, QUOTA_EXCEEDED, UNAVAILABLE
 from contracts.session import OnBusy
 from contracts.signals import SteerMode
+from conversation.attachments import Attachment
 from gateway.core.requests import RequestCore
 from gateway.core.threads import Thread
 from gateway.errors import GatewayError
@@ -74,8 +76,9 @@ async def ask_streaming(
     request_id: str,
     policy: BusyPolicy,
     source: str,
+    attachments: Sequence[Attachment] = (),
 ) -> StreamingAsk:
-    """Ask `text` under `policy` and describe the stream that answers it.
+    """Ask `text` (and `attachments`, taken in before) under `policy`; describe the stream that answers it.
 
     Raises:
         GatewayError: a refusal of `HTTP_REFUSALS` (the others are the returned `refusal`).
@@ -92,6 +95,7 @@ async def ask_streaming(
             mode=policy.mode,
             expected_last_request=policy.expected_last_request,
             source=source,
+            attachments=attachments,
         )
     except GatewayError as refused:
         if refused.code in HTTP_REFUSALS:

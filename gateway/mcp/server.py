@@ -36,13 +36,15 @@ from typing import Any
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp_types import CallToolResult, TextContent
-from pydantic import JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from starlette.routing import Route
 from temporalio.service import RPCError
 
+from clients.attachment_intake import AttachmentSource
 from conversation import MessageEntry
 from gateway.context import GatewayContext
 from gateway.core import RequestCore, open_thread, parse_decision, parse_mode, parse_on_busy, temporal_reads
+from gateway.core.attachments import take_attachments
 from gateway.core.memory import GatewayMemory
 from gateway.errors import GatewayError
 from gateway.identity.principal import Principal
@@ -51,7 +53,25 @@ from gateway.mcp.progress import ProgressText
 from gateway.mcp.views import Handle, history_item, parse_handle, state_view
 from gateway.settings import DEFAULT_AGENT
 
-__all__ = ["McpEndpoint"]
+__all__ = ["AskAttachment", "McpEndpoint"]
+
+
+class AskAttachment(BaseModel):
+    """A file of an MCP `ask`: its name, media type and base64 bytes, or the id of a file given before."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(default=None, description="The file's name (e.g. photo.png)")
+    media_type: str | None = Field(default=None, description="Its media type (e.g. image/png)")
+    data: str | None = Field(default=None, description="Its bytes, base64")
+    file_id: str | None = Field(default=None, description="Instead of `data`: a file given before (f-...)")
+
+    def source(self) -> AttachmentSource:
+        """The intake's source (`clients.attachment_intake`) of this file."""
+        if self.file_id is not None:
+            return AttachmentSource(name=self.name, media_type=self.media_type, file_id=self.file_id)
+        return AttachmentSource(name=self.name, media_type=self.media_type, base64=self.data or "")
+
 
 DEFAULT_WAIT_S = 60.0
 MAX_HISTORY = 500
@@ -59,7 +79,8 @@ Call = Callable[[Principal], Awaitable[dict[str, Any]]]
 DESCRIPTIONS = {
     "ask": "Ask an agent. Returns the answer if the run ends within `wait_s` seconds, else a `handle` for "
     "`status` and `history` (`input_required` with the calls awaiting `approve`). Progress notifications "
-    "carry the text as it streams.",
+    "carry the text as it streams. `attachments`: files the message carries, each "
+    "`{name, media_type, data: <base64>}` (or `{file_id}` of a file given before).",
     "status": "Where a request stands; with `wait_s`, wait for it to end or await approval.",
     "approve": "Approve (or deny: `approved: false`) a call awaiting approval; `arguments` edits it, "
     "`reason` is shown to the model; `call_id` defaults to the oldest.",
@@ -113,7 +134,7 @@ class McpEndpoint:
         self._manager = StreamableHTTPSessionManager(
             self.server._lowlevel_server,  # pyright: ignore[reportPrivateUsage] - what streamable_http_app wraps
             stateless=True,
-            max_request_body_size=ctx.settings.max_body_bytes,
+            max_request_body_size=ctx.settings.attachment_body_bytes,
         )
         self.route = Route(
             "/mcp",
@@ -155,11 +176,15 @@ class McpEndpoint:
             session: str | None = None,
             on_busy: str = "reject",
             wait_s: float = DEFAULT_WAIT_S,
+            attachments: list[AskAttachment] | None = None,
         ) -> CallToolResult:
             async def call(principal: Principal) -> dict[str, Any]:
                 thread = open_thread(ctx, principal, agent, session or uuid.uuid4().hex)
+                policy = parse_on_busy(on_busy)
+                sources = [item.source() for item in attachments or []]
+                taken = await take_attachments(ctx, thread, sources, request_id=None)
                 accepted = await core.ask(
-                    thread, query, on_busy=parse_on_busy(on_busy), source=f"mcp:{principal.name}"
+                    thread, query, on_busy=policy, source=f"mcp:{principal.name}", attachments=taken
                 )
                 handle = Handle(thread, accepted.request_id)
                 started = accepted.run_workflow_id if accepted.disposition != "enqueued" else None

@@ -1,6 +1,6 @@
 """A2A bad input over raw HTTP: each refusal in JSON-RPC's error shape with a named reason, nothing started.
 
-Malformed JSON, a batch, an unknown method, an oversized body, a file part, an over-long query,
+Malformed JSON, a batch, an unknown method, an oversized body, a bad file part, an over-long query,
 no token, an unknown agent, another principal's task id (the same answer as an unknown one), and
 a decision for a task with nothing to decide. "Nothing started" is checked on the session: it
 does not exist.
@@ -19,6 +19,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from gateway.identity.principal import Principal
 from gateway.owners import session_id
+from payloads.attachment_policy import AttachmentPolicy
 from testing import AgentTestEnvironment, answer, scripted_agent
 from tests.gateway_helpers import ALICE, BOB, TEST_TOKENS, GatewayServer, running_gateway
 
@@ -30,7 +31,10 @@ JSON_ACCEPT = {"content-type": "application/json", "accept": "application/json, 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def gw(agents: AgentTestEnvironment) -> AsyncIterator[GatewayServer]:
-    async with running_gateway(agents, AGENTS, tokens=TEST_TOKENS, max_body_bytes=LIMIT) as server:
+    small = AttachmentPolicy(max_bytes=64 * 1024, request_bytes=64 * 1024)
+    async with running_gateway(
+        agents, AGENTS, tokens=TEST_TOKENS, max_body_bytes=LIMIT, attachments=small
+    ) as server:
         yield server
 
 
@@ -90,11 +94,11 @@ async def test_file_parts_and_long_queries_are_refused_by_name(
     gw: GatewayServer, agents: AgentTestEnvironment
 ) -> None:
     context = f"bad-{uuid.uuid4().hex[:6]}"
-    file_part = {"raw": "aGVsbG8=", "mediaType": "image/png", "filename": "x.png"}
+    file_part = {"raw": "aGVsbG8=", "mediaType": "image/png", "filename": "x.png"}  # "hello": no image
     error = await rpc(gw, send(context, [{"text": "look"}, file_part]))
-    assert error["code"] == -32005 and reason(error) == "unsupported_content"
-    error = await rpc(gw, send(context, [{"url": "https://example.com/x.pdf"}]))
-    assert reason(error) == "unsupported_content"
+    assert error["code"] == -32602 and reason(error) == "media_type_mismatch"
+    error = await rpc(gw, send(context, [{"text": "look"}, {"url": "https://example.com/x.pdf"}]))
+    assert reason(error) == "url_refused"
     error = await rpc(gw, send(context, [{"text": "x" * 100_001}]))
     assert error["code"] == -32602 and reason(error) == "payload_too_large"
     error = await rpc(gw, send(context, [{"text": "   "}]))
@@ -116,7 +120,10 @@ async def test_oversized_bodies_tokens_and_agents(gw: GatewayServer, agents: Age
     context = f"big-{uuid.uuid4().hex[:6]}"
     error = await rpc(gw, send(context, [{"text": "x" * (LIMIT + 1)}]))
     assert reason(error) == "payload_too_large"
-    oversized = json.dumps(send(context, [{"text": "x" * (LIMIT + 1)}])).encode()
+    # The routes that carry attachments take bodies up to the attachment limits, no more.
+    oversized = json.dumps(
+        send(context, [{"text": "x" * (gw.ctx.settings.attachment_body_bytes + 1)}])
+    ).encode()
     for path in ("/a2a/default", "/mcp"):  # no declared length: refused as the bytes pass the limit
         async with gw.http(ALICE) as http:
             response = await http.post(path, content=chunked(oversized), headers={**V1, **JSON_ACCEPT})

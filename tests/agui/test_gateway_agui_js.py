@@ -9,15 +9,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
-import subprocess
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.gateway_helpers import ALICE, GatewayServer, module_gateway
+from tests.gateway_helpers import ALICE, GatewayServer, installed_js_clients, module_gateway
 
 JS = Path(__file__).resolve().parents[1] / "js"
 SLOW_ANSWER = "A slow answer " * 20
@@ -29,12 +27,7 @@ gateway = module_gateway()
 @pytest.fixture(scope="module")
 def js_clients() -> Path:
     """tests/js with its node_modules installed from the lock file."""
-    assert shutil.which("node"), "node (20 or newer) is needed for the JavaScript client tests"
-    lock = JS / "package-lock.json"
-    installed = JS / "node_modules" / ".package-lock.json"
-    if not installed.is_file() or installed.stat().st_mtime < lock.stat().st_mtime:
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--silent"], cwd=JS, check=True, timeout=300)
-    return JS
+    return installed_js_clients()
 
 
 async def _scenario(gateway: GatewayServer, folder: Path, name: str, **env: str) -> dict[str, Any]:

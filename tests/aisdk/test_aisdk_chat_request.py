@@ -108,11 +108,11 @@ def test_approval_responses_in_the_assistant_message_are_decisions() -> None:
                 {
                     "id": "u",
                     "role": "user",
-                    "parts": [{"type": "file", "url": "data:,x", "mediaType": "text/plain"}],
+                    "parts": [{"type": "file", "url": "ftp://x", "mediaType": "text/plain"}],
                 }
             ),
-            "unsupported_content",
-            "file parts",
+            "invalid_attachment",
+            "data URL",
         ),
         (_body(_user("x" * 100_001)), "payload_too_large", "100,000"),
         (
@@ -187,7 +187,12 @@ def test_any_json_is_a_chat_request_or_a_named_refusal(body: object) -> None:
     try:
         request = parse_chat_request(body)
     except GatewayError as refused:
-        assert refused.code in {"invalid_input", "unsupported_content", "payload_too_large"}
+        assert refused.code in {
+            "invalid_input",
+            "unsupported_content",
+            "payload_too_large",
+            "invalid_attachment",
+        }
         assert refused.message
         return
     assert (request.ask is None) != (not request.approvals)

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
-import subprocess
 import uuid
 from pathlib import Path
 from typing import Any
@@ -24,7 +22,7 @@ import pytest
 
 from gateway.identity.principal import Principal
 from gateway.owners import session_id
-from tests.gateway_helpers import ALICE, BOB, GatewayServer, module_gateway
+from tests.gateway_helpers import ALICE, BOB, GatewayServer, installed_js_clients, module_gateway
 
 gateway = module_gateway()
 
@@ -36,12 +34,7 @@ CALL_ID = "call-calc"
 @pytest.fixture(scope="module")
 def js_clients() -> Path:
     """tests/js with its node_modules installed from the lock file."""
-    assert shutil.which("node"), "node (20 or newer) is needed for the JavaScript client tests"
-    lock = JS / "package-lock.json"
-    installed = JS / "node_modules" / ".package-lock.json"
-    if not installed.is_file() or installed.stat().st_mtime < lock.stat().st_mtime:
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--silent"], cwd=JS, check=True, timeout=300)
-    return JS
+    return installed_js_clients()
 
 
 async def _client(gw: GatewayServer, agent: str, token: str, **request: Any) -> dict[str, Any]:

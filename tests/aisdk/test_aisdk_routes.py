@@ -86,8 +86,8 @@ JUNK: list[tuple[object, str, str]] = [
     (_body("t1", "x" * 100_001), "payload_too_large", "100,000"),
     (
         {"id": "t1", "messages": [{"id": "m1", "role": "user", "parts": [{"type": "file", "url": "x"}]}]},
-        "unsupported_content",
-        "file",
+        "invalid_input",
+        "mediaType",
     ),
     (
         {

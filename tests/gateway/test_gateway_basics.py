@@ -79,15 +79,20 @@ async def test_health_readiness_and_tokens(agents: AgentTestEnvironment) -> None
 async def test_body_limit_bad_json_and_cors(agents: AgentTestEnvironment) -> None:
     origin = "https://app.example.com"
     async with running_gateway(agents, max_body_bytes=4096, cors_origins=(origin,)) as gw, gw.http() as http:
-        big = await http.post("/agui/default", content=b"{" + b" " * 5000 + b"}")
+        plain = "/api/threads/default/t1/requests"  # a route that carries no attachments
+        big = await http.post(plain, content=b"{" + b" " * 5000 + b"}")
         assert (big.status_code, big.json()["error"]["code"]) == (413, "payload_too_large")
         assert "4,096 bytes" in big.json()["error"]["message"]
+        # A route that carries attachments takes more (`attachment_body_bytes`): this body is read, and
+        # refused for what it is, not for its size.
+        taken = await http.post("/agui/default", content=b"{" + b" " * 5000 + b"}")
+        assert (taken.status_code, taken.json()["error"]["code"]) == (400, "invalid_input")
 
         async def chunks():  # no content-length: the limit counts the bytes as they arrive
             for _ in range(10):
                 yield b" " * 1000
 
-        streamed = await http.post("/agui/default", content=chunks())
+        streamed = await http.post(plain, content=chunks())
         assert (streamed.status_code, streamed.json()["error"]["code"]) == (413, "payload_too_large")
         preflight = {"Origin": origin, "Access-Control-Request-Method": "POST"}
         allowed = await http.options("/agui/default", headers=preflight)

@@ -117,7 +117,7 @@ async def test_erasing_an_idle_thread_deletes_its_session_and_runs_and_keeps_its
             "agent": "default",
             "thread_id": thread,
             "session_id": session,
-            "deleted": {"workflows": 3, "runs": 2, "executions": 3, "memories": None},
+            "deleted": {"workflows": 3, "runs": 2, "executions": 3, "memories": None, "files": 0},
         }
         # The gateway answered once Temporal no longer describes nor lists the session.
         assert not await workflow_exists(client, session)
@@ -286,7 +286,7 @@ async def test_the_mcp_tool_deletes_ones_own_session_only(gateway: GatewayServer
     assert not ok and body == {
         "session": thread,
         "agent": "default",
-        "deleted": {"workflows": 2, "runs": 1, "executions": 2, "memories": None},
+        "deleted": {"workflows": 2, "runs": 1, "executions": 2, "memories": None, "files": 0},
     }
     await all_gone(gateway.ctx.client, [session_id(Principal("alice"), "default", thread), *runs])
     again, body = await call(ALICE, {"session": thread})
@@ -331,7 +331,13 @@ async def test_erasing_a_principal_leaves_nothing_of_theirs_and_keeps_everyone_e
     async with gateway.http(ROOT) as root:  # erasing again finds nothing left
         again = await root.delete("/api/admin/principals/erin")
         assert again.status_code == 200, again.text
-        assert again.json()["deleted"] == {"threads": 0, "schedules": 0, "workflows": 0, "memories": 0}
+        assert again.json()["deleted"] == {
+            "threads": 0,
+            "schedules": 0,
+            "workflows": 0,
+            "memories": 0,
+            "files": 0,
+        }
 
 
 def test_erasing_a_principal_is_an_audited_erase_of_the_admins() -> None:

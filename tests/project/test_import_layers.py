@@ -73,6 +73,7 @@ GATEWAY_ROOMS = (
     "gateway.agui",
     "gateway.aisdk",
     "gateway.chat",
+    "gateway.files",
     "gateway.mcp",
     "gateway.memory",
     "gateway.schedules",
