@@ -91,6 +91,11 @@ UNSUPPORTED_CONTENT: Final = "unsupported_content"
 REQUEST_ID_REUSED: Final = "request_id_reused"
 UNAVAILABLE: Final = "unavailable"
 
+# ---- agents made at run time (store.agent_versions, gateway.core.agents) ---------------------------
+UNKNOWN_VERSION: Final = "unknown_version"
+AGENT_EXISTS: Final = "agent_exists"
+READ_ONLY_AGENT: Final = "read_only_agent"
+
 # ---- snapshot tokens (raised by `activities.snapshots.snapshot_token`, in check order) --------------------
 SnapshotErrorCode = Literal[
     "snapshot_prefix",
@@ -193,6 +198,15 @@ DESCRIPTIONS: Final[dict[str, str]] = {
         "Nothing was asked."
     ),
     UNAVAILABLE: "The gateway could not reach Temporal in time (503); try again.",
+    UNKNOWN_VERSION: (
+        "`name@N` names a version the agent made at run time does not have, or a code profile "
+        "(which has no versions) (404). Nothing was asked or changed."
+    ),
+    AGENT_EXISTS: "`POST /api/agents` with the name of an agent already made (409): publish a version to it.",
+    READ_ONLY_AGENT: (
+        "A write to a code profile (registered by `--agents` at start: read-only at run time), or an agent "
+        "made at run time with a code profile's name (409). Nothing changed."
+    ),
 }
 
 SNAPSHOT_DESCRIPTIONS: Final[dict[SnapshotErrorCode, str]] = {
