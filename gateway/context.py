@@ -8,14 +8,12 @@ from temporalio.client import Client
 
 from clients.runs import Runs
 from clients.sessions import Sessions
-from contracts import AgentConfig
-from contracts.errors import UNKNOWN_AGENT
-from gateway.errors import GatewayError
+from gateway.agent_catalog import AgentCatalog, ResolvedAgent
 from gateway.feed.hub import RunHub
 from gateway.settings import GatewaySettings
 from payloads.blob_store import BlobStore
 
-__all__ = ["GatewayContext", "agent_config", "build_context"]
+__all__ = ["GatewayContext", "build_context", "resolve_agent"]
 
 
 @dataclass
@@ -28,6 +26,8 @@ class GatewayContext:
     sessions: Sessions
     runs: Runs
     hub: RunHub
+    catalog: AgentCatalog
+    """The agents: code profiles and agents made at run time (`gateway.agent_catalog`)."""
 
 
 def build_context(
@@ -36,16 +36,20 @@ def build_context(
     """The context of a gateway on `client` (store: the payload store; default `REACT_PAYLOAD_STORE`'s)."""
     sessions = Sessions(client, task_queue=settings.task_queue, store=store)
     runs = Runs(client, task_queue=settings.task_queue, store=store)
-    return GatewayContext(settings=settings, client=client, sessions=sessions, runs=runs, hub=RunHub(runs))
+    return GatewayContext(
+        settings=settings,
+        client=client,
+        sessions=sessions,
+        runs=runs,
+        hub=RunHub(runs),
+        catalog=AgentCatalog(settings, client),
+    )
 
 
-def agent_config(ctx: GatewayContext, agent: str) -> AgentConfig:
-    """The config of one of the gateway's agents.
+async def resolve_agent(ctx: GatewayContext, agent: str) -> ResolvedAgent:
+    """The agent a route's `{agent}` names (`name` or `name@N`): the one resolver (`AgentCatalog.resolve`).
 
     Raises:
-        GatewayError: 404 `unknown_agent`.
+        GatewayError: 400 `invalid_input`, 404 `unknown_agent` / `unknown_version`, 503 `unavailable`.
     """
-    config = ctx.settings.agents.get(agent)
-    if config is None:
-        raise GatewayError(404, UNKNOWN_AGENT, f"this gateway offers no agent {agent!r}")
-    return config
+    return await ctx.catalog.resolve(agent)

@@ -258,13 +258,14 @@ class DurableReactPlugin(SimplePlugin):
 
     @staticmethod
     def _with_agent_workflows(workflows: Sequence[type]) -> list[type]:
+        from workflows.background.agent_check import AgentConfigCheck
         from workflows.background.deliver_webhook import DeliverWebhook
         from workflows.background.run_admission import RunAdmission
         from workflows.background.scheduled_ask import ScheduledAsk
         from workflows.run.react_run import ReActRun
         from workflows.session.agent_session import AgentSession  # imported here: clients never need them
 
-        product = (ReActRun, AgentSession, ScheduledAsk, DeliverWebhook, RunAdmission)
+        product = (ReActRun, AgentSession, ScheduledAsk, DeliverWebhook, RunAdmission, AgentConfigCheck)
         if any(w in workflows for w in product):
             raise PluginConflictError(
                 "ReActRun/AgentSession/ScheduledAsk/DeliverWebhook/RunAdmission are registered already; "

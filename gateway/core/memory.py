@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from clients.memory import Memory
 from contracts.memory import MemoryItem
-from gateway.context import GatewayContext, agent_config
+from gateway.context import GatewayContext, resolve_agent
 from gateway.core.store_calls import store_call
 from gateway.errors import GatewayError, not_found
 from gateway.identity.principal import Principal
@@ -45,10 +45,10 @@ class GatewayMemory:
         self._ctx = ctx
         self._memory = Memory(ctx.settings.memory_store_url)
 
-    def _target(self, principal: Principal, agent: str) -> tuple[Memory, str]:
+    async def _target(self, principal: Principal, agent: str) -> tuple[Memory, str]:
         """The caller's `Memory` and the agent's memory namespace (404 `unknown_agent`)."""
-        config = agent_config(self._ctx, agent)
-        namespace = (config.memory.namespace if config.memory else None) or agent
+        found = await resolve_agent(self._ctx, agent)
+        namespace = (found.config.memory.namespace if found.config.memory else None) or found.name
         return self._memory.of(principal.name), namespace
 
     async def find(
@@ -61,7 +61,7 @@ class GatewayMemory:
         cursor: str | None = None,
     ) -> dict[str, Any]:
         """`{"items": [...]}`: a search for `query`, else a page (with `next_cursor` while more follow)."""
-        memory, namespace = self._target(principal, agent)
+        memory, namespace = await self._target(principal, agent)
         if query is not None:
             found = await store_call(
                 memory.search(namespace, query, limit=SEARCH_LIMIT if limit is None else limit)
@@ -77,7 +77,7 @@ class GatewayMemory:
 
     async def show(self, principal: Principal, agent: str, key: str) -> dict[str, Any]:
         """The item (404 `not_found` when there is none the caller may see)."""
-        memory, namespace = self._target(principal, agent)
+        memory, namespace = await self._target(principal, agent)
         item = await store_call(memory.get(namespace, key))
         if item is None:
             raise not_found("memory item")
@@ -87,7 +87,7 @@ class GatewayMemory:
         self, principal: Principal, agent: str, key: str, fields: Mapping[str, Any]
     ) -> dict[str, Any]:
         """Store `{"text", "value"?, "ttl_s"?}` under the key; the item."""
-        memory, namespace = self._target(principal, agent)
+        memory, namespace = await self._target(principal, agent)
         unknown = sorted(set(fields) - PUT_FIELDS)
         if unknown:
             raise GatewayError.invalid_input(f"unknown fields: {', '.join(unknown)}")
@@ -100,7 +100,7 @@ class GatewayMemory:
 
     async def delete(self, principal: Principal, agent: str, key: str) -> dict[str, Any]:
         """Forget the item: `{"deleted": key}` (404 `not_found` when there was none)."""
-        memory, namespace = self._target(principal, agent)
+        memory, namespace = await self._target(principal, agent)
         if not await store_call(memory.delete(namespace, key)):
             raise not_found("memory item")
         return {"deleted": key}

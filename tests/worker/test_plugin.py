@@ -27,6 +27,7 @@ from hosting.plugin import DurableReactPlugin, PluginConflictError
 from payloads.blob_store import BlobStore
 from payloads.settings import SettingsError, load_settings
 from testing import answer, call_tools, script_overrides, scripted_agent, tool_call
+from workflows.background.agent_check import AgentConfigCheck
 from workflows.background.deliver_webhook import DeliverWebhook
 from workflows.background.run_admission import RunAdmission
 from workflows.background.scheduled_ask import ScheduledAsk
@@ -168,7 +169,9 @@ async def test_the_worker_s_own_plugin_wins_over_the_client_s(client: Client, st
     with pytest.warns(UserWarning, match="same plugin type"):
         worker = Worker(team_client, task_queue=task_queue, plugins=[own], max_cached_workflows=0)
     active = active_config(worker)
-    assert list(active["workflows"]) == [ReActRun, AgentSession, ScheduledAsk, DeliverWebhook, RunAdmission]
+    assert list(active["workflows"]) == [
+        ReActRun, AgentSession, ScheduledAsk, DeliverWebhook, RunAdmission, AgentConfigCheck
+    ]
     assert isinstance(active.get("workflow_runner"), SandboxedWorkflowRunner)
     async with worker:
         result = await Runs(team_client, task_queue=task_queue, store=store).run(
