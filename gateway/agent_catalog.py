@@ -32,6 +32,7 @@ from gateway.errors import GatewayError
 from gateway.settings import GatewaySettings
 from store import StoreError, StoreUnavailableError
 from store.agent_versions import AgentRecord, AgentVersions, check_config, check_name, open_versions
+from store.backend import Backend
 from store.memory_store import backend_for
 from store.settings import store_url
 from workflows.validation import config_problems
@@ -94,6 +95,7 @@ class AgentCatalog:
         self._profiles = settings.agents
         self._url = settings.memory_store_url
         self._versions: AgentVersions | None = None
+        self._backend: Backend | None = None
         self._lock = asyncio.Lock()
 
     async def _store(self) -> AgentVersions:
@@ -151,7 +153,6 @@ class AgentCatalog:
             raise _refusal(error) from None
         for name, latest in made:
             shown.append({"name": name, "kind": "runtime", "read_only": False, "latest": latest})
-        ]
         return shown
 
     async def record(self, name: str) -> AgentRecord:
@@ -254,9 +255,9 @@ class AgentCatalog:
 
     async def close(self) -> None:
         """Close the store's connection, if it was opened."""
-        if self._versions is not None:
-            self._versions = None
-            await self._backend.close()
+        if self._backend is not None:
+            backend, self._backend, self._versions = self._backend, None, None
+            await backend.close()
 
 
 def _note(note: object) -> str | None:
