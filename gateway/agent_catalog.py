@@ -15,6 +15,7 @@ An agent made at run time is the deployment's, as a code profile is: every princ
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import uuid
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ from workflows.validation import config_problems
 
 __all__ = ["AgentCatalog", "AgentRef", "ResolvedAgent", "parse_agent_ref"]
 
+log = logging.getLogger(__name__)
 VERSION_SEPARATOR: Final = "@"
 _VERSION = re.compile(r"^[1-9][0-9]{0,8}$")
 RETRY_AFTER_S: Final = 5
@@ -141,16 +143,16 @@ class AgentCatalog:
     async def listing(self) -> list[dict[str, object]]:
         """Every agent: code profiles (`read_only`) then agents made at run time (with `latest`), by name.
 
-        Raises:
-            GatewayError: 503 `unavailable` (the store did not answer).
+        A store that does not answer lists the code profiles only (the chat page still opens).
         """
         shown: list[dict[str, object]] = [
             {"name": name, "kind": "profile", "read_only": True} for name in sorted(self._profiles)
         ]
         try:
             made = await (await self._store()).names()
-        except StoreError as error:
-            raise _refusal(error) from None
+        except StoreUnavailableError:
+            log.warning("the store of agents made at run time did not answer: listing the code profiles only")
+            made = []
         for name, latest in made:
             shown.append({"name": name, "kind": "runtime", "read_only": False, "latest": latest})
         return shown
