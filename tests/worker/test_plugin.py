@@ -107,6 +107,7 @@ async def test_a_team_worker_with_the_plugin_runs_a_session_end_to_end(
         ScheduledAsk,
         DeliverWebhook,
         RunAdmission,
+        AgentConfigCheck,
     ]
     assert len(list(active["activities"])) == len(ACTIVITIES) + 1
     agent = scripted_agent(tools=["order_status"])
