@@ -14,29 +14,22 @@ An agent made at run time is the deployment's, as a code profile is: every princ
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
-import uuid
+from collections.abc import Awaitable
 from dataclasses import dataclass
-from datetime import timedelta
-from typing import Final
+from typing import Final, TypeVar
 
-from temporalio.client import Client, WorkflowFailureError
-from temporalio.service import RPCError
+from temporalio.client import Client
 
+from clients.agents import Agents
 from contracts import AgentConfig
-from contracts.agent_profiles import AGENT_CHECK_WORKFLOW_TYPE, AgentCheckResult
 from contracts.errors import READ_ONLY_AGENT, UNKNOWN_AGENT, UNKNOWN_VERSION
 from contracts.ids import AGENT_NAME_PATTERN
 from gateway.errors import GatewayError
 from gateway.settings import GatewaySettings
 from store import StoreError, StoreUnavailableError
-from store.agent_versions import AgentRecord, AgentVersions, check_config, check_name, open_versions
-from store.backend import Backend
-from store.memory_store import backend_for
-from store.settings import store_url
-from workflows.validation import config_problems
+from store.agent_versions import AgentRecord, check_name
 
 __all__ = ["AgentCatalog", "AgentRef", "ResolvedAgent", "parse_agent_ref"]
 
@@ -44,8 +37,7 @@ log = logging.getLogger(__name__)
 VERSION_SEPARATOR: Final = "@"
 _VERSION = re.compile(r"^[1-9][0-9]{0,8}$")
 RETRY_AFTER_S: Final = 5
-CHECK_TIMEOUT_S: Final = 30.0
-"""How long the worker's check of a config's tools and profiles may take (`AgentConfigCheck`)."""
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -88,29 +80,12 @@ def _refusal(error: StoreError) -> GatewayError:
 
 
 class AgentCatalog:
-    """The code profiles of the settings and the agents of the store (opened on first use)."""
+    """The code profiles of the settings and the agents of the store (the typed client's `Agents`)."""
 
     def __init__(self, settings: GatewaySettings, client: Client) -> None:
         """The catalog of a gateway with `settings` (its `agents`, its `memory_store_url`) on `client`."""
-        self._client = client
-        self._task_queue = settings.task_queue
         self._profiles = settings.agents
-        self._url = settings.memory_store_url
-        self._versions: AgentVersions | None = None
-        self._backend: Backend | None = None
-        self._lock = asyncio.Lock()
-
-    async def _store(self) -> AgentVersions:
-        async with self._lock:
-            if self._versions is None:
-                backend = backend_for(self._url or store_url())
-                try:
-                    self._versions = await open_versions(backend)
-                except BaseException:
-                    await backend.close()
-                    raise
-                self._backend = backend
-            return self._versions
+        self._agents = Agents(settings.memory_store_url, client=client, task_queue=settings.task_queue)
 
     def is_profile(self, name: str) -> bool:
         """Whether `name` is a code profile (read-only)."""
@@ -127,15 +102,10 @@ class AgentCatalog:
         profile = self._profiles.get(ref.name)
         if profile is not None:
             if ref.version is not None:
-                raise GatewayError.refused(
-                    UNKNOWN_VERSION,
-                    f"{ref.name!r} is a code profile: it has no versions (ask it as {ref.name!r})",
-                )
+                message = f"{ref.name!r} is a code profile: it has no versions (ask it as {ref.name!r})"
+                raise GatewayError.refused(UNKNOWN_VERSION, message)
             return ResolvedAgent(ref.name, None, profile)
-        try:
-            found = await (await self._store()).resolve(ref.name, ref.version)
-        except StoreError as error:
-            raise _refusal(error) from None
+        found = await _answered(self._agents.resolve(ref.name, ref.version))
         if found is None:
             raise GatewayError(404, UNKNOWN_AGENT, f"this gateway offers no agent {ref.name!r}")
         return ResolvedAgent(found.name, found.version, found.config)
@@ -149,7 +119,7 @@ class AgentCatalog:
             {"name": name, "kind": "profile", "read_only": True} for name in sorted(self._profiles)
         ]
         try:
-            made = await (await self._store()).names()
+            made = await self._agents.names()
         except StoreUnavailableError:
             log.warning("the store of agents made at run time did not answer: listing the code profiles only")
             made = []
@@ -164,10 +134,7 @@ class AgentCatalog:
             GatewayError: 400 `invalid_input`, 404 `unknown_agent`, 409 `read_only_agent` (a profile), 503.
         """
         self._writable(name, "has no versions")
-        try:
-            found = await (await self._store()).get(name)
-        except StoreError as error:
-            raise _refusal(error) from None
+        found = await _answered(self._agents.get(name))
         if found is None:
             raise GatewayError(404, UNKNOWN_AGENT, f"this gateway offers no agent {name!r}")
         return found
@@ -176,28 +143,23 @@ class AgentCatalog:
         """Make the agent `name` with version 1; returns 1 (nothing is written on a refusal).
 
         Raises:
-            GatewayError: 400 `invalid_input` (the name, the config, an unknown tool...), 409
-                `agent_exists` / `read_only_agent`, 503.
+            GatewayError: 400 `invalid_input` (the name, the config), 400 `unknown_tool`, 404
+                `unknown_agent` (a profile the config names), 409 `agent_exists` / `read_only_agent`, 503.
         """
         if not isinstance(name, str):
             raise GatewayError.invalid_input("name must be a string")
-        checked = await self._checked(name, config, note)
-        try:
-            return await (await self._store()).create(name, checked, created_by=created_by, note=_note(note))
-        except StoreError as error:
-            raise _refusal(error) from None
+        self._writable(name, "is read-only")
+        return await _answered(self._agents.create(name, config, created_by=created_by, note=_note(note)))
 
     async def publish(self, name: str, config: object, note: object, created_by: str) -> int:
         """Publish a new version of `name` (latest); its number.
 
         Raises:
-            GatewayError: 400 `invalid_input`, 404 `unknown_agent`, 409 `read_only_agent`, 503.
+            GatewayError: 400 `invalid_input` / `unknown_tool`, 404 `unknown_agent`, 409 `read_only_agent`,
+                503 `unavailable`.
         """
-        checked = await self._checked(name, config, note)
-        try:
-            return await (await self._store()).publish(name, checked, created_by=created_by, note=_note(note))
-        except StoreError as error:
-            raise _refusal(error) from None
+        self._writable(name, "is read-only")
+        return await _answered(self._agents.publish(name, config, created_by=created_by, note=_note(note)))
 
     async def set_latest(self, name: str, version: object) -> int:
         """Point `latest` of `name` at `version` (roll back or forward).
@@ -207,10 +169,7 @@ class AgentCatalog:
                 `read_only_agent`, 503 `unavailable`.
         """
         self._writable(name, "is read-only")
-        try:
-            return await (await self._store()).set_latest(name, version)
-        except StoreError as error:
-            raise _refusal(error) from None
+        return await _answered(self._agents.set_latest(name, version))
 
     def _writable(self, name: str, what: str) -> None:
         try:
@@ -222,45 +181,20 @@ class AgentCatalog:
                 READ_ONLY_AGENT, f"{name!r} is a code profile (registered at start): it {what} at run time"
             )
 
-    async def _checked(self, name: str, config: object, note: object) -> AgentConfig:
-        """The config, checked whole: its model, the run's own rules, then the worker's tools and profiles."""
-        self._writable(name, "is read-only")
-        if note is not None and not isinstance(note, str):
-            raise GatewayError.invalid_input("note must be a string")
-        try:
-            checked = check_config(config)
-        except StoreError as error:
-            raise _refusal(error) from None
-        problems = config_problems(checked)
-        if problems:
-            raise GatewayError.invalid_input("; ".join(problems))
-        await self._worker_check(checked)
-        return checked
-
-    async def _worker_check(self, config: AgentConfig) -> None:
-        """Refuse a config naming a tool or an agent profile the workers do not have (by name)."""
-        if not config.tools and all(agent.config is not None for agent in config.agents):
-            return
-        try:
-            found = await self._client.execute_workflow(
-                AGENT_CHECK_WORKFLOW_TYPE,
-                config,
-                id=f"agent-check/{uuid.uuid4().hex}",
-                task_queue=self._task_queue,
-                execution_timeout=timedelta(seconds=CHECK_TIMEOUT_S),
-                result_type=AgentCheckResult,
-            )
-        except (RPCError, WorkflowFailureError):
-            raise GatewayError.unavailable() from None
-        if found.code is not None:
-            raise GatewayError.refused(found.code, found.message or found.code)
-
     async def close(self) -> None:
         """Close the store's connection, if it was opened."""
-        if self._backend is not None:
-            backend, self._backend, self._versions = self._backend, None, None
-            await backend.close()
+        await self._agents.close()
+
+
+async def _answered(call: Awaitable[_T]) -> _T:
+    """The store call's result; its refusal as a `GatewayError` (503 with `Retry-After` when it is down)."""
+    try:
+        return await call
+    except StoreError as error:
+        raise _refusal(error) from None
 
 
 def _note(note: object) -> str | None:
-    return note if isinstance(note, str) else None
+    if note is not None and not isinstance(note, str):
+        raise GatewayError.invalid_input("note must be a string")
+    return note
