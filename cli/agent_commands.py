@@ -54,12 +54,12 @@ def _run(
         async with Agents(url, client=client, task_queue=task_queue or "") as agents:
             return await call(agents)
 
-    try:
-        with reported(target.address):
+    with reported(target.address):
+        try:
             return asyncio.run(opened())
-    except StoreError as exc:
-        say(f"refused ({exc.code}): {exc.message}", "red")
-        raise typer.Exit(1) from None
+        except StoreError as exc:
+            say(f"refused ({exc.code}): {exc.message}", "red")
+            raise typer.Exit(1) from None
 
 
 def _config(path: Path) -> Any:
