@@ -8,7 +8,7 @@
 
 The versions live in the store (`store.agent_versions`, docs/agent-versions.md); a version's config
 is checked whole before anything is written: the `AgentConfig` model (an unknown field refused by
-name), the run's rules (`workflows.validation.config_problems`), and, with a Temporal `client`,
+name), the run's rules (`contracts.config_rules.config_problems`), and, with a Temporal `client`,
 the workers' tools and agent profiles (`check_on_workers`, the `AgentConfigCheck` workflow: the
 gateway's check too). Refusals are `store.StoreError`s by code (`invalid_input`, `unknown_tool`,
 `unknown_agent`, `unknown_version`, `agent_exists`); nothing is written.
@@ -27,13 +27,13 @@ from temporalio.service import RPCError
 
 from contracts import AgentConfig
 from contracts.agent_profiles import AGENT_CHECK_WORKFLOW_TYPE, AgentCheckResult
+from contracts.config_rules import config_problems
 from contracts.errors import INVALID_INPUT, UNAVAILABLE
 from store.agent_versions import AgentRecord, AgentVersions, ResolvedVersion, check_config, open_versions
 from store.backend import Backend
 from store.errors import StoreInputError, StoreUnavailableError
 from store.memory_store import backend_for
 from store.settings import store_url
-from workflows.validation import config_problems
 
 __all__ = ["CHECK_TIMEOUT_S", "Agents", "check_on_workers", "checked_config"]
 
