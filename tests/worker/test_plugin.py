@@ -171,7 +171,12 @@ async def test_the_worker_s_own_plugin_wins_over_the_client_s(client: Client, st
         worker = Worker(team_client, task_queue=task_queue, plugins=[own], max_cached_workflows=0)
     active = active_config(worker)
     assert list(active["workflows"]) == [
-        ReActRun, AgentSession, ScheduledAsk, DeliverWebhook, RunAdmission, AgentConfigCheck
+        ReActRun,
+        AgentSession,
+        ScheduledAsk,
+        DeliverWebhook,
+        RunAdmission,
+        AgentConfigCheck,
     ]
     assert isinstance(active.get("workflow_runner"), SandboxedWorkflowRunner)
     async with worker:
