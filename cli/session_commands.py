@@ -18,6 +18,7 @@ from typing import Annotated
 import typer
 
 from cli import render_session, session_ops
+from cli.agent_commands import agents_app
 from cli.chat import Chat
 from cli.commands import app
 from cli.common import Target, announce, out, say, say_lines
@@ -216,3 +217,4 @@ for command in (status, history, export, fork, reset, delete, webhook, chat):
     app.command()(with_groups(command))
 app.add_typer(schedule_app, name="schedule")
 app.add_typer(memory_app, name="memory")
+app.add_typer(agents_app, name="agents")

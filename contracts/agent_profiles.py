@@ -19,3 +19,14 @@ class AgentProfile(BaseModel):
     name: str
     description: str = ""
     config: AgentConfig
+
+
+AGENT_CHECK_WORKFLOW_TYPE = "AgentConfigCheck"
+"""Checks a config against the worker's tools and profiles (`workflows.background.agent_check`)."""
+
+
+class AgentCheckResult(BaseModel):
+    """What the worker found wrong with a config, by code (`unknown_tool`, `unknown_agent`); none: usable."""
+
+    code: str | None = None
+    message: str | None = None

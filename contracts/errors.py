@@ -97,6 +97,10 @@ MEDIA_TYPE_MISMATCH: Final = "media_type_mismatch"
 INVALID_ATTACHMENT: Final = "invalid_attachment"
 URL_REFUSED: Final = "url_refused"
 UNSUPPORTED_MEDIA_TYPE: Final = "unsupported_media_type"
+# ---- agents made at run time (store.agent_versions, gateway.core.agents) ---------------------------
+UNKNOWN_VERSION: Final = "unknown_version"
+AGENT_EXISTS: Final = "agent_exists"
+READ_ONLY_AGENT: Final = "read_only_agent"
 
 # ---- snapshot tokens (raised by `activities.snapshots.snapshot_token`, in check order) --------------------
 SnapshotErrorCode = Literal[
@@ -219,6 +223,15 @@ DESCRIPTIONS: Final[dict[str, str]] = {
     UNSUPPORTED_MEDIA_TYPE: (
         "A file of a media type the deployment (`REACT_ATTACHMENT_MEDIA_TYPES`) or the agent's model does "
         "not take; the message names the type. Nothing was asked."
+    ),
+    UNKNOWN_VERSION: (
+        "`name@N` names a version the agent made at run time does not have, or a code profile "
+        "(which has no versions) (404). Nothing was asked or changed."
+    ),
+    AGENT_EXISTS: "`POST /api/agents` with the name of an agent already made (409): publish a version to it.",
+    READ_ONLY_AGENT: (
+        "A write to a code profile (registered by `--agents` at start: read-only at run time), or an agent "
+        "made at run time with a code profile's name (409). Nothing changed."
     ),
 }
 

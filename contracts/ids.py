@@ -16,3 +16,5 @@ PRINCIPAL_PATTERN: Final = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
 """What a principal's name may be (it names the owner in workflow ids: a session's, a schedule's)."""
 TOOL_NAME_PATTERN: Final = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 """The tool names providers accept."""
+AGENT_NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
+"""What an agent's name may be (it names the agent in a session's workflow id: `gateway.owners`)."""

@@ -40,6 +40,8 @@ class RunInput(BaseModel):
     kept with the query's user message (a session passes its ask's `refs`), and so are
     `query_attachments` (its ask's `attachments`); `webhook` is where
     an `approval.waiting` webhook goes when a tool call starts waiting for approval.
+    `agent_version` is the version of an agent made at run time whose config this is (a session
+    passes its ask's): the request's record keeps it, and the run's summary names it.
     """
 
     query: QueryText
@@ -55,6 +57,7 @@ class RunInput(BaseModel):
     query_refs: Refs = {}
     query_attachments: Attachments = []
     webhook: WebhookTarget | None = None
+    agent_version: Annotated[int, Field(ge=1)] | None = None
 
 
 class RunError(BaseModel):

@@ -45,6 +45,8 @@ class RequestRecord(BaseModel):
     outcome: Outcome = Outcome()
     refs: dict[str, str] = {}
     webhook_url: str | None = None
+    agent_version: int | None = None
+    """The version of the agent made at run time that ran it (None: a code profile's request)."""
 
     @property
     def status(self) -> RunStatus:
@@ -167,6 +169,10 @@ class AskInput(BaseModel):
     The typed client sets it when a `busy` refusal names a request whose run has ended.
     `attachments`: files the user message carries, by reference (`conversation.attachments`);
     their bytes are already in the payload store.
+    `agent_version` and `version_config`: the version of an agent made at run time that answers
+    this request and its config (`store.agent_versions`; the gateway resolves `name` or `name@N`
+    before it asks). The run uses that config instead of the session's (overrides on top) and its
+    system prompt; the request's record keeps the number. Both or neither.
     """
 
     query: QueryText
@@ -180,11 +186,15 @@ class AskInput(BaseModel):
     webhook_url: WebhookUrl | None = None
     no_webhook: bool = False
     after_request_id: Id | None = None
+    agent_version: Annotated[int, Field(ge=1)] | None = None
+    version_config: AgentConfig | None = None
 
     @model_validator(mode="after")
     def _one_webhook_choice(self) -> AskInput:
         if self.no_webhook and self.webhook_url is not None:
             raise ValueError("webhook_url and no_webhook: give one or the other")
+        if (self.agent_version is None) != (self.version_config is None):
+            raise ValueError("agent_version and version_config: give both or neither")
         return self
 
 

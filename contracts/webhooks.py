@@ -50,6 +50,8 @@ class WebhookData(BaseModel):
     tool: str | None = None
     workflow_id: str | None = None
     """The session's workflow id (Temporal's name for the thread)."""
+    agent_version: int | None = None
+    """The version of the agent made at run time that answered (None: a code profile's request)."""
 
     @classmethod
     def of_session(cls, session_id: str, *, schedule_id: str | None = None, **fields: Any) -> WebhookData:

@@ -37,6 +37,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from contracts.errors import INVALID_INPUT, NOT_FOUND
 from gateway.a2a import routes as a2a_routes
+from gateway.agents import routes as agents_routes
 from gateway.agui import routes as agui_routes
 from gateway.aisdk import routes as aisdk_routes
 from gateway.chat import routes as chat_routes
@@ -236,6 +237,7 @@ def build_app(ctx: GatewayContext) -> Starlette:
         *schedules_routes(ctx),
         *_metrics(ctx),
         *memory_routes(memory),
+        *agents_routes(ctx),
     ]
 
     @asynccontextmanager
@@ -246,13 +248,14 @@ def build_app(ctx: GatewayContext) -> Starlette:
         await identity.aclose()
         await memory.close()
         await ctx.files.close()
+        await ctx.catalog.close()
 
     middleware = [
         Middleware(RequestMetrics),  # outermost: it counts the guard's refusals too
         Middleware(
             CORSMiddleware,
             allow_origins=list(ctx.settings.cors_origins),
-            allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
+            allow_methods=["GET", "POST", "PUT", "DELETE", "OPTIONS"],
             allow_headers=["authorization", "content-type", "last-event-id", "accept"],
             max_age=600,
         ),

@@ -9,15 +9,13 @@ from temporalio.client import Client
 from clients.attachment_intake import AttachmentIntake
 from clients.runs import Runs
 from clients.sessions import Sessions
-from contracts import AgentConfig
-from contracts.errors import UNKNOWN_AGENT
-from gateway.errors import GatewayError
+from gateway.agent_catalog import AgentCatalog, ResolvedAgent
 from gateway.feed.hub import RunHub
 from gateway.settings import GatewaySettings
 from payloads.blob_store import BlobStore, blob_store_from_env
 from store.files import FileStore
 
-__all__ = ["GatewayContext", "agent_config", "build_context"]
+__all__ = ["GatewayContext", "build_context", "resolve_agent"]
 
 
 @dataclass
@@ -34,6 +32,8 @@ class GatewayContext:
     """The records of attached files (`store.files`, on the memory store's database)."""
     intake: AttachmentIntake
     """Files into the payload store and `files`, under the settings' attachment policy."""
+    catalog: AgentCatalog
+    """The agents: code profiles and agents made at run time (`gateway.agent_catalog`)."""
 
 
 def build_context(
@@ -52,16 +52,14 @@ def build_context(
         hub=RunHub(runs),
         files=files,
         intake=intake,
+        catalog=AgentCatalog(settings, client),
     )
 
 
-def agent_config(ctx: GatewayContext, agent: str) -> AgentConfig:
-    """The config of one of the gateway's agents.
+async def resolve_agent(ctx: GatewayContext, agent: str) -> ResolvedAgent:
+    """The agent a route's `{agent}` names (`name` or `name@N`): the one resolver (`AgentCatalog.resolve`).
 
     Raises:
-        GatewayError: 404 `unknown_agent`.
+        GatewayError: 400 `invalid_input`, 404 `unknown_agent` / `unknown_version`, 503 `unavailable`.
     """
-    config = ctx.settings.agents.get(agent)
-    if config is None:
-        raise GatewayError(404, UNKNOWN_AGENT, f"this gateway offers no agent {agent!r}")
-    return config
+    return await ctx.catalog.resolve(agent)

@@ -15,15 +15,18 @@ from collections.abc import Mapping
 from starlette.responses import JSONResponse
 
 from contracts.errors import (
+    AGENT_EXISTS,
     FORBIDDEN,
     INVALID_INPUT,
     NOT_FOUND,
     PAYLOAD_TOO_LARGE,
     QUOTA_EXCEEDED,
     RATE_LIMITED,
+    READ_ONLY_AGENT,
     UNAUTHORIZED,
     UNAVAILABLE,
     UNKNOWN_AGENT,
+    UNKNOWN_VERSION,
 )
 
 __all__ = ["GatewayError", "error_body", "error_headers", "error_response", "not_found", "status_of"]
@@ -31,6 +34,9 @@ __all__ = ["GatewayError", "error_body", "error_headers", "error_response", "not
 STATUSES = {
     NOT_FOUND: 404,
     UNKNOWN_AGENT: 404,
+    UNKNOWN_VERSION: 404,
+    AGENT_EXISTS: 409,
+    READ_ONLY_AGENT: 409,
     UNAUTHORIZED: 401,
     FORBIDDEN: 403,
     PAYLOAD_TOO_LARGE: 413,

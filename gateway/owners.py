@@ -13,6 +13,7 @@ import re
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
+from contracts.ids import AGENT_NAME_PATTERN
 from gateway.errors import GatewayError
 from gateway.identity.principal import Principal
 
@@ -41,7 +42,7 @@ REQUEST_ID_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 _DIGEST_CHARS = 16
 MAX_FORK_NUMBER = 1 << 20
 """The highest n of a fork's default thread id (`<thread>-fork-<n>`) the gateway looks for."""
-_AGENT_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
+_AGENT_PATTERN = AGENT_NAME_PATTERN
 # A fork's default id from before the gateway chose its forks' ids (`fork_session_id`): the
 # session's `<id>-fork-<n>`, or `<start of id>~<16 hex digits>-fork-<n>`, which may be too long.
 _FORK_THREAD = re.compile(r"^(?P<base>[^~]+?)(?:~[0-9a-f]{16})?(?:-fork-[0-9]+)+$")

@@ -258,6 +258,7 @@ class DurableReactPlugin(SimplePlugin):
 
     @staticmethod
     def _with_agent_workflows(workflows: Sequence[type]) -> list[type]:
+        from workflows.background.agent_check import AgentConfigCheck
         from workflows.background.deliver_webhook import DeliverWebhook
         from workflows.background.retention_sweep import RetentionSweep
         from workflows.background.run_admission import RunAdmission
@@ -265,7 +266,15 @@ class DurableReactPlugin(SimplePlugin):
         from workflows.run.react_run import ReActRun
         from workflows.session.agent_session import AgentSession  # imported here: clients never need them
 
-        product = (ReActRun, AgentSession, ScheduledAsk, DeliverWebhook, RunAdmission, RetentionSweep)
+        product = (
+            ReActRun,
+            AgentSession,
+            ScheduledAsk,
+            DeliverWebhook,
+            RunAdmission,
+            RetentionSweep,
+            AgentConfigCheck,
+        )
         if any(w in workflows for w in product):
             raise PluginConflictError(
                 f"{'/'.join(w.__name__ for w in product)} are registered already; "

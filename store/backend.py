@@ -9,13 +9,14 @@ the primary key's index serves it.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_QUERY_WORDS = 32
 """Words of a query the full-text search uses (the first ones)."""
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,14 @@ def prefix_bounds(prefix: str) -> tuple[str, str, str]:
 def query_words(query: str) -> list[str]:
     """The words of `query` a full-text search ORs together (letters and digits only: no syntax)."""
     return _WORD.findall(query.lower())[:MAX_QUERY_WORDS]
+
+
+class Sql(Protocol):
+    """Statements inside one transaction of a backend (`Backend.transaction`), `?` as placeholder."""
+
+    async def fetch(self, sql: str, parameters: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """Run `sql` (its `?` marks bound to `parameters`); the rows it returns (none: [])."""
+        ...
 
 
 class Backend(Protocol):
@@ -102,6 +111,14 @@ class Backend(Protocol):
 
     async def rows(self, sql: str, parameters: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         """Run one statement with `?` placeholders (another table's: `store.files`); the rows it returns."""
+        ...
+
+    async def transaction(self, work: Callable[[Sql], Awaitable[T]]) -> T:
+        """Run `work` in one transaction (committed when it returns, rolled back when it raises).
+
+        For the store's other tables (`store.agent_versions`): their SQL is written once, with
+        `?` marks, for both dialects.
+        """
         ...
 
     async def close(self) -> None:

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Awaitable
+from typing import TypeVar
+
+import psycopg
+
 from contracts.errors import INVALID_INPUT, NOT_FOUND, PAYLOAD_TOO_LARGE, UNAVAILABLE
 
 
@@ -36,3 +42,20 @@ class StoreUnavailableError(StoreError):
     """The database did not answer (`unavailable`): the caller may try again later."""
 
     code = UNAVAILABLE
+
+
+_T = TypeVar("_T")
+
+
+async def guarded(operation: Awaitable[_T]) -> _T:
+    """The operation's result; a database that does not answer becomes `StoreUnavailableError`.
+
+    Raises:
+        StoreError: the store's own refusal, or `StoreUnavailableError`.
+    """
+    try:
+        return await operation
+    except StoreError:
+        raise
+    except (OSError, sqlite3.OperationalError, psycopg.OperationalError, psycopg.InterfaceError) as exc:
+        raise StoreUnavailableError(f"the store did not answer: {type(exc).__name__}") from None

@@ -22,7 +22,7 @@ from pydantic_core import from_json
 from contracts.memory import MemoryItem
 from store import embedding
 from store.backend import Backend, Row, query_words
-from store.errors import StoreError, StoreInputError, StoreUnavailableError
+from store.errors import StoreInputError, guarded
 from store.items import (
     FilterValue,
     Namespace,
@@ -260,12 +260,7 @@ class MemoryStore:
         return await self._guard(operation)
 
     async def _guard(self, operation: Awaitable[_T]) -> _T:
-        try:
-            return await operation
-        except StoreError:
-            raise
-        except (OSError, sqlite3.OperationalError, psycopg.OperationalError, psycopg.InterfaceError) as exc:
-            raise StoreUnavailableError(f"the store did not answer: {type(exc).__name__}") from None
+        return await guarded(operation)
 
 
 def backend_for(url: str) -> Backend:

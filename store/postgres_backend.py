@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Final
+from collections.abc import Awaitable, Callable
+from typing import Any, Final, TypeVar
 
 import psycopg
 
-from store.backend import Migration, Row, prefix_bounds
+from store import agent_versions
+from store.backend import Migration, Row, Sql, prefix_bounds
 from store.files_schema import POSTGRES_FILES_MIGRATION
+
+_T = TypeVar("_T")
 
 MIGRATIONS: Final = (
     Migration(
@@ -40,6 +44,7 @@ MIGRATIONS: Final = (
         ),
     ),
     POSTGRES_FILES_MIGRATION,
+    Migration(3, agent_versions.SCHEMA),
 )
 """The schema's versions, oldest first; a version is never changed once released, only added to."""
 
@@ -200,8 +205,26 @@ class PostgresBackend:
         """Run one statement (`?` placeholders) of another table's code (`store.files`); its rows."""
         return await self._fetch(sql.replace("?", "%s"), parameters)
 
+    async def transaction(self, work: Callable[[Sql], Awaitable[_T]]) -> _T:
+        """Run `work` in one transaction of the connection (its row locks keep a concurrent writer out)."""
+        async with self._lock:
+            conn = await self._connection()
+            async with conn.transaction():
+                return await work(_PostgresSql(conn))
+
     async def close(self) -> None:
         """Close the connection."""
         if self._conn is not None:
             conn, self._conn = self._conn, None
             await conn.close()
+
+
+class _PostgresSql:
+    """Statements on the connection of a transaction in progress (`?` marks become `%s`)."""
+
+    def __init__(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        self._conn = conn
+
+    async def fetch(self, sql: str, parameters: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        cursor = await self._conn.execute(sql.replace("?", "%s").encode(), parameters)  # pyright: ignore[reportArgumentType]
+        return list(await cursor.fetchall()) if cursor.description else []

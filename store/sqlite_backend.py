@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import aiosqlite
 
-from store.backend import Migration, Row, prefix_bounds
+from store import agent_versions
+from store.backend import Migration, Row, Sql, prefix_bounds
 from store.files_schema import SQLITE_FILES_MIGRATION
+
+_T = TypeVar("_T")
 
 MIGRATIONS: Final = (
     Migration(
@@ -40,6 +44,7 @@ MIGRATIONS: Final = (
         ),
     ),
     SQLITE_FILES_MIGRATION,
+    Migration(3, agent_versions.SCHEMA),
 )
 """The schema's versions, oldest first; a version is never changed once released, only added to."""
 
@@ -267,6 +272,19 @@ class SqliteBackend:
             found = await cursor.fetchone()
             return int(found[0]) if found else 0
 
+    async def transaction(self, work: Callable[[Sql], Awaitable[_T]]) -> _T:
+        """Run `work` in one `BEGIN IMMEDIATE` transaction (SQLite's one writer: no lost update)."""
+        async with self._lock:
+            db = await self._conn()
+            await db.execute("BEGIN IMMEDIATE")
+            try:
+                result = await work(_SqliteSql(db))
+                await db.execute("COMMIT")
+                return result
+            except BaseException:
+                await db.execute("ROLLBACK")
+                raise
+
     async def close(self) -> None:
         """Close the file."""
         if self._db is not None:
@@ -285,3 +303,14 @@ class SqliteBackend:
             db = await self._conn()
             cursor = await db.execute(sql, parameters)
             return [_row(values) for values in await cursor.fetchall()]
+
+
+class _SqliteSql:
+    """Statements on the connection of a transaction in progress."""
+
+    def __init__(self, db: aiosqlite.Connection) -> None:
+        self._db = db
+
+    async def fetch(self, sql: str, parameters: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        cursor = await self._db.execute(sql, parameters)
+        return [tuple(values) for values in await cursor.fetchall()]

@@ -53,7 +53,7 @@ Transformer = Callable[[TransformInput], Any]
 TRANSFORMERS_ENV = "REACT_TRANSFORMERS"
 TRANSFORMERS_ATTRIBUTE = "transformers"
 _FLAG = "--transformers"
-_SECRET_SUFFIXES = ("key", "secret", "_token", "password", "credentials")  # as `workflows.validation`
+_SECRET_SUFFIXES = ("key", "secret", "_token", "password", "credentials")  # as `contracts.config_rules`
 
 
 class RequestTransformers:

@@ -109,7 +109,7 @@ class DurableRequestHandler(RequestHandler):
             first: Task | None = None
             run_id: str | None = None
             if params.message.task_id:
-                ref = parse_task_id(self._ctx, principal, self._agent, params.message.task_id)
+                ref = await parse_task_id(self._ctx, principal, self._agent, params.message.task_id)
                 await self._continue(principal, ref, incoming)
             else:
                 ref, accepted = await self._ask(principal, params.message, incoming)
@@ -125,7 +125,7 @@ class DurableRequestHandler(RequestHandler):
     ) -> tuple[TaskRef, AskAccepted]:
         context_id = message.context_id or uuid.uuid4().hex
         request_id = message.message_id if is_request_id(message.message_id) else uuid.uuid4().hex
-        ref = task_ref(self._ctx, principal, self._agent, context_id, request_id)
+        ref = await task_ref(self._ctx, principal, self._agent, context_id, request_id)
         expected = incoming.option("expected_last_request")
         attachments = await take_attachments(self._ctx, ref.thread, incoming.files, request_id=request_id)
         accepted = await self._core.ask(
@@ -165,7 +165,7 @@ class DurableRequestHandler(RequestHandler):
     async def on_get_task(self, params: GetTaskRequest, context: ServerCallContext) -> Task | None:
         """The task as its session records it (not found: the same for another principal's)."""
         with a2a_errors():
-            ref = parse_task_id(self._ctx, self._principal(context), self._agent, params.id)
+            ref = await parse_task_id(self._ctx, self._principal(context), self._agent, params.id)
             return task_of(ref, await self._core.state(ref.thread, ref.request_id))
 
     @validate_request_params
@@ -173,7 +173,7 @@ class DurableRequestHandler(RequestHandler):
         """Cancel the task's run; the task ends `canceled` (an ended task is not cancelable)."""
         principal = self._principal(context)
         with a2a_errors():
-            ref = parse_task_id(self._ctx, principal, self._agent, params.id)
+            ref = await parse_task_id(self._ctx, principal, self._agent, params.id)
             try:
                 state = await self._core.cancel(
                     ref.thread, ref.request_id, reason=f"cancelled through A2A by {principal.name}"
@@ -190,7 +190,7 @@ class DurableRequestHandler(RequestHandler):
     ) -> AsyncGenerator[Event]:
         """The task, then its events from its run's start (every status update) until it stops."""
         with a2a_errors():
-            ref = parse_task_id(self._ctx, self._principal(context), self._agent, params.id)
+            ref = await parse_task_id(self._ctx, self._principal(context), self._agent, params.id)
             async for event in task_events(self._ctx, self._core, ref):
                 yield event
 
@@ -201,7 +201,7 @@ class DurableRequestHandler(RequestHandler):
         principal = self._principal(context)
         with a2a_errors():
             try:
-                thread = task_ref(self._ctx, principal, self._agent, params.context_id, "x").thread
+                thread = (await task_ref(self._ctx, principal, self._agent, params.context_id, "x")).thread
                 records = await self._core.records(thread)
             except GatewayError:
                 return ListTasksResponse()

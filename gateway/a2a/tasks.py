@@ -76,7 +76,7 @@ def _not_found() -> TaskNotFoundError:
     return TaskNotFoundError(data={"code": NOT_FOUND})
 
 
-def parse_task_id(ctx: GatewayContext, principal: Principal, agent: str, value: str) -> TaskRef:
+async def parse_task_id(ctx: GatewayContext, principal: Principal, agent: str, value: str) -> TaskRef:
     """The task `value` of `principal` with `agent`.
 
     Raises:
@@ -86,10 +86,10 @@ def parse_task_id(ctx: GatewayContext, principal: Principal, agent: str, value: 
     context, sep, request = value.partition(SEPARATOR)
     if not sep or not THREAD_ID_PATTERN.fullmatch(context) or not is_request_id(request):
         raise _not_found()
-    return task_ref(ctx, principal, agent, context, request)
+    return await task_ref(ctx, principal, agent, context, request)
 
 
-def task_ref(
+async def task_ref(
     ctx: GatewayContext, principal: Principal, agent: str, context_id: str, request_id: str
 ) -> TaskRef:
     """The task of request `request_id` of the context `context_id`.
@@ -98,7 +98,7 @@ def task_ref(
         TaskNotFoundError: `context_id` is not a thread id.
     """
     try:
-        return TaskRef(open_thread(ctx, principal, agent, context_id), request_id)
+        return TaskRef(await open_thread(ctx, principal, agent, context_id), request_id)
     except GatewayError as error:
         raise _not_found() from error
 

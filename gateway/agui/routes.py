@@ -21,7 +21,7 @@ from contracts.session import RequestRecord
 from gateway.agui.input import ask_props, decisions, last_user_files, last_user_text, parse_run_input
 from gateway.agui.render import DONE_CHARS, START, Position, opened_with, parse_event_id
 from gateway.agui.stream import StreamSpec, custom, stream_run
-from gateway.context import GatewayContext, agent_config
+from gateway.context import GatewayContext, resolve_agent
 from gateway.core import RequestCore, Thread, open_thread, request_id_for
 from gateway.core.attachments import take_attachments
 from gateway.core.streams import HTTP_REFUSALS, PING_S, ask_streaming
@@ -40,9 +40,9 @@ def routes(ctx: GatewayContext) -> list[BaseRoute]:
     async def run(request: Request) -> EventSourceResponse:
         principal = principal_of(request)
         agent = request.path_params["agent"]
-        agent_config(ctx, agent)  # an unknown agent is named before the body is looked at
+        await resolve_agent(ctx, agent)  # an unknown agent is named before the body is looked at
         run_input = parse_run_input(await read_json(request))
-        thread = open_thread(ctx, principal, agent, run_input.thread_id)
+        thread = await open_thread(ctx, principal, agent, run_input.thread_id)
         if run_input.resume:
             spec = await _resume(ctx, core, thread, run_input)
         else:
@@ -51,7 +51,9 @@ def routes(ctx: GatewayContext) -> list[BaseRoute]:
 
     async def events(request: Request) -> EventSourceResponse:
         principal = principal_of(request)
-        thread = open_thread(ctx, principal, request.path_params["agent"], request.path_params["thread_id"])
+        thread = await open_thread(
+            ctx, principal, request.path_params["agent"], request.path_params["thread_id"]
+        )
         last = request.headers.get("last-event-id") or request.query_params.get("after")
         spec = await _reattach(ctx, core, thread, last)
         return _response(ctx, core, spec)

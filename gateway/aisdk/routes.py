@@ -35,7 +35,7 @@ from contracts.errors import UNAVAILABLE
 from contracts.stream import TraceItem
 from gateway.aisdk.chat_request import ChatRequest, parse_chat_request
 from gateway.aisdk.chunks import DONE, UI_MESSAGE_STREAM_HEADERS, Chunk, RequestChunks, error_chunks, sse
-from gateway.context import GatewayContext, agent_config
+from gateway.context import GatewayContext, resolve_agent
 from gateway.core import (
     Decision,
     RequestCore,
@@ -79,14 +79,14 @@ def routes(ctx: GatewayContext) -> list[BaseRoute]:
 
     async def chat(request: Request) -> Response:
         agent = request.path_params["agent"]
-        agent_config(ctx, agent)  # an unknown agent is named before the body is looked at
+        await resolve_agent(ctx, agent)  # an unknown agent is named before the body is looked at
         asked = parse_chat_request(await read_json(request))
-        thread = open_thread(ctx, principal_of(request), agent, asked.thread_id)
+        thread = await open_thread(ctx, principal_of(request), agent, asked.thread_id)
         plan = await (_decide(core, thread, asked) if asked.approvals else _ask(ctx, core, thread, asked))
         return _response(ctx, core, plan)
 
     async def resume(request: Request) -> Response:
-        thread = open_thread(
+        thread = await open_thread(
             ctx, principal_of(request), request.path_params["agent"], request.path_params["id"]
         )
         status = await core.status(thread)  # another principal's thread, or none: 404 `not_found`

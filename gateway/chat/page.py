@@ -2,7 +2,8 @@
 
     GET  /                the chat page (gateway/chat/static/)
     GET  /static/...      its scripts and styles
-    GET  /api/agents      {"agents": [...]}: the names clients may use
+
+The agents' list (`GET /api/agents`) is `gateway.agents`'.
 
 The page's threads are `/api/threads` (`gateway.threads`); its sign-in, `gateway.guard.chat_signin`.
 """
@@ -12,12 +13,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import FileResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from gateway.context import GatewayContext
-from gateway.http_input import principal_of
 
 __all__ = ["STATIC", "routes"]
 
@@ -33,16 +33,10 @@ PAGE_HEADERS = {
 
 
 def routes(ctx: GatewayContext) -> list[BaseRoute]:
-    """The chat page, its files and the agents' names."""
-
-    async def agents(request: Request) -> Response:
-        principal_of(request)
-        return JSONResponse({"agents": sorted(ctx.settings.agents)})
-
+    """The chat page and its files."""
     return [
         Route("/", _index, methods=["GET"]),
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
-        Route("/api/agents", agents, methods=["GET"]),
     ]
 
 

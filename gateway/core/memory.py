@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from clients.memory import Memory
 from contracts.memory import MemoryItem
-from gateway.context import GatewayContext, agent_config
+from gateway.context import GatewayContext, resolve_agent
 from gateway.core.store_calls import store_call
 from gateway.errors import GatewayError, not_found
 from gateway.identity.principal import Principal
@@ -46,10 +46,10 @@ class GatewayMemory:
         self._ctx = ctx
         self._memory = Memory(ctx.settings.memory_store_url)
 
-    def _target(self, principal: Principal, agent: str) -> tuple[Memory, str]:
+    async def _target(self, principal: Principal, agent: str) -> tuple[Memory, str]:
         """The caller's `Memory` and the agent's memory namespace (404 `unknown_agent`)."""
-        config = agent_config(self._ctx, agent)
-        namespace = (config.memory.namespace if config.memory else None) or agent
+        found = await resolve_agent(self._ctx, agent)
+        namespace = (found.config.memory.namespace if found.config.memory else None) or found.name
         return self._memory.of(principal.name), namespace
 
     async def find(
@@ -69,7 +69,7 @@ class GatewayMemory:
         Raises:
             GatewayError: 400 `invalid_input` (`filters` without a query, or a refused part).
         """
-        memory, namespace = self._target(principal, agent)
+        memory, namespace = await self._target(principal, agent)
         if query is not None:
             found = await store_call(
                 memory.search(
@@ -89,7 +89,7 @@ class GatewayMemory:
 
     async def show(self, principal: Principal, agent: str, key: str) -> dict[str, Any]:
         """The item (404 `not_found` when there is none the caller may see)."""
-        memory, namespace = self._target(principal, agent)
+        memory, namespace = await self._target(principal, agent)
         item = await store_call(memory.get(namespace, key))
         if item is None:
             raise not_found("memory item")
@@ -99,7 +99,7 @@ class GatewayMemory:
         self, principal: Principal, agent: str, key: str, fields: Mapping[str, Any]
     ) -> dict[str, Any]:
         """Store `{"text", "value"?, "ttl_s"?}` under the key; the item."""
-        memory, namespace = self._target(principal, agent)
+        memory, namespace = await self._target(principal, agent)
         unknown = sorted(set(fields) - PUT_FIELDS)
         if unknown:
             raise GatewayError.invalid_input(f"unknown fields: {', '.join(unknown)}")
@@ -112,7 +112,7 @@ class GatewayMemory:
 
     async def delete(self, principal: Principal, agent: str, key: str) -> dict[str, Any]:
         """Forget the item: `{"deleted": key}` (404 `not_found` when there was none)."""
-        memory, namespace = self._target(principal, agent)
+        memory, namespace = await self._target(principal, agent)
         if not await store_call(memory.delete(namespace, key)):
             raise not_found("memory item")
         return {"deleted": key}

@@ -39,12 +39,13 @@ from temporalio.service import RPCError, RPCStatusCode
 from clients.errors import RejectedError
 from clients.inputs import new_id
 from clients.memory import Memory
+from clients.session_ask import ask_input
 from clients.session_handle import SessionHandle
 from contracts import Ack, Usage
 from contracts.approval import PendingApproval
 from contracts.errors import NOT_RUNNING, QUOTA_EXCEEDED, REQUEST_ID_REUSED, UNKNOWN_CALL
 from contracts.run import RunResult
-from contracts.session import QUERY_PREVIEW_CHARS, AskAccepted, OnBusy, RequestRecord, SessionStatus
+from contracts.session import QUERY_PREVIEW_CHARS, AskAccepted, AskInput, OnBusy, RequestRecord, SessionStatus
 from contracts.signals import SteerMode
 from contracts.stream import DeltaEvent
 from conversation.attachments import Attachment
@@ -93,6 +94,8 @@ class RequestState:
     error_code: str | None = None
     """Why it failed (`failed`, `cancelled`): a code of `contracts.errors`."""
     error_message: str | None = None
+    agent_version: int | None = None
+    """The version of the agent made at run time that ran it (None: a code profile's request)."""
 
     @property
     def ended(self) -> bool:
@@ -288,18 +291,38 @@ class RequestCore:
             steered = await self._hold(thread, request_id, text, source, on_busy, mode)
             if steered is not None:
                 return steered
+        asked: str | AskInput = text
+        if thread.agent_version is not None:  # the version's config, on this request only
+            asked = ask_input(
+                text,
+                request_id=request_id,
+                on_busy=on_busy,
+                expected_last_request=expected_last_request,
+                webhook_url=webhook_url,
+            ).model_copy(
+                update={
+                    "agent_version": thread.agent_version,
+                    "version_config": thread.config,
+                    "attachments": list(attachments),
+                }
+            )
         try:
             with temporal_reads():
-                accepted = await self.session(thread).ask(
-                    text,
-                    config=thread.config,
-                    agent_id=thread.agent,
-                    request_id=request_id,
-                    on_busy=on_busy,
-                    expected_last_request=expected_last_request,
-                    webhook_url=webhook_url,
-                    attachments=list(attachments),
-                )
+                if not isinstance(asked, str):
+                    accepted = await self.session(thread).ask(
+                        asked, config=thread.config, agent_id=thread.agent
+                    )
+                else:
+                    accepted = await self.session(thread).ask(
+                        text,
+                        config=thread.config,
+                        agent_id=thread.agent,
+                        request_id=request_id,
+                        on_busy=on_busy,
+                        expected_last_request=expected_last_request,
+                        webhook_url=webhook_url,
+                        attachments=list(attachments),
+                    )
         except GatewayError:
             if request_id is not None:
                 await self._active.release(thread.principal.name, thread.session_id, request_id)
@@ -642,6 +665,7 @@ def _state(record: RequestRecord, status: RequestStatus, **fields: object) -> Re
         status=status,
         query_preview=record.query_preview,
         usage=record.outcome.usage,
+        agent_version=record.agent_version,
         **fields,  # pyright: ignore[reportArgumentType]
     )
 

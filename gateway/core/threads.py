@@ -20,7 +20,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from clients.errors import RejectedError
 from contracts import AgentConfig
 from contracts.errors import UNKNOWN_REQUEST
-from gateway.context import GatewayContext, agent_config
+from gateway.context import GatewayContext, resolve_agent
 from gateway.errors import GatewayError, not_found
 from gateway.identity.principal import Principal
 from gateway.owners import session_id
@@ -33,23 +33,37 @@ _GONE = (RPCStatusCode.NOT_FOUND, RPCStatusCode.INVALID_ARGUMENT)
 
 @dataclass(frozen=True)
 class Thread:
-    """One of a principal's conversations with an agent: its session and the agent's config."""
+    """One of a principal's conversations with an agent: its session and the agent's config.
+
+    `agent` is the agent's name (a route's `name@N` included: the thread is the agent's, whichever
+    version asks); `agent_version` the version an ask of this thread runs now (None: a code
+    profile), and `config` that version's config.
+    """
 
     principal: Principal
     agent: str
     thread_id: str
     session_id: str
     config: AgentConfig
+    agent_version: int | None = None
 
 
-def open_thread(ctx: GatewayContext, principal: Principal, agent: str, thread_id: str) -> Thread:
-    """`principal`'s thread `thread_id` with `agent` (nothing is read: the session may not exist yet).
+async def open_thread(ctx: GatewayContext, principal: Principal, agent: str, thread_id: str) -> Thread:
+    """`principal`'s thread `thread_id` with `agent` (`name` or `name@N`; nothing is read of the session).
 
     Raises:
-        GatewayError: 404 `unknown_agent`; 400 `invalid_input` for a thread id off its pattern.
+        GatewayError: 404 `unknown_agent` / `unknown_version`; 400 `invalid_input` for an agent or a
+            thread id off its pattern; 503 `unavailable` (the store of agents did not answer).
     """
-    config = agent_config(ctx, agent)
-    return Thread(principal, agent, thread_id, session_id(principal, agent, thread_id), config)
+    found = await resolve_agent(ctx, agent)
+    return Thread(
+        principal,
+        found.name,
+        thread_id,
+        session_id(principal, found.name, thread_id),
+        found.config,
+        found.version,
+    )
 
 
 @contextmanager

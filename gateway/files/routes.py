@@ -20,7 +20,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from clients.attachment_intake import AttachmentSource
-from gateway.context import GatewayContext, agent_config
+from gateway.context import GatewayContext
 from gateway.core import open_thread
 from gateway.core.attachments import open_file, take_attachments
 from gateway.errors import GatewayError
@@ -54,9 +54,10 @@ def routes(ctx: GatewayContext) -> list[BaseRoute]:
     async def upload(request: Request) -> Response:
         principal = principal_of(request)
         agent = request.query_params.get("agent") or "default"
-        agent_config(ctx, agent)
         thread_id = request.query_params.get("thread")
-        thread = open_thread(ctx, principal, agent, check_thread_id(thread_id) if thread_id else "uploads")
+        thread = await open_thread(
+            ctx, principal, agent, check_thread_id(thread_id) if thread_id else "uploads"
+        )
         body = await request.body()
         if not body:
             raise GatewayError.invalid_input("the body must be the file's bytes")

@@ -37,7 +37,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Final, cast
 
-from gateway.identity.scopes import ADMIN, APPROVE, ASK, MCP_TOOL_SCOPES, MEMORY_READ, MEMORY_WRITE, SCHEDULES
+from gateway.identity.scopes import (
+    ADMIN,
+    APPROVE,
+    ASK,
+    MANAGE,
+    MCP_TOOL_SCOPES,
+    MEMORY_READ,
+    MEMORY_WRITE,
+    SCHEDULES,
+)
 from gateway.owners import is_request_id, request_id_for
 from gateway.settings import DEFAULT_AGENT
 
@@ -290,6 +299,13 @@ ROUTES: Final[tuple[tuple[str, re.Pattern[str], Operation, BodyReader | None], .
         None,
     ),
     ("*", re.compile(r"^/api/admin(/.*)?$"), Operation("admin_read", ADMIN, audited=True), None),
+    ("POST", re.compile(r"^/api/agents$"), Operation("manage_agent", MANAGE, audited=True), None),
+    (
+        "*",
+        re.compile(r"^/api/agents/(?P<agent>[^/]+)/(versions|latest)$"),
+        Operation("manage_agent", MANAGE, audited=True),
+        None,
+    ),
     ("*", re.compile(r"^/api/.*$"), Operation("read", ASK), None),
     ("POST", re.compile(r"^/a2a/(?P<agent>[^/]+)$"), Operation("read", ASK), _a2a),
     ("*", re.compile(r"^/mcp$"), Operation("connect", None), _mcp),

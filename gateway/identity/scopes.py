@@ -1,8 +1,8 @@
-"""What a caller may do: the six scopes, what each route needs (one table), and `require`.
+"""What a caller may do: the seven scopes, what each route needs (one table), and `require`.
 
 A token's scopes come from its `scope` claim (space-separated) or `scp` (a list of strings); a
 static token has the scopes its setting names (`token=principal:agents:ask+agents:approve`), else
-`STATIC_DEFAULT` (all but `agents:admin`). A missing scope is 403 `forbidden` naming it.
+`STATIC_DEFAULT` (all but `agents:admin` and `agents:manage`). A missing scope is 403 `forbidden` naming it.
 
 The guard decides every request's scope from one table (`gateway.guard.operations`), reading
 the POST bodies of AG-UI, the AI SDK, background requests, A2A and MCP for the operation inside
@@ -24,6 +24,7 @@ __all__ = [
     "ALL_SCOPES",
     "APPROVE",
     "ASK",
+    "MANAGE",
     "MCP_TOOL_SCOPES",
     "MEMORY_READ",
     "MEMORY_WRITE",
@@ -48,7 +49,9 @@ MEMORY_READ: Final = "memory:read"
 """List, search and read one's own memory items (`/api/memory`)."""
 MEMORY_WRITE: Final = "memory:write"
 """Put and delete one's own memory items."""
-ALL_SCOPES: Final = (ASK, APPROVE, SCHEDULES, ADMIN, MEMORY_READ, MEMORY_WRITE)
+MANAGE: Final = "agents:manage"
+"""Make agents at run time, publish their versions and move their `latest` (`/api/agents`)."""
+ALL_SCOPES: Final = (ASK, APPROVE, SCHEDULES, ADMIN, MEMORY_READ, MEMORY_WRITE, MANAGE)
 STATIC_DEFAULT: Final = frozenset({ASK, APPROVE, SCHEDULES, MEMORY_READ, MEMORY_WRITE})
 """A static token's scopes when its setting names none."""
 MAX_SCOPES_CHARS = 4096

@@ -163,8 +163,8 @@ class McpEndpoint:
         except RPCError:  # Temporal did not answer where the core does not map it itself
             return _refused(GatewayError.unavailable())
 
-    def _handle(self, principal: Principal, handle: str) -> Handle:
-        return parse_handle(self._ctx, principal, handle)
+    async def _handle(self, principal: Principal, handle: str) -> Handle:
+        return await parse_handle(self._ctx, principal, handle)
 
     def _register(self) -> None:
         ctx, core = self._ctx, self._core
@@ -179,7 +179,7 @@ class McpEndpoint:
             attachments: list[AskAttachment] | None = None,
         ) -> CallToolResult:
             async def call(principal: Principal) -> dict[str, Any]:
-                thread = open_thread(ctx, principal, agent, session or uuid.uuid4().hex)
+                thread = await open_thread(ctx, principal, agent, session or uuid.uuid4().hex)
                 policy = parse_on_busy(on_busy)
                 sources = [item.source() for item in attachments or []]
                 taken = await take_attachments(ctx, thread, sources, request_id=None)
@@ -198,7 +198,7 @@ class McpEndpoint:
 
         async def status(handle: str, context: Context, wait_s: float = 0.0) -> CallToolResult:
             async def call(principal: Principal) -> dict[str, Any]:
-                parsed = self._handle(principal, handle)
+                parsed = await self._handle(principal, handle)
                 async with ProgressText(context) as progress:
                     state = await core.wait(parsed.thread, parsed.request_id, wait_s, progress.report)
                 return state_view(parsed, state)
@@ -214,7 +214,7 @@ class McpEndpoint:
             arguments: dict[str, JsonValue] | None = None,
         ) -> CallToolResult:
             async def call(principal: Principal) -> dict[str, Any]:
-                parsed = self._handle(principal, handle)
+                parsed = await self._handle(principal, handle)
                 decision = parse_decision(
                     {"approved": approved, "call_id": call_id, "reason": reason, "arguments": arguments}
                 )
@@ -225,7 +225,7 @@ class McpEndpoint:
 
         async def cancel_request(handle: str, context: Context) -> CallToolResult:
             async def call(principal: Principal) -> dict[str, Any]:
-                parsed = self._handle(principal, handle)
+                parsed = await self._handle(principal, handle)
                 reason = f"cancelled through MCP by {principal.name}"
                 return state_view(parsed, await core.cancel(parsed.thread, parsed.request_id, reason=reason))
 
@@ -233,7 +233,7 @@ class McpEndpoint:
 
         async def steer(handle: str, text: str, context: Context, mode: str = "queue") -> CallToolResult:
             async def call(principal: Principal) -> dict[str, Any]:
-                parsed = self._handle(principal, handle)
+                parsed = await self._handle(principal, handle)
                 ack = await core.steer(
                     parsed.thread,
                     parsed.request_id,
@@ -254,9 +254,9 @@ class McpEndpoint:
         ) -> CallToolResult:
             async def call(principal: Principal) -> dict[str, Any]:
                 if handle is not None:
-                    thread = self._handle(principal, handle).thread
+                    thread = (await self._handle(principal, handle)).thread
                 elif session is not None:
-                    thread = open_thread(ctx, principal, agent, session)
+                    thread = await open_thread(ctx, principal, agent, session)
                 else:
                     raise GatewayError.invalid_input("give `session` (with `agent`) or `handle`")
                 wanted = max(1, min(limit, MAX_HISTORY))
@@ -273,7 +273,7 @@ class McpEndpoint:
             session: str, context: Context, agent: str = DEFAULT_AGENT, seq: int | None = None
         ) -> CallToolResult:
             async def call(principal: Principal) -> dict[str, Any]:
-                forked = await core.fork(open_thread(ctx, principal, agent, session), seq=seq)
+                forked = await core.fork(await open_thread(ctx, principal, agent, session), seq=seq)
                 return {"session": forked.thread.thread_id, "agent": agent}
 
             return await self._call(context, call, "fork")
@@ -282,7 +282,9 @@ class McpEndpoint:
             session: str, context: Context, agent: str = DEFAULT_AGENT, memories: bool = False
         ) -> CallToolResult:
             async def call(principal: Principal) -> dict[str, Any]:
-                erased = await core.erase(open_thread(ctx, principal, agent, session), memories=memories)
+                erased = await core.erase(
+                    await open_thread(ctx, principal, agent, session), memories=memories
+                )
                 return {"session": session, "agent": agent, "deleted": erased.json()}
 
             return await self._call(context, call, "delete_thread")

@@ -38,7 +38,7 @@ class Handle:
         return f"{self.thread.agent}:{self.thread.thread_id}:{self.request_id}"
 
 
-def parse_handle(ctx: GatewayContext, principal: Principal, handle: str) -> Handle:
+async def parse_handle(ctx: GatewayContext, principal: Principal, handle: str) -> Handle:
     """The caller's request `handle`.
 
     Raises:
@@ -49,7 +49,7 @@ def parse_handle(ctx: GatewayContext, principal: Principal, handle: str) -> Hand
         raise not_found("handle")
     agent, session, request_id = parts
     try:
-        return Handle(open_thread(ctx, principal, agent, session), request_id)
+        return Handle(await open_thread(ctx, principal, agent, session), request_id)
     except GatewayError:
         raise not_found("handle") from None
 

@@ -33,7 +33,7 @@ from clients.errors import RejectedError
 from clients.schedules import Schedules, schedule_id_of
 from contracts.errors import NOT_FOUND, QUOTA_EXCEEDED
 from contracts.schedules import ScheduleView
-from gateway.context import GatewayContext, agent_config
+from gateway.context import GatewayContext, resolve_agent
 from gateway.errors import GatewayError, not_found
 from gateway.http_input import principal_of, read_json
 from gateway.identity.principal import Principal
@@ -141,7 +141,8 @@ class _SchedulesApi:
         message = _typed(fields, "message", str, "a string")
         if agent is None or message is None:
             raise GatewayError.invalid_input(f"{'agent' if agent is None else 'message'}: required")
-        config = agent_config(self._ctx, agent)
+        resolved = await resolve_agent(self._ctx, agent)  # pinned: the version `agent` names now
+        agent, config = resolved.name, resolved.config
         name = _typed(fields, "name", str, "a string") or uuid.uuid4().hex[:8]
         thread = _typed(fields, "thread_id", str, "a thread id")
         named = session_id(principal, agent, thread) if thread is not None else None

@@ -64,7 +64,7 @@ class _ThreadsApi:
         return JSONResponse({"threads": [thread.json(with_principal=False) for thread in listed]})
 
     async def thread(self, request: Request) -> Response:
-        thread = self._owned(request)
+        thread = await self._owned(request)
         status = await self._core.status(thread)
         records = await self._core.records(thread)
         usage = Usage()
@@ -83,6 +83,7 @@ class _ThreadsApi:
             "waiting_requests": status.waiting_requests,
             "thread_length": status.thread_length,
             "requests": len(records),
+            "request_records": [_record_json(record) for record in records],
             "usage": usage.model_dump(mode="json"),
             "forked_from": {"agent": parent[0], "thread_id": parent[1], "seq": forked.seq}
             if parent and forked
@@ -93,7 +94,7 @@ class _ThreadsApi:
         return JSONResponse(body)
 
     async def fork(self, request: Request) -> Response:
-        thread = self._owned(request)
+        thread = await self._owned(request)
         body = await _object(request)
         seq = body.get("seq")
         if seq is not None and (not isinstance(seq, int) or isinstance(seq, bool) or seq < 0):
@@ -114,7 +115,7 @@ class _ThreadsApi:
         )
 
     async def reset(self, request: Request) -> Response:
-        thread = self._owned(request)
+        thread = await self._owned(request)
         body = await _object(request)
         reason = body.get("reason")
         if reason is not None and not isinstance(reason, str):
@@ -123,7 +124,7 @@ class _ThreadsApi:
         return JSONResponse(ack.model_dump(mode="json", exclude_none=True))
 
     async def erase(self, request: Request) -> Response:
-        thread = self._owned(request)
+        thread = await self._owned(request)
         memories = request.query_params.get("memories", "false")
         if memories not in ("true", "false"):
             raise GatewayError.invalid_input("`memories` must be `true` or `false`")
@@ -137,8 +138,8 @@ class _ThreadsApi:
             }
         )
 
-    def _owned(self, request: Request) -> Thread:
-        return thread_in_path(self._ctx, request)
+    async def _owned(self, request: Request) -> Thread:
+        return await thread_in_path(self._ctx, request)
 
     def _web_ui(
         self, workflow_id: str, status: SessionStatus, records: list[RequestRecord]
@@ -186,3 +187,13 @@ def _entry_json(entry: Entry) -> dict[str, Any]:
 
 def _dump(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(mode="json", exclude_none=True)
+
+
+def _record_json(record: RequestRecord) -> dict[str, Any]:
+    """A request of the thread read: its id, status, query preview and the agent version that ran it."""
+    return {
+        "request_id": record.request_id,
+        "status": record.status,
+        "query_preview": record.query_preview,
+        "agent_version": record.agent_version,
+    }

@@ -66,6 +66,8 @@ def _state_body(state: RequestState) -> dict[str, Any]:
         body["output"] = state.output
     if state.error_code is not None:
         body["error"] = {"code": state.error_code, "message": state.error_message or ""}
+    if state.agent_version is not None:
+        body["agent_version"] = state.agent_version
     return body
 
 
@@ -75,7 +77,7 @@ class _BackgroundApi:
         self._core = RequestCore(ctx)
 
     async def post(self, request: Request) -> Response:
-        thread = thread_in_path(self._ctx, request)
+        thread = await thread_in_path(self._ctx, request)
         body = await read_json(request)
         if not isinstance(body, dict):
             raise GatewayError.invalid_input("the body must be a JSON object")
@@ -95,7 +97,7 @@ class _BackgroundApi:
         return JSONResponse(accepted.model_dump(mode="json", exclude_none=True), status_code=202)
 
     async def get(self, request: Request) -> Response:
-        thread = thread_in_path(self._ctx, request)
+        thread = await thread_in_path(self._ctx, request)
         wait_s = _wait_s(request.query_params.get("wait_s", "0"))
         state = await self._core.wait(thread, request.path_params["request_id"], wait_s)
         return JSONResponse(_state_body(state))

@@ -9,7 +9,7 @@ from gateway.core import Thread, open_thread
 from gateway.http_input import principal_of
 
 
-def thread_in_path(ctx: GatewayContext, request: Request) -> Thread:
+async def thread_in_path(ctx: GatewayContext, request: Request) -> Thread:
     """The principal's thread named by the path's `agent` and `thread` (checked by `open_thread`)."""
     params = request.path_params
-    return open_thread(ctx, principal_of(request), params["agent"], params["thread"])
+    return await open_thread(ctx, principal_of(request), params["agent"], params["thread"])

@@ -49,11 +49,11 @@ class _ThreadWebhookApi:
         self._core = RequestCore(ctx)
 
     async def get(self, request: Request) -> Response:
-        thread = thread_in_path(self._ctx, request)
+        thread = await thread_in_path(self._ctx, request)
         return JSONResponse(_body(thread, await self._core.status(thread)))
 
     async def put(self, request: Request) -> Response:
-        thread = thread_in_path(self._ctx, request)
+        thread = await thread_in_path(self._ctx, request)
         body = await read_json(request)
         if not isinstance(body, dict) or "webhook_url" not in body:
             raise GatewayError.invalid_input('the body must be {"webhook_url": URL or null}')

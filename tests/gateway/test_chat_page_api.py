@@ -172,7 +172,9 @@ async def test_reset_starts_the_conversation_afresh(gateway: GatewayServer) -> N
 
 async def test_the_agents_and_the_page_files(gateway: GatewayServer) -> None:
     async with gateway.http(ALICE) as http:
-        assert (await http.get("/api/agents")).json() == {"agents": sorted(TEST_AGENTS)}
+        listed = (await http.get("/api/agents")).json()
+        assert set(TEST_AGENTS) <= set(listed["agents"])  # the code profiles, and any made at run time
+        assert all(d["read_only"] for d in listed["details"] if d["name"] in TEST_AGENTS)
     async with gateway.http() as anonymous:  # the page itself needs no token; its API does
         page = await anonymous.get("/")
         assert page.status_code == 200

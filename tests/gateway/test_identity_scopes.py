@@ -87,7 +87,7 @@ async def test_the_request_core_refuses_an_approval_without_the_approve_scope(gw
     thread = f"core-scoped-{uuid.uuid4().hex[:6]}"
     await _interrupted(gw, thread)
     core = RequestCore(gw.ctx)
-    asker = open_thread(gw.ctx, Principal("alice", frozenset({ASK})), "approver", thread)
+    asker = await open_thread(gw.ctx, Principal("alice", frozenset({ASK})), "approver", thread)
     with pytest.raises(GatewayError) as refused:
         await core.approve(asker, f"{thread}-r1", Decision(approved=True), approver="alice")
     assert (refused.value.status, refused.value.code) == (403, "forbidden")

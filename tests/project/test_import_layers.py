@@ -23,7 +23,8 @@ those under `if TYPE_CHECKING:`, which never run. The layering, lowest first:
   room imports the shared gateway parts and itself, never another room; the shared parts import
   no room, except `gateway.app`, which assembles them, and none imports a part above it
   (`GATEWAY_LAYERS`: the refusals, the server's plumbing and the feed; identity; the settings,
-  the owners and a request's input; the context; the guard; the request core; the rooms; the app).
+  the owners and a request's input; the agent catalog; the context; the guard; the request core;
+  the rooms; the app).
 - `activities` in rooms by what they do (`ACTIVITY_ROOMS`), and at most `MAX_LOOSE_MODULES`
   modules loose at the top of `activities/` and of `gateway/`.
 
@@ -70,6 +71,7 @@ ROOMS = ("workflows.background", "workflows.run", "workflows.session")
 """The workflows' rooms: each imports the shared `workflows.*` modules and itself, never another room."""
 GATEWAY_ROOMS = (
     "gateway.a2a",
+    "gateway.agents",
     "gateway.agui",
     "gateway.aisdk",
     "gateway.chat",
@@ -95,6 +97,7 @@ GATEWAY_LAYERS: tuple[tuple[str, ...], ...] = (
     ("gateway.errors", "gateway.jsonrpc", "gateway.server", "gateway.feed"),
     ("gateway.identity",),
     ("gateway.settings", "gateway.owners", "gateway.http_input"),
+    ("gateway.agent_catalog",),
     ("gateway.context",),
     ("gateway.guard",),
     ("gateway.core",),

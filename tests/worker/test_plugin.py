@@ -27,6 +27,7 @@ from hosting.plugin import DurableReactPlugin, PluginConflictError
 from payloads.blob_store import BlobStore
 from payloads.settings import SettingsError, load_settings
 from testing import answer, call_tools, script_overrides, scripted_agent, tool_call
+from workflows.background.agent_check import AgentConfigCheck
 from workflows.background.deliver_webhook import DeliverWebhook
 from workflows.background.retention_sweep import RetentionSweep
 from workflows.background.run_admission import RunAdmission
@@ -36,7 +37,15 @@ from workflows.session.agent_session import AgentSession
 
 ROOT = Path(__file__).resolve().parents[2]
 
-PRODUCT_WORKFLOWS = [ReActRun, AgentSession, ScheduledAsk, DeliverWebhook, RunAdmission, RetentionSweep]
+PRODUCT_WORKFLOWS = [
+    ReActRun,
+    AgentSession,
+    ScheduledAsk,
+    DeliverWebhook,
+    RunAdmission,
+    RetentionSweep,
+    AgentConfigCheck,
+]
 """The workflows the plugin registers, in its order."""
 
 

@@ -147,6 +147,7 @@ class RequestBook:
             started_at=now,
             refs=run.query_refs,
             webhook_url=webhook_url,
+            agent_version=run.agent_version,
         )
         self._records.append(record)
         del self._records[:-MAX_KEPT_REQUESTS]

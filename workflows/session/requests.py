@@ -112,9 +112,12 @@ class SessionRequests:
                 )
                 if op is not None:
                     self._thread.apply(op, {"request_id": run_input.request_id}, rebased=False)
+            context = self._thread.context_for(policy)
+            if run_input.agent_version is not None:  # a version's prompt is the agent's, whatever the lane's
+                context = context.model_copy(update={"system_prompt": run_input.config.system_prompt})
             run_input = run_input.model_copy(
                 update={
-                    "context": self._thread.context_for(policy),
+                    "context": context,
                     "context_ref": self._thread.active_context_ref,
                     "agent_state": self._agent_state,
                     "session_usage": self._usage if run_input.config.usage_limits is not None else None,
@@ -184,6 +187,7 @@ class SessionRequests:
             answer_truncated=cut,
             schedule_id=record.refs.get(SCHEDULE_REF),
             error=outcome.error.message[:1_000] if outcome.error is not None else None,
+            agent_version=record.agent_version,
         )
         body = WebhookBody(type=f"request.{outcome.status}", timestamp=workflow.now(), data=data)  # pyright: ignore[reportArgumentType]
         assert record.webhook_url is not None

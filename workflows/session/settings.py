@@ -73,9 +73,13 @@ class SessionSettings:
         self.policy = policy
         self.webhook_url = webhook_url
 
+    def base_of(self, ask: AskInput) -> AgentConfig:
+        """The config an ask's run starts from: its agent version's, else the session's."""
+        return ask.version_config if ask.version_config is not None else self.config
+
     def webhook_of(self, ask: AskInput) -> str | None:
         """Where the webhooks of the request `ask` makes go (`webhook_for`)."""
-        return webhook_for(ask, self.webhook_url, self.config.webhook_url)
+        return webhook_for(ask, self.webhook_url, self.base_of(ask).webhook_url)
 
     def ask_problem(self, ask: AskInput) -> PayloadProblem | None:
         """Why an ask cannot run (`invalid_input` / `payload_too_large`), or None."""
@@ -86,7 +90,7 @@ class SessionSettings:
                 INVALID_INPUT, f"unknown override(s) {', '.join(unknown)}; allowed: {allowed}"
             )
         try:
-            effective = effective_config(self.config, ask.overrides)
+            effective = effective_config(self.base_of(ask), ask.overrides)
         except ValidationError as err:
             return problem_of(err, "overrides")
         problems = input_problems(RunInput(query=ask.query, config=effective))
@@ -94,7 +98,7 @@ class SessionSettings:
 
     def run_input(self, ask: AskInput, request_id: str) -> RunInput:
         """The run an accepted ask starts (its context is added when the run starts)."""
-        config = effective_config(self.config, ask.overrides)
+        config = effective_config(self.base_of(ask), ask.overrides)
         policy = resolve_policy(ask.context_policy, self.policy, config.context_policy)
         return RunInput(
             query=ask.query,
@@ -102,6 +106,7 @@ class SessionSettings:
             config=config.model_copy(update={"context_policy": policy}),
             query_refs=ask.refs,
             query_attachments=ask.attachments,
+            agent_version=ask.agent_version,
         )
 
     def session_policy(self) -> ContextPolicy:
