@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_QUERY_WORDS = 32
@@ -94,6 +94,13 @@ class Backend(Protocol):
 
     async def count(self, prefix: str) -> int:
         """Items stored under `prefix` (expired ones not yet swept included)."""
+        ...
+
+    async def sql(self, statement: str, parameters: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        """Run one statement (parameters marked `?`, in both dialects) of a module with its own table.
+
+        `store.usage` keeps its table this way, beside the memory items, in its own module.
+        """
         ...
 
     async def close(self) -> None:

@@ -15,6 +15,7 @@ from typing import Any, Final
 import psycopg
 
 from store.backend import Migration, Row, prefix_bounds
+from store.usage import POSTGRES_MIGRATION as USAGE_MIGRATION
 
 MIGRATIONS: Final = (
     Migration(
@@ -38,6 +39,7 @@ MIGRATIONS: Final = (
             "CREATE INDEX memory_items_recent ON memory_items (ns, updated_at)",
         ),
     ),
+    USAGE_MIGRATION,
 )
 """The schema's versions, oldest first; a version is never changed once released, only added to."""
 
@@ -186,6 +188,10 @@ class PostgresBackend:
         """Items stored under `prefix`."""
         rows = await self._fetch(f"SELECT count(*) FROM memory_items WHERE {_UNDER}", prefix_bounds(prefix))
         return int(rows[0][0])
+
+    async def sql(self, statement: str, parameters: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        """Run one statement of a module that keeps its own table (`store.usage`; `?` marks); its rows."""
+        return await self._fetch(statement.replace("?", "%s"), parameters)
 
     async def close(self) -> None:
         """Close the connection."""

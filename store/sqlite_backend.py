@@ -15,6 +15,7 @@ from typing import Any, Final
 import aiosqlite
 
 from store.backend import Migration, Row, prefix_bounds
+from store.usage import SQLITE_MIGRATION as USAGE_MIGRATION
 
 MIGRATIONS: Final = (
     Migration(
@@ -38,6 +39,7 @@ MIGRATIONS: Final = (
             "CREATE VIRTUAL TABLE memory_fts USING fts5(text, tokenize = 'porter unicode61')",
         ),
     ),
+    USAGE_MIGRATION,
 )
 """The schema's versions, oldest first; a version is never changed once released, only added to."""
 
@@ -256,6 +258,13 @@ class SqliteBackend:
             )
             found = await cursor.fetchone()
             return int(found[0]) if found else 0
+
+    async def sql(self, statement: str, parameters: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        """Run one statement of a module that keeps its own table (`store.usage`); its rows."""
+        async with self._lock:
+            db = await self._conn()
+            cursor = await db.execute(statement, parameters)
+            return [tuple(values) for values in await cursor.fetchall()]
 
     async def close(self) -> None:
         """Close the file."""
