@@ -80,3 +80,8 @@ class UsageReportRow(BaseModel):
     cost_usd: float
     latency_ms_p50: int
     latency_ms_p99: int
+
+    def shown(self, keys: tuple[str, ...]) -> dict[str, object]:
+        """The row as the report answers it: the `keys` it is grouped by (null included), then its sums."""
+        body = self.model_dump(mode="json")
+        return {k: v for k, v in body.items() if k in keys or k not in GROUP_KEYS}

@@ -51,6 +51,8 @@ from gateway.memory import routes as memory_routes
 from gateway.schedules import routes as schedules_routes
 from gateway.server.metrics import REGISTRY, ActiveRuns, RequestMetrics
 from gateway.threads import routes as threads_routes
+from gateway.usage import UsageApi
+from gateway.usage import routes as usage_routes
 
 __all__ = ["build_app", "is_public", "principal_of", "read_json"]
 
@@ -205,6 +207,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 def build_app(ctx: GatewayContext) -> Starlette:
     """The gateway's app on `ctx` (the caller owns `ctx.client`; the app closes the hub on shutdown)."""
     memory = GatewayMemory(ctx)
+    usage = UsageApi(ctx.settings.memory_store_url)
     mcp = McpEndpoint(ctx, memory)
     identity = admission_of(ctx)
     routes: list[BaseRoute] = [
@@ -221,6 +224,7 @@ def build_app(ctx: GatewayContext) -> Starlette:
         *schedules_routes(ctx),
         *_metrics(ctx),
         *memory_routes(memory),
+        *usage_routes(usage),
     ]
 
     @asynccontextmanager
@@ -230,6 +234,7 @@ def build_app(ctx: GatewayContext) -> Starlette:
         await ctx.hub.aclose()
         await identity.aclose()
         await memory.close()
+        await usage.close()
 
     middleware = [
         Middleware(RequestMetrics),  # outermost: it counts the guard's refusals too

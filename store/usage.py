@@ -12,16 +12,27 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import date
-from typing import Any, Final, TypeVar
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import Any, Final, TypeVar, cast
 
-from contracts.usage import GroupKey, UsageRecord, UsageReportRow
+from contracts.usage import (
+    DEFAULT_GROUP_BY,
+    GROUP_KEYS,
+    MAX_REPORT_DAYS,
+    GroupKey,
+    UsageRecord,
+    UsageReportRow,
+)
 from store.backend import Backend, Migration
+from store.errors import StoreInputError
 
 _T = TypeVar("_T")
 Guard = Callable[[Awaitable[Any]], Awaitable[Any]]
 
 USAGE_SCHEMA_VERSION: Final = 4
+DEFAULT_REPORT_DAYS: Final = 30
+"""The days a report covers when it names no `from` (up to `to`, default today, UTC)."""
 _INDEXES: Final = (
     "CREATE INDEX usage_requests_day ON usage_requests (day, principal)",
     "CREATE INDEX usage_requests_principal ON usage_requests (principal, day)",
@@ -76,6 +87,64 @@ _COLUMNS: Final = (
 )
 
 
+@dataclass(frozen=True)
+class ReportQuery:
+    """A report's checked range (both days included) and keys (`report_query`)."""
+
+    start: date
+    end: date
+    group_by: tuple[GroupKey, ...]
+
+
+def _day(text: str | date | None, name: str) -> date | None:
+    if text is None or isinstance(text, date):
+        return text
+    try:
+        if len(text) != 10:
+            raise ValueError(text)
+        return date.fromisoformat(text)
+    except ValueError:
+        raise StoreInputError(f"{name} must be a day, YYYY-MM-DD (UTC), not {text[:40]!r}") from None
+
+
+def report_query(
+    start: str | date | None = None,
+    end: str | date | None = None,
+    group_by: str | Sequence[str] | None = None,
+    *,
+    today: date | None = None,
+) -> ReportQuery:
+    """The report `from`, `to` and `group_by` name, checked (every surface's one rule).
+
+    `to` defaults to today (UTC), `from` to `DEFAULT_REPORT_DAYS` days up to `to`; `group_by` is a
+    comma-separated list (or a list) of `GROUP_KEYS`, default `agent,version,day`.
+
+    Raises:
+        StoreInputError: `invalid_input` naming the parameter: a day that is not `YYYY-MM-DD`,
+            `from` after `to`, a range over `MAX_REPORT_DAYS` days, an unknown or repeated key.
+    """
+    last = _day(end, "to") or today or datetime.now(UTC).date()
+    first = _day(start, "from") or last - timedelta(days=DEFAULT_REPORT_DAYS - 1)
+    if first > last:
+        raise StoreInputError(f"from ({first}) must not be after to ({last})")
+    if (last - first).days + 1 > MAX_REPORT_DAYS:
+        raise StoreInputError(
+            f"from..to covers {(last - first).days + 1} days; the limit is {MAX_REPORT_DAYS}"
+        )
+    if group_by is None:
+        keys: list[str] = list(DEFAULT_GROUP_BY)
+    else:
+        keys = [k.strip() for k in group_by.split(",")] if isinstance(group_by, str) else list(group_by)
+    for key in keys:
+        if key not in GROUP_KEYS:
+            raise StoreInputError(
+                f"group_by key {key[:40]!r} is unknown; the keys are {', '.join(GROUP_KEYS)}"
+            )
+    if len(set(keys)) != len(keys):
+        raise StoreInputError("group_by names a key twice")
+    return ReportQuery(first, last, tuple(cast(list[GroupKey], keys)))
+
+
 def percentile(ordered: Sequence[int], fraction: float) -> int:
     """The nearest-rank percentile of ascending `ordered` (not empty): the value at rank ceil(f * n)."""
     return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)]
@@ -121,18 +190,17 @@ class UsageStore:
         )
         return bool(written)
 
-    async def report(
-        self, start: date, end: date, group_by: Sequence[GroupKey], principal: str | None
-    ) -> list[UsageReportRow]:
-        """The rows of days `start` to `end` (both included) grouped by `group_by`, in key order.
+    async def report(self, query: ReportQuery, principal: str | None) -> list[UsageReportRow]:
+        """The rows of `query`'s days grouped by its keys, in key order (None first).
 
-        `principal` None reads every principal's rows; the caller has checked the range and the keys.
+        `principal` None reads every principal's rows.
 
         Raises:
             StoreUnavailableError: the database did not answer.
         """
         where = "day >= ? AND day <= ?"
-        parameters: tuple[Any, ...] = (start.isoformat(), end.isoformat())
+        group_by = query.group_by
+        parameters: tuple[Any, ...] = (query.start.isoformat(), query.end.isoformat())
         if principal is not None:
             where += " AND principal = ?"
             parameters = (*parameters, principal)
