@@ -96,6 +96,13 @@ class ReportQuery:
     group_by: tuple[GroupKey, ...]
 
 
+def everyone(query: ReportQuery) -> ReportQuery:
+    """`query` as a report of every principal's rows: grouped by `principal` first (each row names it)."""
+    if "principal" in query.group_by:
+        return query
+    return ReportQuery(query.start, query.end, ("principal", *query.group_by))
+
+
 def _day(text: str | date | None, name: str) -> date | None:
     if text is None or isinstance(text, date):
         return text

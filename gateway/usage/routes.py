@@ -12,8 +12,6 @@ with its `principal`. `from`, `to` and `group_by` are checked by `store.usage.re
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -23,7 +21,7 @@ from contracts.usage import UsageReportRow
 from gateway.core.store_calls import store_call
 from gateway.http_input import principal_of
 from gateway.identity.scopes import ADMIN
-from store.usage import ReportQuery, report_query
+from store.usage import ReportQuery, everyone, report_query
 
 __all__ = ["UsageApi", "routes"]
 
@@ -43,8 +41,8 @@ class UsageApi:
 
         async def read() -> tuple[ReportQuery, list[UsageReportRow]]:
             query = report_query(params.get("from"), params.get("to"), params.get("group_by"))
-            if admin and "principal" not in query.group_by:
-                query = replace(query, group_by=("principal", *query.group_by))
+            if admin:
+                query = everyone(query)
             return query, await self._reports.rows(query, None if admin else principal.name)
 
         query, rows = await store_call(read())
