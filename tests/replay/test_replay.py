@@ -137,7 +137,9 @@ def _history_files() -> list[Path]:
     return sorted(HISTORIES.glob("*/*.json"))
 
 
-def version_replayer(version: Path, scratch: Path, workflows: list[type] | None = None, **options: Any) -> Replayer:
+def version_replayer(
+    version: Path, scratch: Path, workflows: list[type] | None = None, **options: Any
+) -> Replayer:
     """A replayer of today's workflows with the product's data converter.
 
     Claim-checked payloads are read from a copy of the version's `payloads/` folder:

@@ -21,7 +21,7 @@ from temporalio.worker import Replayer, UnsandboxedWorkflowRunner
 from contracts.activities import RECORD_USAGE_ACTIVITY
 from contracts.usage import USAGE_RECORD_PATCH
 from testing import answer
-from tests.replay.test_replay import HISTORIES, LATEST, version_replayer, features_of, read_history
+from tests.replay.test_replay import HISTORIES, LATEST, features_of, read_history, version_replayer
 from tests.session_helpers import ask_sync, new_session_id
 from workflows.run.react_run import ReActRun
 from workflows.session.agent_session import AgentSession
@@ -75,7 +75,9 @@ async def test_sessions_recorded_before_the_patch_replay_without_it(tmp_path: Pa
     for n, path in enumerate(paths):
         history = read_history(path)
         assert f"activity:{RECORD_USAGE_ACTIVITY}" not in features_of(history) and not patch_markers(history)
-        replayer = version_replayer(path.parent, tmp_path / str(n), workflow_runner=UnsandboxedWorkflowRunner())
+        replayer = version_replayer(
+            path.parent, tmp_path / str(n), workflow_runner=UnsandboxedWorkflowRunner()
+        )
         result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
         assert result.replay_failure is None, f"{path.name}: {result.replay_failure!r}"
 
@@ -91,7 +93,9 @@ async def test_without_the_guard_old_sessions_would_not_replay(
     monkeypatch.setattr(workflow, "patched", unguarded)
     failures: list[str] = []
     for n, path in enumerate(recorded_sessions()):
-        replayer = version_replayer(path.parent, tmp_path / str(n), workflow_runner=UnsandboxedWorkflowRunner())
+        replayer = version_replayer(
+            path.parent, tmp_path / str(n), workflow_runner=UnsandboxedWorkflowRunner()
+        )
         result = await replayer.replay_workflow(read_history(path), raise_on_replay_failure=False)
         if isinstance(result.replay_failure, workflow.NondeterminismError):
             failures.append(path.name)
