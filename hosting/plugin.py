@@ -294,7 +294,7 @@ class DurableReactPlugin(SimplePlugin):
             from activities.snapshots.snapshot import export_snapshot, restore_snapshot
             from activities.tools.agent_profiles import ResolveAgentsActivity
             from activities.tools.tool_calls import ToolActivities
-            from activities.usage.usage_activities import UsageActivities
+            from activities.memory.usage_activities import UsageActivities
 
             tools = ToolActivities(self.registry)
             llm = LLMActivities(self.registry, MessageCache(self.blob_store), self.live_channel)

@@ -17,7 +17,7 @@ import pytest_asyncio
 from temporalio.testing import ActivityEnvironment
 
 from activities.memory.memory_activities import MemoryActivities
-from activities.usage.usage_activities import UsageActivities
+from activities.memory.usage_activities import UsageActivities
 from contracts.usage import UsageRecord
 from store import MemoryStore, StoreInputError
 from store.memory_store import backend_for
