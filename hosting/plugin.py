@@ -289,12 +289,12 @@ class DurableReactPlugin(SimplePlugin):
             from activities.llm.summarize import summarize
             from activities.llm.token_count import count_tokens
             from activities.memory.memory_activities import MemoryActivities
+            from activities.memory.usage_activities import UsageActivities
             from activities.output.output_parsing import check_output_schema
             from activities.snapshots.archive import ArchiveActivities
             from activities.snapshots.snapshot import export_snapshot, restore_snapshot
             from activities.tools.agent_profiles import ResolveAgentsActivity
             from activities.tools.tool_calls import ToolActivities
-            from activities.memory.usage_activities import UsageActivities
 
             tools = ToolActivities(self.registry)
             llm = LLMActivities(self.registry, MessageCache(self.blob_store), self.live_channel)
