@@ -20,8 +20,8 @@ those under `if TYPE_CHECKING:`, which never run. The layering, lowest first:
   which nothing else in the product imports.
 - `gateway` (and `gateway.py`) beside them, on the typed client. Inside it each protocol adapter
   has a room (`GATEWAY_ROOMS`: AG-UI, A2A, the AI SDK, MCP, the chat page, threads, schedules,
-  memory, usage): a room imports the shared gateway parts and itself, never another room; the shared parts import
-  no room, except `gateway.app`, which assembles them, and none imports a part above it
+  memory, usage): a room imports the shared gateway parts and itself, never another room; the
+  shared parts import no room, except `gateway.app`, which assembles them, and none imports a part above it
   (`GATEWAY_LAYERS`: the refusals, the server's plumbing and the feed; identity; the settings,
   the owners and a request's input; the context; the guard; the request core; the rooms; the app).
 - `activities` in rooms by what they do (`ACTIVITY_ROOMS`), and at most `MAX_LOOSE_MODULES`
