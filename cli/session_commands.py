@@ -39,6 +39,7 @@ from cli.params import (
 from cli.schedule_commands import schedule_app
 from cli.session_args import resume_hint, session_id_of
 from cli.session_inspect_commands import export, history, status
+from cli.usage_commands import usage
 from cli.webhook_commands import webhook
 from clients import session_ask
 from clients.inputs import new_id
@@ -218,3 +219,4 @@ for command in (status, history, export, fork, reset, delete, webhook, chat):
 app.add_typer(schedule_app, name="schedule")
 app.add_typer(memory_app, name="memory")
 app.add_typer(agents_app, name="agents")
+app.command("usage")(usage)

@@ -24,18 +24,20 @@ from store.items import FilterValue
 from store.memory_store import backend_for
 from store.settings import store_url
 
-__all__ = ["Memory"]
+__all__ = ["Memory", "OpenedStore"]
 
 
-class _Opened:
-    """The store shared by every principal's `Memory` of one client, opened on first use."""
+class OpenedStore:
+    """The store of one client (every principal's `Memory` of it, a `UsageReports`), opened on first use."""
 
     def __init__(self, url: str | None) -> None:
+        """Bind the store's URL (default `REACT_STORE_URL`); nothing connects yet."""
         self.url = url
         self.store: MemoryStore | None = None
         self.lock = asyncio.Lock()
 
     async def get(self) -> MemoryStore:
+        """The store, opened and migrated once (again after a failed open)."""
         async with self.lock:
             if self.store is None:
                 opened = MemoryStore(backend_for(self.url or store_url()))
@@ -47,13 +49,19 @@ class _Opened:
                 self.store = opened
             return self.store
 
+    async def close(self) -> None:
+        """Close the store, if open."""
+        if self.store is not None:
+            store, self.store = self.store, None
+            await store.close()
+
 
 class Memory:
     """One principal's memory items on the store `url` names (default `REACT_STORE_URL`)."""
 
     def __init__(self, url: str | None = None, principal: str = LOCAL_PRINCIPAL) -> None:
         """Bind the store and the principal; nothing connects until the first call."""
-        self._opened = _Opened(url)
+        self._opened = OpenedStore(url)
         self.principal = principal
 
     def of(self, principal: str) -> Memory:
@@ -117,9 +125,7 @@ class Memory:
 
     async def close(self) -> None:
         """Close the store (every principal's `Memory` of this client)."""
-        if self._opened.store is not None:
-            store, self._opened.store = self._opened.store, None
-            await store.close()
+        await self._opened.close()
 
     async def __aenter__(self) -> Memory:
         """This client; the store opens on the first call."""

@@ -43,6 +43,7 @@ from contracts.snapshot import ExportSnapshotRequest, RestoreSnapshotRequest, Sn
 from contracts.thread import Segment, SegmentRef
 from contracts.tools import ResolveToolsRequest, ToolCallRequest, ToolOutcome
 from contracts.transform import RequestChanges, TransformInput
+from contracts.usage import UsageRecord, UsageWritten
 from contracts.webhooks import WebhookDelivery, WebhookOutcome
 
 LLM_ACTIVITY: Final = "llm_call"
@@ -67,6 +68,7 @@ MEMORY_SAVE_ACTIVITY: Final = "memory_save"
 MEMORY_SEARCH_ACTIVITY: Final = "memory_search"
 MEMORY_DELETE_ACTIVITY: Final = "memory_delete"
 MEMORY_RECALL_ACTIVITY: Final = "memory_recall"
+RECORD_USAGE_ACTIVITY: Final = "record_usage"
 
 LLM_TIMEOUT_SLACK_S: Final = 30.0
 """An LLM activity's start-to-close timeout is the provider timeout (`llm_timeout_s`) plus this."""
@@ -276,6 +278,16 @@ MEMORY_RECALL = ActivitySpec(
     lambda r: f"memory recall {r.limit} for {r.scope.namespace}"[:200],
 )
 
+# A request's usage: a store that does not answer is tried a few times, then the session goes on
+# without the record (docs/usage.md): a session never waits long for its bookkeeping.
+RECORD_USAGE = ActivitySpec(
+    RECORD_USAGE_ACTIVITY,
+    UsageRecord,
+    UsageWritten,
+    ActivityOptions(start_to_close_timeout_s=30, maximum_attempts=5, maximum_interval_s=10),
+    lambda r: f"record usage of {r.request_id}"[:200],
+)
+
 ACTIVITIES: Final[Mapping[str, ActivitySpec[Any, Any]]] = MappingProxyType(
     {
         spec.name: spec
@@ -302,6 +314,7 @@ ACTIVITIES: Final[Mapping[str, ActivitySpec[Any, Any]]] = MappingProxyType(
             MEMORY_SEARCH,
             MEMORY_DELETE,
             MEMORY_RECALL,
+            RECORD_USAGE,
         )
     }
 )

@@ -143,14 +143,23 @@ class MemoryRecalled(BaseModel):
 _GATEWAY_ID: Final = re.compile(r"^gw/(?P<principal>[A-Za-z0-9_.-]{1,32})/(?P<agent>[A-Za-z0-9_-]{1,32})/")
 
 
+def workflow_owner(workflow_id: str) -> tuple[str, str | None]:
+    """(principal, agent) a workflow id names: a gateway session's (and its runs'), else (`local`, None).
+
+    A gateway session's id is `gw/<principal>/<agent>/<thread>`; its runs, and the agents they
+    call, have ids that start with it. Memory (`memory_scope`) and usage (`contracts.usage`)
+    both take the owner from here.
+    """
+    found = _GATEWAY_ID.match(workflow_id)
+    return (found["principal"], found["agent"]) if found else (LOCAL_PRINCIPAL, None)
+
+
 def memory_scope(workflow_id: str, config: MemoryConfig) -> MemoryScope:
     """The scope of a run's memory: the owner named by a gateway session's id, else `local`.
 
-    A gateway session's id is `gw/<principal>/<agent>/<thread>`; its runs, and the agents they
-    call, have ids that start with it, so every run of a principal's thread writes the
-    principal's memory. The namespace is the config's, else the agent's name, else `default`.
+    Every run of a principal's thread writes the principal's memory (`workflow_owner`). The
+    namespace is the config's, else the agent's name, else `default`.
     """
-    found = _GATEWAY_ID.match(workflow_id)
-    principal = found["principal"] if found else LOCAL_PRINCIPAL
-    namespace = config.namespace or (found["agent"] if found else DEFAULT_MEMORY_NAMESPACE)
+    principal, agent = workflow_owner(workflow_id)
+    namespace = config.namespace or agent or DEFAULT_MEMORY_NAMESPACE
     return MemoryScope(principal=principal, namespace=namespace)

@@ -56,6 +56,8 @@ from gateway.schedules import routes as schedules_routes
 from gateway.server.metrics import REGISTRY, ActiveRuns, RequestMetrics
 from gateway.settings import GatewaySettings
 from gateway.threads import routes as threads_routes
+from gateway.usage import UsageApi
+from gateway.usage import routes as usage_routes
 
 __all__ = ["build_app", "is_public", "principal_of", "read_json"]
 
@@ -220,6 +222,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 def build_app(ctx: GatewayContext) -> Starlette:
     """The gateway's app on `ctx` (the caller owns `ctx.client`; the app closes the hub on shutdown)."""
     memory = GatewayMemory(ctx)
+    usage = UsageApi(ctx.settings.memory_store_url)
     mcp = McpEndpoint(ctx, memory)
     identity = admission_of(ctx)
     routes: list[BaseRoute] = [
@@ -238,6 +241,7 @@ def build_app(ctx: GatewayContext) -> Starlette:
         *_metrics(ctx),
         *memory_routes(memory),
         *agents_routes(ctx),
+        *usage_routes(usage),
     ]
 
     @asynccontextmanager
@@ -249,6 +253,7 @@ def build_app(ctx: GatewayContext) -> Starlette:
         await memory.close()
         await ctx.files.close()
         await ctx.catalog.close()
+        await usage.close()
 
     middleware = [
         Middleware(RequestMetrics),  # outermost: it counts the guard's refusals too

@@ -299,6 +299,7 @@ class DurableReactPlugin(SimplePlugin):
             from activities.llm.summarize import summarize
             from activities.llm.token_count import count_tokens
             from activities.memory.memory_activities import MemoryActivities
+            from activities.memory.usage_activities import UsageActivities
             from activities.output.output_parsing import check_output_schema
             from activities.snapshots.archive import ArchiveActivities
             from activities.snapshots.snapshot import export_snapshot, restore_snapshot
@@ -335,6 +336,7 @@ class DurableReactPlugin(SimplePlugin):
                 memory.memory_delete,
                 memory.memory_recall,
                 sweep_idle_threads,
+                UsageActivities(memory).record_usage,
             ]
         return self._activities
 

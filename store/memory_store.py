@@ -40,6 +40,7 @@ from store.items import (
 from store.postgres_backend import PostgresBackend
 from store.settings import is_postgres, sqlite_path, store_url
 from store.sqlite_backend import SqliteBackend
+from store.usage import UsageStore
 
 TEXT_CANDIDATES: Final = 50
 VECTOR_SCAN: Final = 500
@@ -86,6 +87,8 @@ class MemoryStore:
         """A store on `backend`; call `migrate` (or use `open_store`) before anything else."""
         self._backend = backend
         self._clock = clock
+        self.usage = UsageStore(backend, self._guard)
+        """The requests' usage rows, in the same database (`store.usage`)."""
 
     async def migrate(self) -> list[int]:
         """Apply the schema versions not applied yet; the versions applied."""

@@ -18,6 +18,7 @@ import aiosqlite
 from store import agent_versions
 from store.backend import Migration, Row, Sql, prefix_bounds
 from store.files_schema import SQLITE_FILES_MIGRATION
+from store.usage import SQLITE_MIGRATION as USAGE_MIGRATION
 
 _T = TypeVar("_T")
 
@@ -45,6 +46,7 @@ MIGRATIONS: Final = (
     ),
     SQLITE_FILES_MIGRATION,
     Migration(3, agent_versions.SCHEMA),
+    USAGE_MIGRATION,
 )
 """The schema's versions, oldest first; a version is never changed once released, only added to."""
 

@@ -1,1 +1,1 @@
-"""The memory activities: the memory tools and recall, on the long-term store (`store/`)."""
+"""The activities on the long-term store (`store/`): the memory tools and recall, and the requests' usage."""

@@ -306,6 +306,8 @@ ROUTES: Final[tuple[tuple[str, re.Pattern[str], Operation, BodyReader | None], .
         Operation("manage_agent", MANAGE, audited=True),
         None,
     ),
+    # One's own usage; `agents:admin` sees everyone's there (`gateway.usage`), not by another path.
+    ("GET", re.compile(r"^/api/usage$"), Operation("read", ASK), None),
     ("*", re.compile(r"^/api/.*$"), Operation("read", ASK), None),
     ("POST", re.compile(r"^/a2a/(?P<agent>[^/]+)$"), Operation("read", ASK), _a2a),
     ("*", re.compile(r"^/mcp$"), Operation("connect", None), _mcp),

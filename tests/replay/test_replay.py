@@ -137,7 +137,9 @@ def _history_files() -> list[Path]:
     return sorted(HISTORIES.glob("*/*.json"))
 
 
-def _replayer(version: Path, scratch: Path, workflows: list[type] | None = None, **options: Any) -> Replayer:
+def version_replayer(
+    version: Path, scratch: Path, workflows: list[type] | None = None, **options: Any
+) -> Replayer:
     """A replayer of today's workflows with the product's data converter.
 
     Claim-checked payloads are read from a copy of the version's `payloads/` folder:
@@ -162,7 +164,7 @@ def test_there_are_histories_of_every_version() -> None:
 @pytest.mark.parametrize("path", _history_files(), ids=lambda path: f"{path.parent.name}/{path.name}")
 async def test_history_replays(path: Path, sandboxed: bool, tmp_path: Path) -> None:
     # Both runners a worker can use (`hosting.sandbox.workflow_runner`): the full sandbox and the default.
-    replayer = _replayer(path.parent, tmp_path, workflow_runner=workflow_runner(sandboxed=sandboxed))
+    replayer = version_replayer(path.parent, tmp_path, workflow_runner=workflow_runner(sandboxed=sandboxed))
     result = await replayer.replay_workflow(read_history(path), raise_on_replay_failure=False)
     if result.replay_failure is not None:
         pytest.fail(
@@ -194,7 +196,7 @@ async def test_sandboxed_runs_leave_no_copies_of_the_product_behind(tmp_path: Pa
     async def replay(times: int) -> int:
         for n in range(times):
             scratch = tmp_path / f"{times}-{n}"
-            replayer = _replayer(path.parent, scratch, workflow_runner=workflow_runner(sandboxed=True))
+            replayer = version_replayer(path.parent, scratch, workflow_runner=workflow_runner(sandboxed=True))
             result = await replayer.replay_workflow(read_history(path), raise_on_replay_failure=False)
             assert result.replay_failure is None
         gc.collect()
@@ -253,7 +255,7 @@ class ReActRunWithAnExtraActivity(ReActRun):
 async def test_a_change_of_commands_fails_replay(tmp_path: Path) -> None:
     runs = [path for path in (HISTORIES / LATEST).glob("replay-tool-round-*.json")]
     assert runs, "no recorded tool-round run to replay"
-    replayer = _replayer(
+    replayer = version_replayer(
         runs[0].parent,
         tmp_path,
         workflows=[ReActRunWithAnExtraActivity, AgentSession],

@@ -10,16 +10,22 @@ lane back as it stood when the request started.
 
 from __future__ import annotations
 
+from datetime import UTC
+
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 
 from contracts import WORKFLOW_TYPE, Outcome, RunResult, Usage
+from contracts.activities import RECORD_USAGE
 from contracts.effects import AgentState
 from contracts.errors import UNKNOWN_REQUEST
+from contracts.memory import workflow_owner
 from contracts.schedules import SCHEDULE_REF
 from contracts.session import RequestRecord, RequestResult
+from contracts.usage import USAGE_RECORD_PATCH, UsageRecord
 from contracts.web_ui import static_details, static_summary
 from contracts.webhooks import WebhookBody, WebhookData, WebhookTarget, answer_part
+from workflows.activity_calls import call_activity
 from workflows.failures import run_error
 from workflows.op_slot import OpSlot
 from workflows.session.asks import rollback_op
@@ -42,6 +48,8 @@ Without a command, a worker that replays the session (no cache, or after a resta
 task that applied the run's end into the next one, where an `ask` Update is validated before the
 run's end is applied: every ask was refused `busy` until some other event came.
 """
+PATCH_USAGE_RECORD = USAGE_RECORD_PATCH
+"""A request's end now records its usage (`record_usage`, an activity) after everything else it does."""
 
 
 class SessionRequests:
@@ -166,6 +174,37 @@ class SessionRequests:
                 and workflow.patched(PATCH_WEBHOOKS)
             ):
                 await self._webhook(record, outcome, result)
+            if workflow.patched(PATCH_USAGE_RECORD):
+                await self._record_usage(record, outcome)
+
+    async def _record_usage(self, record: RequestRecord, outcome: Outcome) -> None:
+        """Write the ended request's usage row (once: the store keys it by session and request id).
+
+        A store that does not answer after the activity's retries costs the row, never the session.
+        """
+        assert record.finished_at is not None
+        session_id = workflow.info().workflow_id
+        principal, _ = workflow_owner(session_id)
+        ended = record.finished_at.astimezone(UTC)
+        usage = outcome.usage
+        entry = UsageRecord(
+            session_id=session_id,
+            request_id=record.request_id,
+            principal=principal,
+            agent=self._agent_id,
+            version=record.agent_version,
+            status=outcome.status,
+            day=ended.date().isoformat(),
+            ended_at=ended.timestamp(),
+            latency_ms=max(0, round((record.finished_at - record.started_at).total_seconds() * 1000)),
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            cost_usd=max(0.0, usage.cost_usd),
+        )
+        try:
+            await call_activity(RECORD_USAGE, entry)
+        except ActivityError as err:
+            workflow.logger.warning("the usage of %s was not recorded: %s", record.request_id, err)
 
     def _webhook_target(self, record: RequestRecord) -> WebhookTarget | None:
         """Where the request's run sends its `approval.waiting` webhooks (its ask's `webhook_url`)."""
