@@ -144,7 +144,7 @@ class SessionLoop:
 
     def branches(self) -> BranchList:
         """The branches recorded here, oldest first (the last is the head)."""
-        return BranchList(branches=list(self._branches))
+        return BranchList(root_id=workflow.info().workflow_id, branches=list(self._branches))
 
     def branch_problem(self, branch: Branch) -> ApplicationError | None:
         """Why `branch` cannot be recorded here (`invalid_input`), or None (recorded already: None too)."""
