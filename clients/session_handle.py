@@ -363,7 +363,7 @@ class SessionHandle(WorkflowControls):
         return await self._sibling(root)._query("branches", BranchList)
 
     async def record_branch(self, branch: Branch) -> BranchList:
-        """Record `branch` at this session, its family's root (it becomes the head; `invalid_input` on a branch)."""
+        """Record `branch` at this session, its family's root: it becomes the head (a branch refuses it)."""
         return await self._update("record_branch", branch, BranchList, self._timeouts.work)
 
     async def _branch(

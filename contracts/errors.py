@@ -144,7 +144,7 @@ DESCRIPTIONS: Final[dict[str, str]] = {
     EFFECT_FORBIDDEN: "A tool's state effect on a path `effect_policy` does not allow (the model is told).",
     INVALID_EFFECT: "A tool's state effect that cannot be applied (e.g. `merge` into a non-object).",
     SEQ_OUT_OF_RANGE: "A `fork` at a seq the session's thread does not have.",
-    UNKNOWN_MESSAGE: "An edit or a regenerate names a message the thread has no user message (or answer) for.",
+    UNKNOWN_MESSAGE: "An edit or a regenerate names a message the thread has no user message for.",
     NOTHING_TO_REGENERATE: "A regenerate of a thread with no answered request to ask again.",
     USAGE_LIMIT_EXCEEDED: "The next LLM call would exceed a cap of `usage_limits`; the run ended before it.",
     POLL_BUDGET_SPENT: (
