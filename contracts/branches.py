@@ -44,7 +44,7 @@ class Branch(BaseModel):
 
 
 class BranchList(BaseModel):
-    """Answer of the root's `branches` query: the root's id and its branches, oldest first (last: the head)."""
+    """Answer of the root's `branches` query: the root's id and its branches, oldest first (last: head)."""
 
     root_id: str
     branches: list[Branch] = []
