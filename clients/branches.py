@@ -39,6 +39,7 @@ __all__ = [
     "family_root",
     "regenerate_point",
     "start_branch",
+    "user_message",
 ]
 
 MessageRef = int | str
@@ -50,7 +51,7 @@ class BranchPoint:
     """Where a branch forks and what it asks: after entry `seq` of `parent_id`, in place of `message_seq`.
 
     `request_id` asked the replaced message; `text` is what the branch asks; `root_id` is the
-    family's root, which records the branch.
+    family's root, which records the branch; `replaced` is the replaced message's text.
     """
 
     root_id: str
@@ -59,6 +60,7 @@ class BranchPoint:
     message_seq: int
     request_id: str
     text: str
+    replaced: str
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,7 @@ async def regenerate_point(session: SessionHandle, request_id: str | None = None
         if not records:
             raise RejectedError(NOTHING_TO_REGENERATE, "the thread has no answered request to regenerate")
         request_id = records[-1].request_id
-    entry = await _user_message(session, request_id)
+    entry = await user_message(session, request_id)
     return _point(session, status, entry, entry.payload.content)
 
 
@@ -103,7 +105,7 @@ async def edit_point(session: SessionHandle, message: MessageRef, text: str) -> 
         message_size = f"the edited message is {len(text):,} characters; the limit is {MAX_QUERY_CHARS:,}"
         raise RejectedError(PAYLOAD_TOO_LARGE, message_size)
     status = await _idle(session)
-    entry = await _user_message(session, message)
+    entry = await user_message(session, message)
     return _point(session, status, entry, text)
 
 
@@ -146,7 +148,7 @@ async def _idle(session: SessionHandle) -> SessionStatus:
     return status
 
 
-async def _user_message(session: SessionHandle, message: MessageRef) -> MessageEntry:
+async def user_message(session: SessionHandle, message: MessageRef) -> MessageEntry:
     """The user message `message` names (a seq, or the first user message of that request).
 
     Raises:
@@ -177,4 +179,5 @@ def _point(session: SessionHandle, status: SessionStatus, entry: MessageEntry, t
         message_seq=entry.seq,
         request_id=request_id,
         text=text,
+        replaced=entry.payload.content,
     )
