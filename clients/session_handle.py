@@ -360,7 +360,7 @@ class SessionHandle(WorkflowControls):
     async def branches(self) -> BranchList:
         """The branches of this session's family (read at its root), oldest first: the last is the head."""
         root = family_root(await self.status(), self.workflow_id)
-        return await self._sibling(root)._query("branches", BranchList)
+        return await self.sibling(root)._query("branches", BranchList)
 
     async def record_branch(self, branch: Branch) -> BranchList:
         """Record `branch` at this session, its family's root: it becomes the head (a branch refuses it)."""
@@ -369,14 +369,14 @@ class SessionHandle(WorkflowControls):
     async def _branch(
         self, point: BranchPoint, kind: BranchKind, asked: str, session_id: str | None
     ) -> Branched:
-        root = self._sibling(point.root_id)
+        root = self.sibling(point.root_id)
         branch = await start_branch(
             self, point, kind, asked_request_id=asked, session_id=session_id, record=root.record_branch
         )
-        accepted = await self._sibling(branch.session_id).ask(point.text, request_id=asked)
+        accepted = await self.sibling(branch.session_id).ask(point.text, request_id=asked)
         return Branched(branch, accepted)
 
-    def _sibling(self, session_id: str) -> SessionHandle:
+    def sibling(self, session_id: str) -> SessionHandle:
         """Another session's handle on this one's client."""
         return SessionHandle(self._client, session_id, self._timeouts, self._store, self._task_queue)
 
