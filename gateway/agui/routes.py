@@ -50,6 +50,7 @@ def routes(ctx: GatewayContext) -> list[BaseRoute]:
             spec = await _resume(ctx, core, thread, run_input)
         else:
             spec = await _ask(ctx, core, thread, run_input)
+        spec.named = run_input.thread_id
         return _response(ctx, core, spec)
 
     async def events(request: Request) -> EventSourceResponse:
@@ -58,6 +59,7 @@ def routes(ctx: GatewayContext) -> list[BaseRoute]:
         thread = await head_of(core, named)
         last = request.headers.get("last-event-id") or request.query_params.get("after")
         spec = await _reattach(ctx, core, thread, last)
+        spec.named = named.thread_id
         return _response(ctx, core, spec)
 
     return [

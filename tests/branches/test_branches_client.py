@@ -44,7 +44,12 @@ async def test_a_regenerate_asks_the_last_message_again_on_a_branch_the_root_rec
     last = (await session.requests())[-1]
     made = await session.regenerate()
     branch = made.branch
-    assert (branch.kind, branch.parent_id, branch.seq, branch.message_seq) == ("regenerate", session.workflow_id, 1, 2)
+    assert (branch.kind, branch.parent_id, branch.seq, branch.message_seq) == (
+        "regenerate",
+        session.workflow_id,
+        1,
+        2,
+    )
     assert branch.request_id == branch.asked_request_id == made.accepted.request_id == last.request_id
     assert branch.text == "second question" and branch.session_id == f"{session.workflow_id}-fork-1"
     forked = session.sibling(branch.session_id)
@@ -65,7 +70,9 @@ async def test_a_regenerate_asks_the_last_message_again_on_a_branch_the_root_rec
     assert (await forked.branches()).root_id == session.workflow_id
 
 
-async def test_an_edit_forks_before_the_message_and_asks_the_new_text(client: Client, task_queue: str) -> None:
+async def test_an_edit_forks_before_the_message_and_asks_the_new_text(
+    client: Client, task_queue: str
+) -> None:
     session = await conversation(client, task_queue)
     first = (await session.requests())[0]
     # The first message (seq 0): the branch starts empty, before the thread's first entry.
@@ -140,5 +147,9 @@ async def test_bad_edits_and_regenerates_are_refused_by_name_with_nothing_forked
     user_messages = [
         e async for e in session.thread() if isinstance(e, MessageEntry) and e.payload.role == "user"
     ]
-    assert [e.payload.content for e in user_messages][:3] == ["first question", "second question", "take long"]
+    assert [e.payload.content for e in user_messages][:3] == [
+        "first question",
+        "second question",
+        "take long",
+    ]
     assert running.request_id
