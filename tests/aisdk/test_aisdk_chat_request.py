@@ -102,7 +102,7 @@ def test_a_regenerate_names_the_request_of_its_message_id_and_an_edit_its_own_id
         (_body(_user("x"), chat_id="t-run-3"), "invalid_input", "thread id"),
         (_body(), "invalid_input", "non-empty"),
         ({"id": "t", "messages": "hi"}, "invalid_input", "non-empty"),
-        (_body(_user("x"), trigger="regenerate-message", messageId="bad id!"), "invalid_input", "`messageId`"),
+        (_body(_user("x"), trigger="regenerate-message", messageId="bad!"), "invalid_input", "`messageId`"),
         (_body(_user("x"), messageId=7), "invalid_input", "`messageId`"),
         (_body(_user("x"), trigger="other"), "invalid_input", "`trigger`"),
         (_body("junk"), "invalid_input", "UI message object"),  # pyright: ignore[reportArgumentType]

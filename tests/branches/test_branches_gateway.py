@@ -15,17 +15,17 @@ from typing import Any
 
 import httpx
 
-from tests.aisdk.test_aisdk_js_client import (  # pyright: ignore[reportPrivateUsage]
-    _client,
-    _final,
-    _texts,
-    _user,
-    js_clients,
-)
+from tests.aisdk import test_aisdk_js_client as sdk
+from tests.aisdk.test_aisdk_js_client import js_clients
 from tests.gateway_helpers import ALICE, BOB, GatewayServer, agui_run, module_gateway, run_input
 
 gateway = module_gateway()
 __all__ = ["gateway", "js_clients"]
+# The AI SDK client test's own helpers (one way to run the SDK's client and read what it folded).
+_client = sdk._client  # pyright: ignore[reportPrivateUsage]
+_final = sdk._final  # pyright: ignore[reportPrivateUsage]
+_texts = sdk._texts  # pyright: ignore[reportPrivateUsage]
+_user = sdk._user  # pyright: ignore[reportPrivateUsage]
 
 ANSWER = "Hello from the gateway, streamed in small pieces."
 
@@ -146,7 +146,11 @@ async def test_an_agui_client_that_edits_a_message_branches_the_thread_there(gat
         first = await agui_run(http, run_input(thread, "r1", "First?"))
         [user] = _snapshot_users(first)
         # The client edits the message it got from the gateway's snapshot and runs again.
-        edit = {"threadId": thread, "runId": "r2", "messages": [{**user, "content": "First, edited?"}]}
+        edit: dict[str, object] = {
+            "threadId": thread,
+            "runId": "r2",
+            "messages": [{**user, "content": "First, edited?"}],
+        }
         events = await agui_run(http, edit)
         assert events[0].event["threadId"] == thread and events[-1].event["threadId"] == thread
         assert events[-1].type == "RUN_FINISHED"
