@@ -16,20 +16,17 @@ before anything is forked: `unknown_message` (no such user message), `nothing_to
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from clients.errors import RejectedError
 from clients.inputs import not_blank
 from contracts.branches import BRANCH_TEXT_CHARS, Branch, BranchKind
 from contracts.errors import BUSY, NOTHING_TO_REGENERATE, PAYLOAD_TOO_LARGE, UNKNOWN_MESSAGE
 from contracts.limits import MAX_QUERY_CHARS
-from contracts.session import AskAccepted, ForkInput, SessionStatus
-from conversation import MessageEntry
-
-if TYPE_CHECKING:
-    from clients.session_handle import SessionHandle
+from contracts.session import AskAccepted, ForkInput, ForkResult, RequestRecord, SessionStatus
+from conversation import Entry, MessageEntry
 
 __all__ = [
     "BranchPoint",
@@ -44,6 +41,31 @@ __all__ = [
 
 MessageRef = int | str
 """A user message of a thread: its seq, or the id of the request that asked it."""
+
+
+class SessionHandle(Protocol):
+    """What a branch needs of a session's handle (`clients.session_handle.SessionHandle` has it)."""
+
+    @property
+    def workflow_id(self) -> str:
+        """The session's id."""
+        ...
+
+    async def status(self) -> SessionStatus:
+        """The session's status."""
+        ...
+
+    async def requests(self) -> list[RequestRecord]:
+        """The session's request records."""
+        ...
+
+    def thread(self, since_seq: int = 0) -> AsyncIterator[Entry]:
+        """The thread's entries from `since_seq` on."""
+        ...
+
+    async def fork(self, request: ForkInput | None = None) -> ForkResult:
+        """Fork the session."""
+        ...
 
 
 @dataclass(frozen=True)
