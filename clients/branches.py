@@ -16,7 +16,7 @@ before anything is forked: `unknown_message` (no such user message), `nothing_to
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -34,8 +34,10 @@ __all__ = [
     "MessageRef",
     "edit_point",
     "family_root",
+    "find_user_message",
     "regenerate_point",
     "start_branch",
+    "unknown_message",
     "user_message",
 ]
 
@@ -170,24 +172,36 @@ async def _idle(session: SessionHandle) -> SessionStatus:
     return status
 
 
+def find_user_message(entries: Iterable[Entry], message: MessageRef) -> MessageEntry | None:
+    """The user message `message` names among `entries`: at that seq, or the first one of that request."""
+    for entry in entries:
+        if not isinstance(entry, MessageEntry) or entry.payload.role != "user":
+            continue
+        if entry.seq == message if isinstance(message, int) else entry.payload.request_id == message:
+            return entry
+    return None
+
+
+def unknown_message(message: MessageRef) -> RejectedError:
+    """The refusal of a message no user message of the thread is (`unknown_message`)."""
+    named = f"seq {message}" if isinstance(message, int) else f"request {message!r}"
+    return RejectedError(UNKNOWN_MESSAGE, f"the thread has no user message at {named}")
+
+
 async def user_message(session: SessionHandle, message: MessageRef) -> MessageEntry:
-    """The user message `message` names (a seq, or the first user message of that request).
+    """The user message `message` names in the session's thread (`find_user_message`).
 
     Raises:
         RejectedError: `unknown_message`.
     """
-    since = message if isinstance(message, int) and message >= 0 else 0
+    since = max(message, 0) if isinstance(message, int) else 0
     async for entry in session.thread(since):
-        if not isinstance(entry, MessageEntry) or entry.payload.role != "user":
-            if isinstance(message, int):
-                break
-            continue
-        if entry.seq == message or entry.payload.request_id == message:
-            return entry
+        found = find_user_message([entry], message)
+        if found is not None:
+            return found
         if isinstance(message, int):
-            break
-    named = f"seq {message}" if isinstance(message, int) else f"request {message!r}"
-    raise RejectedError(UNKNOWN_MESSAGE, f"the thread has no user message at {named}")
+            break  # the entry at that seq is not a user message
+    raise unknown_message(message)
 
 
 def _point(session: SessionHandle, status: SessionStatus, entry: MessageEntry, text: str) -> BranchPoint:

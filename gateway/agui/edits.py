@@ -16,8 +16,8 @@ import re
 
 from ag_ui.core import RunAgentInput, TextPart, UserMessage
 
-from clients.branches import MessageRef, user_message
-from contracts.errors import UNKNOWN_MESSAGE
+from clients.branches import MessageRef, find_user_message, unknown_message
+from contracts.errors import NOT_FOUND
 from gateway.core import RequestCore, Thread, temporal_reads
 from gateway.errors import GatewayError
 from gateway.owners import is_request_id
@@ -58,17 +58,20 @@ async def edited_message(
     named = [(i, m, ref) for i, m in enumerate(users) if (ref := message_ref(m.id)) is not None]
     if not named:
         return None
-    session = core.session(thread)
+    try:
+        with temporal_reads():
+            entries = [entry async for entry in core.session(thread).thread()]  # once for every message
+    except GatewayError as error:
+        if error.code == NOT_FOUND:
+            return None  # a thread that does not exist yet: nothing to edit
+        raise
     for index, message, ref in named:
-        try:
-            with temporal_reads():
-                entry = await user_message(session, ref)
-        except GatewayError as refused:
-            if refused.code == UNKNOWN_MESSAGE:
-                raise GatewayError.refused(
-                    UNKNOWN_MESSAGE, f"message {message.id!r}: {refused.message}"
-                ) from None
-            raise
+        entry = find_user_message(entries, ref)
+        if entry is None:
+            if isinstance(ref, str):
+                continue  # not a request of the thread: the client's own id
+            refused = unknown_message(ref)
+            raise GatewayError.refused(refused.code, f"message {message.id!r}: {refused.message}")
         text = _text(message)
         if text == entry.payload.content:
             continue
