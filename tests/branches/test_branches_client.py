@@ -15,6 +15,7 @@ from clients.errors import RejectedError
 from clients.session_handle import SessionHandle
 from clients.sessions import Sessions
 from conversation import Message, MessageEntry
+from tests.cli.test_cli_follow import cli
 from tests.helpers import turn
 from tests.session.test_fork_reset import exists
 from tests.session_helpers import config, new_session_id, script
@@ -153,3 +154,23 @@ async def test_bad_edits_and_regenerates_are_refused_by_name_with_nothing_forked
         "take long",
     ]
     assert running.request_id
+
+
+async def test_the_cli_regenerates_edits_and_lists_branches(client: Client, task_queue: str) -> None:
+    session = await conversation(client, task_queue)
+    sid = session.workflow_id
+    again = await cli(client, "regenerate", sid, "--id", f"{sid}-again")  # counts as fork 1
+    assert again.code == 0, again.err
+    assert again.out.splitlines() == [f"branched {sid} at seq 1: {sid}-again", ANSWER]
+    edited = await cli(client, "edit", sid, "0", "edited first")
+    assert edited.code == 0 and f"branched {sid} at seq -1: {sid}-fork-2" in edited.out, edited.err
+    listed = await cli(client, "branches", f"{sid}-again")
+    assert listed.code == 0, listed.err
+    assert listed.out.splitlines() == [
+        f"{sid} (root)",
+        f"{sid}-again: regenerate of {sid} at seq 2: second question",
+        f"{sid}-fork-2: edit of {sid} at seq 0: edited first",
+    ]
+    unknown = await cli(client, "edit", sid, "99", "x")
+    assert unknown.code == 1 and "unknown_message" in unknown.out + unknown.err
+    assert len((await session.branches()).branches) == 2
