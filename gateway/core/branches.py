@@ -34,7 +34,8 @@ def thread_of(thread: Thread, session_id: str) -> Thread | None:
 async def head_of(core: RequestCore, thread: Thread) -> Thread:
     """The thread `thread`'s id reaches now: its newest branch when it is a family's root, else itself.
 
-    A thread that does not exist yet is itself (the ask starts it).
+    A thread that does not exist yet is itself (the ask starts it); so is a root whose head was
+    erased (asking there would start an empty session under the erased thread's id).
 
     Raises:
         GatewayError: 503 `unavailable`.
@@ -46,7 +47,15 @@ async def head_of(core: RequestCore, thread: Thread) -> Thread:
             return thread
         raise
     head = thread_of(thread, status.head) if status.head is not None else None
-    return head or thread
+    if head is None:
+        return thread
+    try:
+        await core.status(head)
+    except GatewayError as error:
+        if error.code == NOT_FOUND:
+            return thread  # the head was erased: the id reaches the root again, never a new empty session
+        raise
+    return head
 
 
 async def regenerate_at(core: RequestCore, thread: Thread, request_id: str | None) -> BranchPoint:

@@ -186,3 +186,21 @@ async def test_an_agui_client_that_edits_a_message_branches_the_thread_there(gat
         refused = await http.post("/agui/default", json=body)
         assert refused.status_code == 400 and refused.json()["error"]["code"] == "invalid_input"
         assert len((await _branches(http, thread))["branches"]) == 2
+
+
+async def test_when_the_head_is_erased_the_thread_id_reaches_the_root_again(gateway: GatewayServer) -> None:
+    thread = f"agui-{uuid.uuid4().hex[:10]}"
+    async with gateway.http(ALICE) as http:
+        [user] = _snapshot_users(await agui_run(http, run_input(thread, "r1", "First?")))
+        edit: dict[str, object] = {
+            "threadId": thread,
+            "runId": "r2",
+            "messages": [{**user, "content": "Edited?"}],
+        }
+        await agui_run(http, edit)
+        branch = f"{thread}-fork-1"
+        assert (await _branches(http, thread))["head"] == branch
+        assert (await http.delete(f"/api/threads/default/{branch}")).status_code == 200
+        await agui_run(http, run_input(thread, "r3", "After the erase?"))
+        assert ("user", "After the erase?") in await _messages(http, thread)
+        assert (await http.get(f"/api/threads/default/{branch}")).status_code == 404, "not started again"
