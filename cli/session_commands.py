@@ -19,6 +19,7 @@ import typer
 
 from cli import render_session, session_ops
 from cli.agent_commands import agents_app
+from cli.branch_commands import branches, edit, regenerate
 from cli.chat import Chat
 from cli.commands import app
 from cli.common import Target, announce, out, say, say_lines
@@ -214,7 +215,7 @@ def chat(
 
 app.command()(with_groups(ask))
 app.command("await")(with_groups(await_request))
-for command in (status, history, export, fork, reset, delete, webhook, chat):
+for command in (status, history, export, fork, regenerate, edit, branches, reset, delete, webhook, chat):
     app.command()(with_groups(command))
 app.add_typer(schedule_app, name="schedule")
 app.add_typer(memory_app, name="memory")

@@ -29,6 +29,7 @@ from contracts import (
     Trace,
 )
 from contracts.approval import ApproveInput
+from contracts.branches import Branch, BranchList
 from contracts.compaction import CompactInput
 from contracts.effects import AgentStateValue
 from contracts.session import (
@@ -191,6 +192,7 @@ SESSION_API = WorkflowApi(
         ),
         Handler("export", "update", ExportInput, ExportResult, "A signed snapshot token of a lane."),
         Handler("fork", "update", ForkInput, ForkResult, "Start a new session from the thread at a seq."),
+        Handler("record_branch", "update", Branch, BranchList, "Record a branch of this family root."),
         Handler(
             "reset_thread", "signal_and_update", ResetInput, Ack, "Start the conversation afresh (an op)."
         ),
@@ -201,6 +203,7 @@ SESSION_API = WorkflowApi(
         ),
         Handler("context", "query", ContextQuery, Context, "A lane's materialized context."),
         Handler("requests", "query", None, RequestRecord, "The last 100 request records.", many=True),
+        Handler("branches", "query", None, BranchList, "The branches recorded by this family root."),
         Handler("agent_state", "query", None, AgentStateValue, "The agent state tools change by effects."),
     ),
 )

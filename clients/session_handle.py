@@ -16,6 +16,15 @@ from temporalio.service import RPCError
 
 from clients import session_inputs
 from clients.base import STALE_RECHECK_S, STALE_REFUSAL_S, StoreReader, Timeouts, WorkflowControls
+from clients.branches import (
+    Branched,
+    BranchPoint,
+    MessageRef,
+    edit_point,
+    family_root,
+    regenerate_point,
+    start_branch,
+)
 from clients.erase import ErasedSession, delete_workflows, terminate_all, workflows_of
 from clients.errors import RejectedError, workflow_rejection
 from clients.inputs import new_id, request_ref
@@ -33,6 +42,7 @@ from clients.session_attachments import resolve_attachments
 from clients.stream import SessionEvent, session_events
 from contracts import Ack, ModelSettings, Trace
 from contracts.approval import PendingApproval
+from contracts.branches import Branch, BranchKind, BranchList
 from contracts.compaction import CompactInput
 from contracts.effects import AgentState, AgentStateValue
 from contracts.errors import BUSY, NOT_FOUND, UNKNOWN_REQUEST
@@ -339,6 +349,57 @@ class SessionHandle(WorkflowControls):
         return await self._acked(
             "reset_thread", lambda: session_inputs.reset_input(request or reason, op_id), key
         )
+
+    # ---- branches: edit and regenerate on fork (docs/branches.md) -------------------------------
+
+    async def regenerate(self, request_id: str | None = None, *, session_id: str | None = None) -> Branched:
+        """Ask request `request_id` (default: the last) again on a new branch forked right before it.
+
+        The branch (id `session_id`, default `<this id>-fork-<n>`) is recorded at the family's
+        root and becomes its head; this session keeps its answer. The branch's request has the
+        same id as the one it asks again.
+
+        Raises:
+            RejectedError: `busy`, `nothing_to_regenerate`, `unknown_message` (nothing forked).
+        """
+        point = await regenerate_point(self, request_id)
+        return await self._branch(point, "regenerate", point.request_id, session_id)
+
+    async def edit(
+        self, message: MessageRef, text: str, *, request_id: str | None = None, session_id: str | None = None
+    ) -> Branched:
+        """Ask `text` in place of user message `message` (its seq, or its request's id) on a new branch.
+
+        The branch forks right before that message; its request is `request_id` (default: new).
+
+        Raises:
+            RejectedError: `unknown_message`, `busy`, `invalid_input`, `payload_too_large` (nothing forked).
+        """
+        point = await edit_point(self, message, text)
+        return await self._branch(point, "edit", request_id or new_id(), session_id)
+
+    async def branches(self) -> BranchList:
+        """The branches of this session's family (read at its root), oldest first: the last is the head."""
+        root = family_root(await self.status(), self.workflow_id)
+        return await self.sibling(root)._query("branches", BranchList)
+
+    async def record_branch(self, branch: Branch) -> BranchList:
+        """Record `branch` at this session, its family's root: it becomes the head (a branch refuses it)."""
+        return await self._update("record_branch", branch, BranchList, self._timeouts.work)
+
+    async def _branch(
+        self, point: BranchPoint, kind: BranchKind, asked: str, session_id: str | None
+    ) -> Branched:
+        root = self.sibling(point.root_id)
+        branch = await start_branch(
+            self, point, kind, asked_request_id=asked, session_id=session_id, record=root.record_branch
+        )
+        accepted = await self.sibling(branch.session_id).ask(point.text, request_id=asked)
+        return Branched(branch, accepted)
+
+    def sibling(self, session_id: str) -> SessionHandle:
+        """Another session's handle on this one's client."""
+        return SessionHandle(self._client, session_id, self._timeouts, self._store, self._task_queue)
 
     # ---- erasure -------------------------------------------------------------------------------
 

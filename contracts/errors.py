@@ -47,6 +47,8 @@ TRANSFORMER_ERROR: Final = "transformer_error"
 EFFECT_FORBIDDEN: Final = "effect_forbidden"
 INVALID_EFFECT: Final = "invalid_effect"
 SEQ_OUT_OF_RANGE: Final = "seq_out_of_range"
+UNKNOWN_MESSAGE: Final = "unknown_message"
+NOTHING_TO_REGENERATE: Final = "nothing_to_regenerate"
 USAGE_LIMIT_EXCEEDED: Final = "usage_limit_exceeded"
 POLL_BUDGET_SPENT: Final = "poll_budget_spent"
 
@@ -153,6 +155,8 @@ DESCRIPTIONS: Final[dict[str, str]] = {
     EFFECT_FORBIDDEN: "A tool's state effect on a path `effect_policy` does not allow (the model is told).",
     INVALID_EFFECT: "A tool's state effect that cannot be applied (e.g. `merge` into a non-object).",
     SEQ_OUT_OF_RANGE: "A `fork` at a seq the session's thread does not have.",
+    UNKNOWN_MESSAGE: "An edit or a regenerate names a message the thread has no user message for.",
+    NOTHING_TO_REGENERATE: "A regenerate of a thread with no answered request to ask again.",
     USAGE_LIMIT_EXCEEDED: "The next LLM call would exceed a cap of `usage_limits`; the run ended before it.",
     POLL_BUDGET_SPENT: (
         "A stream poll by Update refused: the run has answered its `stream_poll_updates` polls by Update; "

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field, JsonValue, StringConstraints, model_valid
 from contracts import v1
 from contracts.agent import AgentConfig, QueryText
 from contracts.bounds import Id, Refs, json_size_at_most
+from contracts.branches import Branch
 from contracts.effects import MAX_STATE_BYTES, AgentState
 from contracts.limits import MAX_CONTEXT_BYTES, MAX_OVERRIDES_BYTES, MAX_SNAPSHOT_CHARS
 from contracts.llm import Usage
@@ -84,6 +85,7 @@ class SessionCarry(BaseModel):
     usage: Usage = Usage()
     forked_from: ForkOrigin | None = None
     forks_started: int = 0
+    branches: list[Branch] = []
 
     @model_validator(mode="before")
     @classmethod
@@ -93,10 +95,15 @@ class SessionCarry(BaseModel):
 
 
 class ForkOrigin(BaseModel):
-    """Where a forked session came from: the parent session and the seq of its thread it forked at."""
+    """Where a forked session came from: the parent session and the seq of its thread it forked at.
+
+    `seq` -1 forks before the parent's first entry. `branch_of`: the family root whose branch
+    this is (an edit or a regenerate made it: `contracts.branches`); None for a plain fork.
+    """
 
     parent_id: str
     seq: int
+    branch_of: str | None = None
 
 
 class SessionInput(BaseModel):
@@ -122,13 +129,16 @@ class SessionInput(BaseModel):
 class ForkInput(BaseModel):
     """Payload of `fork`: the seq of this session's thread to fork at (default: the latest).
 
-    `session_id` is the new session's id (default: `<this id>-fork-<n>`, cut to fit like every
-    derived id, `contracts.workflow_ids`): not blank, at most `MAX_SESSION_ID_CHARS` characters,
-    no control characters.
+    `seq` -1 forks before the first entry (an empty conversation with this session's config
+    and agent state). `session_id` is the new session's id (default: `<this id>-fork-<n>`, cut
+    to fit like every derived id, `contracts.workflow_ids`): not blank, at most
+    `MAX_SESSION_ID_CHARS` characters, no control characters. `branch_of` makes the fork a
+    branch of that family root (`ForkOrigin.branch_of`).
     """
 
-    seq: Annotated[int, Field(ge=0)] | None = None
+    seq: Annotated[int, Field(ge=-1)] | None = None
     session_id: SessionId | None = None
+    branch_of: SessionId | None = None
 
 
 class ForkResult(BaseModel):
@@ -239,6 +249,8 @@ class SessionStatus(BaseModel):
     forked_from: ForkOrigin | None = None
     webhook_url: str | None = None
     """The session's own default webhook (`set_webhook`); the agent's is `config.webhook_url`."""
+    head: str | None = None
+    """A family root's newest branch (`contracts.branches`), None when it has none."""
 
 
 class ContextQuery(BaseModel):

@@ -7,6 +7,8 @@ the busy policy: a second message to a busy thread gets the session's own answer
 `ask_refused` and RUN_ERROR with its code (`busy`, `stale`, ...). `resume` entries decide the
 calls an `interrupt` outcome named, and the stream continues after them. The GET re-attaches: with
 `Last-Event-ID` (or `?after=`) right after that event, else to the running request (or the last).
+A `threadId` names a family of branches and reaches its newest (`gateway.core.branches`); messages
+that edit the thread's (`gateway.agui.edits`) branch it there (docs/branches.md).
 """
 
 from __future__ import annotations
@@ -18,12 +20,14 @@ from starlette.routing import BaseRoute, Route
 
 from contracts.errors import NOT_FOUND
 from contracts.session import RequestRecord
+from gateway.agui.edits import edited_message
 from gateway.agui.input import ask_props, decisions, last_user_files, last_user_text, parse_run_input
 from gateway.agui.render import DONE_CHARS, START, Position, opened_with, parse_event_id
 from gateway.agui.stream import StreamSpec, custom, stream_run
 from gateway.context import GatewayContext, resolve_agent
 from gateway.core import RequestCore, Thread, open_thread, request_id_for
 from gateway.core.attachments import take_attachments
+from gateway.core.branches import branch, edit_at, head_of
 from gateway.core.streams import HTTP_REFUSALS, PING_S, ask_streaming
 from gateway.errors import GatewayError, not_found
 from gateway.http_input import principal_of, read_json
@@ -42,20 +46,23 @@ def routes(ctx: GatewayContext) -> list[BaseRoute]:
         agent = request.path_params["agent"]
         await resolve_agent(ctx, agent)  # an unknown agent is named before the body is looked at
         run_input = parse_run_input(await read_json(request))
-        thread = await open_thread(ctx, principal, agent, run_input.thread_id)
+        thread = await head_of(core, await open_thread(ctx, principal, agent, run_input.thread_id))
         if run_input.resume:
             spec = await _resume(ctx, core, thread, run_input)
         else:
             spec = await _ask(ctx, core, thread, run_input)
+        spec.named = run_input.thread_id
         return _response(ctx, core, spec)
 
     async def events(request: Request) -> EventSourceResponse:
         principal = principal_of(request)
-        thread = await open_thread(
+        named = await open_thread(
             ctx, principal, request.path_params["agent"], request.path_params["thread_id"]
         )
+        thread = await head_of(core, named)
         last = request.headers.get("last-event-id") or request.query_params.get("after")
         spec = await _reattach(ctx, core, thread, last)
+        spec.named = named.thread_id
         return _response(ctx, core, spec)
 
     return [
@@ -71,10 +78,19 @@ def _response(ctx: GatewayContext, core: RequestCore, spec: StreamSpec) -> Event
 async def _ask(
     ctx: GatewayContext, core: RequestCore, thread: Thread, run_input: RunAgentInput
 ) -> StreamSpec:
-    """Ask the session the last user message under the busy policy of `forwardedProps`."""
+    """Ask the session the last user message under the busy policy of `forwardedProps`.
+
+    When the client edited a message of the thread (`gateway.agui.edits`), the thread branches
+    before it and the branch is asked the edited text.
+    """
     props = ask_props(run_input)
     text, files = last_user_text(run_input), last_user_files(run_input)
     request_id = request_id_for(run_input.run_id)
+    edited = await edited_message(core, thread, run_input)
+    if edited is not None:
+        point = await edit_at(core, thread, *edited)
+        thread = await branch(ctx, core, thread, point, "edit", request_id)
+        text = point.text
     attachments = await take_attachments(ctx, thread, files, request_id=request_id)
     asked = await ask_streaming(
         core,

@@ -59,11 +59,13 @@ class StreamSpec:
     preamble: list[BaseEvent] = field(default_factory=list[BaseEvent])
     refusal: GatewayError | None = None
     wait_until_started: bool = False
+    named: str = ""
+    """The thread id the client named, when `thread` is its family's head (docs/branches.md)."""
 
     @property
     def thread_id(self) -> str:
-        """The AG-UI thread id."""
-        return self.thread.thread_id
+        """The AG-UI thread id: the one the client named (its events keep it), else the thread's."""
+        return self.named or self.thread.thread_id
 
 
 def sse(event: BaseEvent, event_id: str) -> dict[str, str]:

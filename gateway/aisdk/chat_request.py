@@ -15,10 +15,17 @@ The SDK sends `{"id": <chat id>, "messages": [UIMessage...], "trigger": "submit-
   call `approval.id` names (`approved`, `reason`), for the request that message answers (its `id`
   is `<request id>:answer`, as the stream's `start` gave it).
 
+- `trigger: "regenerate-message"` (`regenerate()`): a regenerate (`ChatRequest.regenerate`) of
+  the request `messageId` names (an answer's `<request id>:answer`, or a user message's id;
+  none: the thread's last request); the messages are not read.
+- `messageId` with `submit-message` (`sendMessage({text, messageId})`, the SDK's edit) naming
+  the last message: an edit (`ChatRequest.edits`) of that earlier user message when its text
+  differs from the thread's (docs/branches.md).
+
 The rest of `messages` is the client's copy of the conversation and is ignored: the session's
 thread is the truth. Anything else is refused by name (400 `invalid_input`): a body that is not
-an object, no messages, a bad id, `trigger: "regenerate-message"` (fork the thread instead), a
-last message with nothing to ask and no decision, a blank or over-long ask.
+an object, no messages, a bad id, another `trigger`, a last message with nothing to ask and no
+decision, a blank or over-long ask.
 
 The transport's extra body (`DefaultChatTransport({body: ...})`, or `sendMessage(msg, {body})`)
 may carry the busy policy, as AG-UI's `forwardedProps` does: `on_busy` (`reject`, `enqueue`,
@@ -30,7 +37,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from clients.attachment_intake import AttachmentRefusedError, AttachmentSource
 from contracts.errors import PAYLOAD_TOO_LARGE
@@ -77,6 +84,10 @@ class ChatRequest:
     on_busy: OnBusy = "reject"
     mode: SteerMode = "queue"
     expected_last_request: str | None = None
+    regenerate: bool = False
+    """A regenerate of request `message_id` ("": the thread's last request)."""
+    edits: bool = False
+    """The ask may edit the earlier user message of its id (`messageId` named it)."""
 
 
 def parse_chat_request(body: object) -> ChatRequest:
@@ -93,10 +104,14 @@ def parse_chat_request(body: object) -> ChatRequest:
         raise GatewayError.invalid_input("`id` (the chat's id: the thread) must be a string")
     thread_id = check_thread_id(chat_id)
     trigger = request.get("trigger", "submit-message")
+    if trigger not in ("submit-message", "regenerate-message"):
+        raise GatewayError.invalid_input("`trigger` must be `submit-message` or `regenerate-message`")
+    named = request.get("messageId")
+    if named is not None and (not isinstance(named, str) or not MESSAGE_ID_PATTERN.fullmatch(named)):
+        raise GatewayError.invalid_input(f"`messageId` must match {MESSAGE_ID_PATTERN.pattern}")
     if trigger == "regenerate-message":
-        raise GatewayError.invalid_input("regenerating an answer is not supported: fork the thread instead")
-    if trigger != "submit-message":
-        raise GatewayError.invalid_input("`trigger` must be `submit-message`")
+        regenerated = request_id_of_answer(named) if named is not None else ""
+        return ChatRequest(thread_id, regenerated, regenerate=True, **_policy(request))
     messages = request.get("messages")
     if not isinstance(messages, list) or not messages:
         raise GatewayError.invalid_input("`messages` must be a non-empty array of UI messages")
@@ -110,15 +125,10 @@ def parse_chat_request(body: object) -> ChatRequest:
     parts = message.get("parts")
     if not isinstance(parts, list):
         raise GatewayError.invalid_input("the last message's `parts` must be an array")
-    on_busy, mode = parse_on_busy(request.get("on_busy")), parse_mode(request.get("mode"))
-    expected = request.get("expected_last_request")
-    expected = None if expected is None else check_request_id(expected, "expected_last_request")
     role = message.get("role")
     if role == "user":
         ask, files = _ask(parts)  # pyright: ignore[reportUnknownArgumentType]
-        return ChatRequest(
-            thread_id, message_id, ask, files, on_busy=on_busy, mode=mode, expected_last_request=expected
-        )
+        return ChatRequest(thread_id, message_id, ask, files, edits=named == message_id, **_policy(request))
     if role == "assistant":
         approvals = _approvals(parts)  # pyright: ignore[reportUnknownArgumentType]
         if approvals:
@@ -141,6 +151,24 @@ def _file(part: dict[str, Any]) -> AttachmentSource:
         return AttachmentSource.of_url(url, name=name, media_type=media_type)
     except AttachmentRefusedError as refused:
         raise GatewayError.refused(refused.code, refused.message) from None
+
+
+class _Policy(TypedDict):
+    on_busy: OnBusy
+    mode: SteerMode
+    expected_last_request: str | None
+
+
+def _policy(request: dict[str, Any]) -> _Policy:
+    """The busy policy of the transport's extra body."""
+    expected = request.get("expected_last_request")
+    return {
+        "on_busy": parse_on_busy(request.get("on_busy")),
+        "mode": parse_mode(request.get("mode")),
+        "expected_last_request": None
+        if expected is None
+        else check_request_id(expected, "expected_last_request"),
+    }
 
 
 def _ask(parts: list[object]) -> tuple[str, tuple[AttachmentSource, ...]]:

@@ -12,6 +12,11 @@ The stream's `start` carries what the gateway did with the ask in `messageMetada
 waits for approval), `other` (cancelled) or `error` (failed, or refused by the session: `busy`,
 `stale`, ... with `messageMetadata.refused`; nothing was asked).
 
+The chat id names a family of branches and reaches its newest (`gateway.core.branches.head_of`):
+`regenerate-message` and the SDK's edit (`sendMessage` with `messageId`) fork the thread and
+ask there (docs/branches.md); refusals of those (`busy`, `nothing_to_regenerate`,
+`unknown_message`) are HTTP 400 errors, with nothing forked.
+
 The GET is the SDK's resume route: the running request's stream from its start, or 204 when the
 thread runs nothing. Refusals before any stream (a bad body, an unknown agent or thread, another
 principal's thread, Temporal not answering) are the gateway's JSON errors, as on AG-UI. The SDK
@@ -22,7 +27,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pydantic import JsonValue
 from sse_starlette import EventSourceResponse
@@ -31,7 +36,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 from temporalio.service import RPCError
 
-from contracts.errors import UNAVAILABLE
+from contracts.errors import NOT_FOUND, UNAVAILABLE, UNKNOWN_MESSAGE
 from contracts.stream import TraceItem
 from gateway.aisdk.chat_request import ChatRequest, parse_chat_request
 from gateway.aisdk.chunks import DONE, UI_MESSAGE_STREAM_HEADERS, Chunk, RequestChunks, error_chunks, sse
@@ -47,6 +52,7 @@ from gateway.core import (
     request_id_for,
 )
 from gateway.core.attachments import take_attachments
+from gateway.core.branches import branch, edit_at, head_of, regenerate_at
 from gateway.core.streams import HTTP_REFUSALS, LOST, PING_S, ask_streaming
 from gateway.errors import GatewayError
 from gateway.http_input import principal_of, read_json
@@ -81,14 +87,19 @@ def routes(ctx: GatewayContext) -> list[BaseRoute]:
         agent = request.path_params["agent"]
         await resolve_agent(ctx, agent)  # an unknown agent is named before the body is looked at
         asked = parse_chat_request(await read_json(request))
-        thread = await open_thread(ctx, principal_of(request), agent, asked.thread_id)
-        plan = await (_decide(core, thread, asked) if asked.approvals else _ask(ctx, core, thread, asked))
+        thread = await head_of(core, await open_thread(ctx, principal_of(request), agent, asked.thread_id))
+        if asked.approvals:
+            plan = await _decide(core, thread, asked)
+        else:
+            thread, asked = await _branched(ctx, core, thread, asked)
+            plan = await _ask(ctx, core, thread, asked)
         return _response(ctx, core, plan)
 
     async def resume(request: Request) -> Response:
-        thread = await open_thread(
+        named = await open_thread(
             ctx, principal_of(request), request.path_params["agent"], request.path_params["id"]
         )
+        thread = await head_of(core, named)
         status = await core.status(thread)  # another principal's thread, or none: 404 `not_found`
         if status.active_request_id is None or status.active_run_workflow_id is None:
             return Response(status_code=204)
@@ -104,6 +115,36 @@ def routes(ctx: GatewayContext) -> list[BaseRoute]:
 
 def _response(ctx: GatewayContext, core: RequestCore, plan: _Plan) -> EventSourceResponse:
     return EventSourceResponse(_stream(ctx, core, plan), sep="\n", ping=PING_S, headers=HEADERS)
+
+
+async def _branched(
+    ctx: GatewayContext, core: RequestCore, thread: Thread, asked: ChatRequest
+) -> tuple[Thread, ChatRequest]:
+    """A regenerate, or an edit, as a new branch of the thread and what it asks; else the ask as it is.
+
+    A regenerate forks before the request `asked.message_id` names (default: the last) and asks
+    its message again with the same request id; an edit (the SDK named the last message's id
+    in `messageId`) forks before that earlier user message when the text differs from the
+    thread's, and asks the new text. An edit naming no message of the thread is a new message.
+
+    Raises:
+        GatewayError: `not_found`, `busy`, `nothing_to_regenerate`, `unknown_message` (nothing forked).
+    """
+    if asked.regenerate:
+        point = await regenerate_at(core, thread, asked.message_id or None)
+        new = await branch(ctx, core, thread, point, "regenerate", point.request_id)
+        return new, replace(asked, ask=point.text, message_id=point.request_id, regenerate=False)
+    if not asked.edits or asked.ask is None:
+        return thread, asked
+    try:
+        point = await edit_at(core, thread, request_id_for(asked.message_id), asked.ask)
+    except GatewayError as refused:
+        if refused.code in (UNKNOWN_MESSAGE, NOT_FOUND):
+            return thread, asked  # not an earlier message: asked as a new one
+        raise
+    if point.replaced == asked.ask:
+        return thread, asked  # the same message again: the same request (a retried POST re-attaches)
+    return await branch(ctx, core, thread, point, "edit", request_id_for(asked.message_id)), asked
 
 
 async def _ask(ctx: GatewayContext, core: RequestCore, thread: Thread, asked: ChatRequest) -> _Plan:

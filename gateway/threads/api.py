@@ -3,6 +3,7 @@
     GET  /api/threads                           this principal's sessions, newest first (at most 100)
     GET  /api/threads/{agent}/{thread}          status, usage and cost, Web UI links, the last entries
     POST /api/threads/{agent}/{thread}/fork     {"seq"?: int, "thread_id"?: str} -> the new thread
+    GET  /api/threads/{agent}/{thread}/branches the branches of its family (docs/branches.md)
     POST /api/threads/{agent}/{thread}/reset    {"reason"?: str} -> the context op's ack
     DELETE /api/threads/{agent}/{thread}        ?memories=true -> what was erased (docs/erasing-data.md)
 
@@ -28,8 +29,9 @@ from contracts.session import RequestRecord, SessionStatus
 from conversation.thread import ContextOpEntry, Entry, MessageEntry
 from gateway.context import GatewayContext
 from gateway.core import RequestCore, Thread, temporal_reads
+from gateway.core.branches import thread_of
 from gateway.core.listing import list_threads
-from gateway.errors import GatewayError
+from gateway.errors import GatewayError, not_found
 from gateway.http_input import principal_of, read_json
 from gateway.owners import check_thread_id, parse_session_id
 from gateway.threads.path_thread import thread_in_path
@@ -50,6 +52,7 @@ def routes(ctx: GatewayContext) -> list[BaseRoute]:
         Route(OWNER_THREAD_PATH, api.thread, methods=["GET"]),
         Route(OWNER_THREAD_PATH, api.erase, methods=["DELETE"]),
         Route("/api/threads/{agent}/{thread}/fork", api.fork, methods=["POST"]),
+        Route("/api/threads/{agent}/{thread}/branches", api.branches, methods=["GET"]),
         Route("/api/threads/{agent}/{thread}/reset", api.reset, methods=["POST"]),
     ]
 
@@ -113,6 +116,48 @@ class _ThreadsApi:
                 "seq": forked.seq,
             }
         )
+
+    async def branches(self, request: Request) -> Response:
+        thread = await self._owned(request)
+        await self._core.status(thread)  # another principal's thread, or none: 404 `not_found`
+        with temporal_reads():
+            family = await self._core.session(thread).branches()
+        root = thread_of(thread, family.root_id)
+        if root is None:
+            raise not_found()
+        records = await self._core.records(root)
+
+        def thread_id(session: str) -> str | None:
+            named = thread_of(thread, session)
+            return named.thread_id if named is not None else None
+
+        first = {
+            "thread_id": root.thread_id,
+            "kind": "root",
+            "first_message": records[0].query_preview if records else None,
+        }
+        listed = [
+            {
+                "thread_id": thread_id(b.session_id),
+                "kind": b.kind,
+                "forked_from": thread_id(b.parent_id),
+                "seq": b.seq,
+                "message_seq": b.message_seq,
+                "message_id": b.request_id,
+                "agui_message_id": f"m-{b.message_seq}",
+                "request_id": b.asked_request_id,
+                "first_message": b.text,
+            }
+            for b in family.branches
+        ]
+        head = thread_id(family.branches[-1].session_id) if family.branches else root.thread_id
+        body = {
+            "agent": thread.agent,
+            "thread_id": root.thread_id,
+            "head": head,
+            "branches": [first, *listed],
+        }
+        return JSONResponse(body)
 
     async def reset(self, request: Request) -> Response:
         thread = await self._owned(request)

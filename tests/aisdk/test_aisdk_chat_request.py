@@ -81,6 +81,18 @@ def test_approval_responses_in_the_assistant_message_are_decisions() -> None:
     assert answer.message_id == "req-9", "the answer's message id names its request"
 
 
+def test_a_regenerate_names_the_request_of_its_message_id_and_an_edit_its_own_id() -> None:
+    again = parse_chat_request(_body(_user("x"), trigger="regenerate-message", messageId="req-9:answer"))
+    assert (again.regenerate, again.message_id, again.ask) == (True, "req-9", None)
+    of_user = parse_chat_request(_body(trigger="regenerate-message", messageId="req-9"))
+    assert (of_user.regenerate, of_user.message_id) == (True, "req-9"), "no messages needed"
+    last = parse_chat_request(_body(_user("x"), trigger="regenerate-message"))
+    assert (last.regenerate, last.message_id) == (True, ""), "no messageId: the thread's last request"
+    edit = parse_chat_request(_body(_user("edited", "req-3"), messageId="req-3"))
+    assert (edit.edits, edit.message_id, edit.ask) == (True, "req-3", "edited")
+    assert not parse_chat_request(_body(_user("new", "req-4"))).edits
+
+
 @pytest.mark.parametrize(
     ("body", "code", "words"),
     [
@@ -90,7 +102,8 @@ def test_approval_responses_in_the_assistant_message_are_decisions() -> None:
         (_body(_user("x"), chat_id="t-run-3"), "invalid_input", "thread id"),
         (_body(), "invalid_input", "non-empty"),
         ({"id": "t", "messages": "hi"}, "invalid_input", "non-empty"),
-        (_body(_user("x"), trigger="regenerate-message"), "invalid_input", "fork the thread"),
+        (_body(_user("x"), trigger="regenerate-message", messageId="bad!"), "invalid_input", "`messageId`"),
+        (_body(_user("x"), messageId=7), "invalid_input", "`messageId`"),
         (_body(_user("x"), trigger="other"), "invalid_input", "`trigger`"),
         (_body("junk"), "invalid_input", "UI message object"),  # pyright: ignore[reportArgumentType]
         (_body(_user("x", "bad id!")), "invalid_input", "`id` must match"),
@@ -194,6 +207,9 @@ def test_any_json_is_a_chat_request_or_a_named_refusal(body: object) -> None:
             "invalid_attachment",
         }
         assert refused.message
+        return
+    if request.regenerate:  # the messages are not read: the thread says what is asked again
+        assert request.ask is None and not request.approvals
         return
     assert (request.ask is None) != (not request.approvals)
     assert request.ask is None or request.ask.strip()

@@ -82,7 +82,7 @@ JUNK: list[tuple[object, str, str]] = [
     (_body("t1", on_busy="sometimes"), "invalid_input", "on_busy"),
     (_body("t1", mode="loud"), "invalid_input", "mode"),
     (_body("t1", expected_last_request="not an id!"), "invalid_input", "expected_last_request"),
-    (_body("t1", trigger="regenerate-message"), "invalid_input", "fork"),
+    (_body("t1", trigger="regenerate-message", messageId="bad id!"), "invalid_input", "messageId"),
     (_body("t1", "x" * 100_001), "payload_too_large", "100,000"),
     (
         {"id": "t1", "messages": [{"id": "m1", "role": "user", "parts": [{"type": "file", "url": "x"}]}]},

@@ -2,6 +2,7 @@
 // the gateway's UI message stream routes (/ai-sdk/{agent}); run by tests/aisdk/test_aisdk_js_client.py.
 //   echo '{"url": ..., "token": ..., "chatId": ..., "messages": [...]}' | node aisdk_client.mjs
 //   echo '{"url": ..., "token": ..., "chatId": ..., "resume": true}' | node aisdk_client.mjs
+//   (with "trigger": "regenerate-message" and "messageId": ..., as useChat's regenerate() sends them)
 // POSTs the chat request with the bearer token as the SDK does (or GETs the SDK's resume route,
 // `{url}/{chatId}/stream`), folds the streamed chunks into UI messages the SDK's way, and prints
 // one JSON object: the response's status and headers, every error chunk's text, and the UI
@@ -35,8 +36,8 @@ try {
     : await transport.sendMessages({
         chatId: input.chatId,
         messages: input.messages,
-        trigger: "submit-message",
-        messageId: undefined,
+        trigger: input.trigger ?? "submit-message", // `regenerate-message`: what regenerate() sends
+        messageId: input.messageId ?? undefined, // regenerate({messageId}), sendMessage({..., messageId})
         abortSignal: undefined,
       });
 } catch (error) {

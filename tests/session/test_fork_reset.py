@@ -109,11 +109,11 @@ async def test_a_fork_beyond_the_thread_is_refused_and_starts_nothing(
         await parent.fork(seq=6)
     assert refused.value.code == "seq_out_of_range" and "last seq is 5" in refused.value.message
     with pytest.raises(RejectedError) as negative:
-        await parent.fork(seq=-1)
+        await parent.fork(seq=-2)
     assert negative.value.code == "invalid_input"
     handle = client.get_workflow_handle(parent.workflow_id)
     with pytest.raises(WorkflowUpdateFailedError) as raw:
-        await handle.execute_update("fork", {"seq": -1})  # pyright: ignore[reportUnknownMemberType]
+        await handle.execute_update("fork", {"seq": -2})  # pyright: ignore[reportUnknownMemberType]
     assert isinstance(raw.value.cause, ApplicationError) and raw.value.cause.type == "invalid_input"
     assert "fork" not in await update_names(handle)  # refused by the validator: no trace in history
     assert not await workflow_exists(client, f"{parent.workflow_id}-fork-1")

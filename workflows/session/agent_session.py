@@ -21,6 +21,7 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 from contracts import AgentConfig, ControlAck, ThreadPage, ThreadQuery
+from contracts.branches import Branch, BranchList
 from contracts.decoding import PayloadProblem, decode_args
 from contracts.effects import AgentStateValue
 from contracts.errors import INVALID_INPUT
@@ -152,12 +153,27 @@ class AgentSession:
         # (`SessionLoop.fork`) waits for them.
         self._check(lambda: None if parts.book.active else fork_problem(payload, parts.thread.next_seq))
 
+    @workflow.update(name="record_branch")
+    def record_branch(self, *args: Any) -> BranchList:
+        """Record a branch of the family this session is the root of (the newest is its head)."""
+        return self._session.record_branch(decode_or_refuse(args, Branch, "record_branch"))
+
+    @record_branch.validator
+    def _validate_record_branch(self, *args: Any) -> None:
+        branch = decode_or_refuse(args, Branch, "record_branch")
+        self._check(lambda: self._session.branch_problem(branch))
+
     # ---- queries ---------------------------------------------------------------------------
 
     @workflow.query(name="status")
     def status(self) -> SessionStatus:
         """Idle or running, the active request, and the config for the next run."""
         return self._session.status()
+
+    @workflow.query(name="branches")
+    def branches(self) -> BranchList:
+        """The branches of the family this session is the root of, oldest first."""
+        return self._session.branches()
 
     @workflow.query(name="thread")
     def thread(self, *args: Any) -> ThreadPage:

@@ -66,7 +66,10 @@ async def projection_at(thread: SessionThread, conversation: ConversationState, 
     """The context of the lane of entry `seq` as it stood right after that entry (windowed like the lanes).
 
     Its system prompt is the lane's own (`seed_context`), not the session's configured one.
+    Seq -1 is before the first entry: an empty context (the configured prompt applies).
     """
+    if seq == -1:
+        return Context()
     if seq == conversation.next_seq - 1:
         return seed_context(conversation.views, conversation.active_context_ref)
     views = LaneViews()

@@ -16,6 +16,8 @@ import contextlib
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
+from contracts.branches import MAX_BRANCHES, Branch, BranchList
+from contracts.errors import INVALID_INPUT
 from contracts.session import (
     AskAccepted,
     AskInput,
@@ -59,6 +61,7 @@ class SessionLoop:
         self._asks = parts.asks
         self._forked_from = carry.forked_from if carry else session.forked_from
         self._forks = ForkNumbers(carry.forks_started if carry else 0)
+        self._branches: list[Branch] = list(carry.branches) if carry else []
         self._ready = session.snapshot is None or carry is not None
         self._failure: ApplicationError | None = None
 
@@ -100,6 +103,7 @@ class SessionLoop:
             agent_state=self._requests.agent_state,
             forked_from=self._forked_from,
             forks_started=self._forks.started,
+            branches=self._branches,
         )
         return SessionInput(
             agent_id=self._agent_id,
@@ -133,7 +137,35 @@ class SessionLoop:
             waiting_requests=self._book.waiting_count,
             forked_from=self._forked_from,
             webhook_url=self._settings.webhook_url,
+            head=self._branches[-1].session_id if self._branches else None,
         )
+
+    # ---- the family's branches (this session is their root: `contracts.branches`) ------------
+
+    def branches(self) -> BranchList:
+        """The branches recorded here, oldest first (the last is the head)."""
+        return BranchList(root_id=workflow.info().workflow_id, branches=list(self._branches))
+
+    def branch_problem(self, branch: Branch) -> ApplicationError | None:
+        """Why `branch` cannot be recorded here (`invalid_input`), or None (recorded already: None too)."""
+        origin = self._forked_from
+        if origin is not None and origin.branch_of is not None:
+            message = f"this session is a branch of {origin.branch_of}: its branches are recorded there"
+            return ApplicationError(message, type=INVALID_INPUT, non_retryable=True)
+        known = any(b.session_id == branch.session_id for b in self._branches)
+        if not known and len(self._branches) >= MAX_BRANCHES:
+            message = f"this conversation has {MAX_BRANCHES} branches, the most it records: fork it instead"
+            return ApplicationError(message, type=INVALID_INPUT, non_retryable=True)
+        return None
+
+    def record_branch(self, branch: Branch) -> BranchList:
+        """Record `branch` as the family's newest (its head); a branch recorded before is left as it is."""
+        problem = self.branch_problem(branch)
+        if problem is not None:
+            raise problem
+        if all(b.session_id != branch.session_id for b in self._branches):
+            self._branches.append(branch)
+        return self.branches()
 
     async def export(self, request: ExportInput) -> ExportResult:
         """A signed snapshot token of one lane's context."""
@@ -159,7 +191,7 @@ class SessionLoop:
             raise problem
         seq = payload.seq if payload.seq is not None else self._thread.next_seq - 1
         context = await projection_at(self._thread, self._thread.carried(), seq)
-        origin = ForkOrigin(parent_id=workflow.info().workflow_id, seq=seq)
+        origin = ForkOrigin(parent_id=workflow.info().workflow_id, seq=seq, branch_of=payload.branch_of)
         start = SessionInput(
             agent_id=self._agent_id,
             config=self._settings.config,
