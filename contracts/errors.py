@@ -16,6 +16,7 @@ PAYLOAD_TOO_LARGE: Final = "payload_too_large"
 BLANK_CONTENT: Final = "blank_content"
 UNKNOWN_TOOL: Final = "unknown_tool"
 INVALID_OP: Final = "invalid_op"
+UNSUPPORTED_MEDIA_TYPE: Final = "unsupported_media_type"
 
 # ---- state of a run or session --------------------------------------------------------------
 BUSY: Final = "busy"
@@ -111,6 +112,10 @@ DESCRIPTIONS: Final[dict[str, str]] = {
     BLANK_CONTENT: "Steer or inject input with blank content.",
     UNKNOWN_TOOL: "A tool name the worker's registry does not have.",
     INVALID_OP: "A context operation that cannot be applied (the message says why).",
+    UNSUPPORTED_MEDIA_TYPE: (
+        "An attachment of a media type the model cannot take, naming the model and the type (415). "
+        "Nothing was asked."
+    ),
     BUSY: "The session is running another request; wait for it or cancel it.",
     IDLE: "No run is active (or the run finished before the input reached it).",
     REQUEST_MISMATCH: "`expected_request_id` names another request than the one running.",
