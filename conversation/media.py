@@ -22,6 +22,7 @@ bytes, so this is pessimistic), plus `ATTACHMENT_OVERHEAD_TOKENS` for the name h
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final, Literal
 
 from conversation.attachments import Attachment
@@ -64,3 +65,18 @@ def attachment_tokens(attachment: Attachment) -> int:
     if media_kind(attachment.media_type) == "image":
         return IMAGE_TOKENS
     return attachment.size // BYTES_PER_TOKEN + ATTACHMENT_OVERHEAD_TOKENS
+
+
+def media_problem(model: str, attachments: Sequence[Attachment]) -> str | None:
+    """Why `model` cannot be sent `attachments`, decided from the references alone (None: no reason known).
+
+    The rule workflow code applies at ask time (a session's `ask`, a run's start), so the
+    refusal comes with nothing asked: a type no model takes (`other`) is refused for every
+    model; the scripted model takes every other kind. Whether a provider model takes images
+    or PDFs is litellm's model map, which workflow code cannot read: the LLM activity
+    refuses those (`activities.llm.attachment_parts`), non-retryably, before any provider call.
+    """
+    for attachment in attachments:
+        if media_kind(attachment.media_type) == "other":
+            return f"model {model} cannot take {attachment.media_type} ({attachment.name!r}): no model is sent it"
+    return None

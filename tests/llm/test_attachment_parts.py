@@ -123,9 +123,8 @@ async def test_the_provider_route_sends_image_and_file_parts_or_the_pdfs_text(
 
 
 def test_the_budget_counts_attachments_by_the_reference() -> None:
-    reference = {"id": "f-" + "1" * 32, "size": 4_000, "sha256": "2" * 64}
-    image = Attachment(name="a.png", media_type="image/png", **reference)
-    text = Attachment(name="a.txt", media_type="text/plain", **reference)
+    image = Attachment(id="f-" + "1" * 32, name="a.png", media_type="image/png", size=4_000, sha256="2" * 64)
+    text = image.model_copy(update={"name": "a.txt", "media_type": "text/plain"})
     plain = Message(role="user", content="hi")
     assert (
         estimate_tokens(plain.model_copy(update={"attachments": [image]}))

@@ -29,8 +29,9 @@ from contracts import (
     Trace,
 )
 from contracts.activities import RESOLVE_TOOLS
-from contracts.errors import INVALID_INPUT
+from contracts.errors import INVALID_INPUT, UNSUPPORTED_MEDIA_TYPE
 from conversation import Context
+from conversation.media import media_problem
 from workflows import controls
 from workflows.activity_calls import call_activity
 from workflows.failures import run_error
@@ -75,6 +76,9 @@ class ReActRun:
             problems = input_problems(self._input)
             if problems:
                 raise ApplicationError("; ".join(problems), type=INVALID_INPUT, non_retryable=True)
+            media = media_problem(self._input.config.model, self._input.query_attachments)
+            if media is not None:
+                raise ApplicationError(media, type=UNSUPPORTED_MEDIA_TYPE, non_retryable=True)
             if self._input.config.tools and not workflow.patched(PATCH_TOOLS_IN_LLM_CALL):
                 await self._resolve_tools_v1()
             result = await self._run.run()

@@ -17,7 +17,7 @@ from temporalio.exceptions import ActivityError
 from contracts import Ack, AgentConfig, ResolveToolsRequest, RunInput
 from contracts.activities import RESOLVE_TOOLS
 from contracts.decoding import PayloadProblem, problem_of
-from contracts.errors import INVALID_INPUT, UNKNOWN_TOOL
+from contracts.errors import INVALID_INPUT, UNKNOWN_TOOL, UNSUPPORTED_MEDIA_TYPE
 from contracts.session import AskInput
 from contracts.session_config import (
     ModelInput,
@@ -26,6 +26,7 @@ from contracts.session_config import (
     ToolNameInput,
     WebhookInput,
 )
+from conversation.media import media_problem
 from conversation.policy import ContextPolicy, resolve_policy
 from workflows.activity_calls import call_activity
 from workflows.failures import run_error
@@ -78,7 +79,7 @@ class SessionSettings:
         return webhook_for(ask, self.webhook_url, self.config.webhook_url)
 
     def ask_problem(self, ask: AskInput) -> PayloadProblem | None:
-        """Why an ask cannot run (`invalid_input` / `payload_too_large`), or None."""
+        """Why an ask cannot run (`invalid_input` / `payload_too_large` / `unsupported_media_type`), or None."""
         unknown = sorted(set(ask.overrides) - OVERRIDABLE)
         if unknown:
             allowed = ", ".join(sorted(OVERRIDABLE))
@@ -90,7 +91,10 @@ class SessionSettings:
         except ValidationError as err:
             return problem_of(err, "overrides")
         problems = input_problems(RunInput(query=ask.query, config=effective))
-        return PayloadProblem(INVALID_INPUT, "; ".join(problems)) if problems else None
+        if problems:
+            return PayloadProblem(INVALID_INPUT, "; ".join(problems))
+        media = media_problem(effective.model, ask.attachments)
+        return PayloadProblem(UNSUPPORTED_MEDIA_TYPE, media) if media is not None else None
 
     def run_input(self, ask: AskInput, request_id: str) -> RunInput:
         """The run an accepted ask starts (its context is added when the run starts)."""
