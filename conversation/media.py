@@ -78,5 +78,6 @@ def media_problem(model: str, attachments: Sequence[Attachment]) -> str | None:
     """
     for attachment in attachments:
         if media_kind(attachment.media_type) == "other":
-            return f"model {model} cannot take {attachment.media_type} ({attachment.name!r}): no model is sent it"
+            name = attachment.name
+            return f"model {model} cannot take {attachment.media_type} ({name!r}): no model is sent it"
     return None

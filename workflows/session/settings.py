@@ -79,7 +79,7 @@ class SessionSettings:
         return webhook_for(ask, self.webhook_url, self.config.webhook_url)
 
     def ask_problem(self, ask: AskInput) -> PayloadProblem | None:
-        """Why an ask cannot run (`invalid_input` / `payload_too_large` / `unsupported_media_type`), or None."""
+        """Why an ask cannot run (`invalid_input`, `payload_too_large`, `unsupported_media_type`), or None."""
         unknown = sorted(set(ask.overrides) - OVERRIDABLE)
         if unknown:
             allowed = ", ".join(sorted(OVERRIDABLE))
