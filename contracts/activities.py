@@ -33,7 +33,16 @@ from contracts.agent import AgentConfig
 from contracts.agent_profiles import AgentProfile, ResolveAgentsRequest
 from contracts.approval import ArgumentsCheck, ArgumentsVerdict
 from contracts.compaction import SummarizeRequest, SummarizeResult
-from contracts.llm import CountTokensRequest, CutStreamedCall, LLMRequest, LLMResponse, StreamedText, ToolSpec
+from contracts.llm import (
+    CountTokensRequest,
+    CutStreamedCall,
+    LLMRequest,
+    LLMResponse,
+    ModelMedia,
+    ModelMediaRequest,
+    StreamedText,
+    ToolSpec,
+)
 from contracts.memory import MemoryRecall, MemoryRecalled, MemoryToolCall
 from contracts.output import OutputSpec, SchemaCheck
 from contracts.schedules import FiringAsk, FiringResult
@@ -65,6 +74,7 @@ MEMORY_SAVE_ACTIVITY: Final = "memory_save"
 MEMORY_SEARCH_ACTIVITY: Final = "memory_search"
 MEMORY_DELETE_ACTIVITY: Final = "memory_delete"
 MEMORY_RECALL_ACTIVITY: Final = "memory_recall"
+MODEL_MEDIA_ACTIVITY: Final = "model_media"
 
 LLM_TIMEOUT_SLACK_S: Final = 30.0
 """An LLM activity's start-to-close timeout is the provider timeout (`llm_timeout_s`) plus this."""
@@ -174,6 +184,9 @@ COUNT_TOKENS = ActivitySpec(
     list[int],
     ActivityOptions(start_to_close_timeout_s=30),
     lambda r: f"count tokens ({len(r.messages)} messages)",
+)
+MODEL_MEDIA = ActivitySpec(
+    MODEL_MEDIA_ACTIVITY, ModelMediaRequest, ModelMedia, _QUICK, lambda r: f"media of {r.model}"[:200]
 )
 ARCHIVE_SEGMENT = ActivitySpec(
     ARCHIVE_SEGMENT_ACTIVITY,
@@ -288,6 +301,7 @@ ACTIVITIES: Final[Mapping[str, ActivitySpec[Any, Any]]] = MappingProxyType(
             MEMORY_SEARCH,
             MEMORY_DELETE,
             MEMORY_RECALL,
+            MODEL_MEDIA,
         )
     }
 )

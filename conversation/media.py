@@ -27,6 +27,9 @@ from typing import Final, Literal
 
 from conversation.attachments import Attachment
 
+SCRIPTED_MODEL: Final = "scripted"
+"""The scripted model (`contracts.llm.SCRIPTED_MODEL`): it takes every kind."""
+
 MediaKind = Literal["text", "image", "pdf", "other"]
 
 PDF_TYPE: Final = "application/pdf"
@@ -67,17 +70,30 @@ def attachment_tokens(attachment: Attachment) -> int:
     return attachment.size // BYTES_PER_TOKEN + ATTACHMENT_OVERHEAD_TOKENS
 
 
-def media_problem(model: str, attachments: Sequence[Attachment]) -> str | None:
-    """Why `model` cannot be sent `attachments`, decided from the references alone (None: no reason known).
+def needs_image_check(model: str, attachments: Sequence[Attachment]) -> bool:
+    """Whether deciding on `attachments` for `model` needs to know if it takes images (`model_media`)."""
+    return model != SCRIPTED_MODEL and any(media_kind(a.media_type) == "image" for a in attachments)
+
+
+def media_problem(
+    model: str, attachments: Sequence[Attachment], takes_images: bool | None = None
+) -> str | None:
+    """Why `model` cannot be sent `attachments` (None: no reason known), from the references alone.
 
     The rule workflow code applies at ask time (a session's `ask`, a run's start), so the
     refusal comes with nothing asked: a type no model takes (`other`) is refused for every
-    model; the scripted model takes every other kind. Whether a provider model takes images
-    or PDFs is litellm's model map, which workflow code cannot read: the LLM activity
-    refuses those (`activities.llm.attachment_parts`), non-retryably, before any provider call.
+    model, an image for a model that does not take images (`takes_images`, resolved by the
+    `model_media` activity from litellm's model map, which workflow code cannot read; None:
+    not known, and the LLM activity refuses it before any provider call). PDFs and text go to
+    every model (a PDF as its text when the model takes no PDFs).
     """
     for attachment in attachments:
-        if media_kind(attachment.media_type) == "other":
+        kind = media_kind(attachment.media_type)
+        if kind == "image" and takes_images is False:
+            return (
+                f"model {model} cannot take {attachment.media_type} ({attachment.name!r}): it takes no images"
+            )
+        if kind == "other":
             name = attachment.name
             return f"model {model} cannot take {attachment.media_type} ({name!r}): no model is sent it"
     return None

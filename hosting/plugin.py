@@ -282,6 +282,7 @@ class DurableReactPlugin(SimplePlugin):
             from activities.background.ask_for_schedule import ask_for_schedule
             from activities.background.run_admission import check_admission_slots
             from activities.background.webhook_post import deliver_webhook
+            from activities.llm.attachment_parts import model_media_activity
             from activities.llm.live_partial import LivePartialActivity
             from activities.llm.llm_call import LLMActivities
             from activities.llm.message_cache import MessageCache
@@ -323,6 +324,7 @@ class DurableReactPlugin(SimplePlugin):
                 memory.memory_search,
                 memory.memory_delete,
                 memory.memory_recall,
+                model_media_activity,
             ]
         return self._activities
 

@@ -28,26 +28,19 @@ from __future__ import annotations
 import base64
 import io
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.llm.litellm_loading import load_litellm
+from contracts.activities import MODEL_MEDIA_ACTIVITY
 from contracts.errors import BLOB_MISSING, UNSUPPORTED_MEDIA_TYPE
-from contracts.llm import SCRIPTED_MODEL
+from contracts.llm import SCRIPTED_MODEL, ModelMedia, ModelMediaRequest
 from conversation import Message
 from conversation.attachments import Attachment
 from conversation.media import media_kind
 from payloads.blob_store import BlobMissingError, BlobStore, digest_of
-
-
-@dataclass(frozen=True)
-class ModelMedia:
-    """What kinds of attachment a model takes beyond text."""
-
-    images: bool
-    pdfs: bool
-
 
 ALL_MEDIA = ModelMedia(images=True, pdfs=True)
 
@@ -68,6 +61,14 @@ def model_media(model: str) -> ModelMedia:
             return False
 
     return ModelMedia(images=asked("supports_vision"), pdfs=asked("supports_pdf_input"))
+
+
+@activity.defn(name=MODEL_MEDIA_ACTIVITY)
+async def model_media_activity(request: ModelMediaRequest) -> ModelMedia:
+    """What `request.model` takes beyond text (`model_media`): for the ask-time refusal in workflows."""
+    if request.model != SCRIPTED_MODEL:
+        await load_litellm()
+    return model_media(request.model)
 
 
 def _data_url(media_type: str, data: bytes) -> str:

@@ -9,14 +9,16 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import uuid
 from typing import Any
 
 import pytest
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowFailureError
+from temporalio.exceptions import ApplicationError
 
 from clients.errors import RejectedError
 from clients.sessions import Sessions
-from contracts import ScriptTurn
+from contracts import WORKFLOW_TYPE, RunInput, ScriptTurn
 from contracts.errors import UNSUPPORTED_MEDIA_TYPE
 from contracts.session import AskInput
 from conversation import MessageEntry
@@ -107,3 +109,36 @@ async def test_a_type_no_model_takes_is_refused_at_ask_time_with_nothing_asked(
     assert "scripted" in str(refused.value) and "application/zip" in str(refused.value)
     assert await session_thread(handle) == before
     assert len(await session.requests()) == 1
+
+
+async def test_an_image_for_a_model_that_takes_none_is_refused_at_ask_time(
+    client: Client, task_queue: str, store: BlobStore
+) -> None:
+    image = await stored(store, PNG, "dot.png", "image/png")
+    session = Sessions(client, task_queue=task_queue).get(new_session_id())
+    text_only = config(model="openai/gpt-3.5-turbo")
+    with pytest.raises(RejectedError) as refused:
+        await session.ask(AskInput(query="Look", attachments=[image]), config=text_only)
+    assert refused.value.code == UNSUPPORTED_MEDIA_TYPE
+    assert "openai/gpt-3.5-turbo" in str(refused.value) and "image/png" in str(refused.value)
+    assert await session.requests() == []
+    assert await session_thread(client.get_workflow_handle(session.workflow_id)) == []
+
+
+async def test_a_run_started_directly_refuses_an_image_its_model_does_not_take(
+    client: Client, task_queue: str, store: BlobStore
+) -> None:
+    image = await stored(store, PNG, "dot.png", "image/png")
+    run = RunInput(query="Look", config=config(model="openai/gpt-3.5-turbo"), query_attachments=[image])
+    handle = await client.start_workflow(
+        WORKFLOW_TYPE, run, id=f"attach-run-{uuid.uuid4().hex}", task_queue=task_queue
+    )
+    with pytest.raises(WorkflowFailureError) as failed:
+        await handle.result()
+    cause = failed.value.cause
+    assert isinstance(cause, ApplicationError) and cause.type == UNSUPPORTED_MEDIA_TYPE
+    assert not any(
+        e.activity_task_scheduled_event_attributes.activity_type.name == "llm_call"
+        for e in (await handle.fetch_history()).events
+        if e.HasField("activity_task_scheduled_event_attributes")
+    )
