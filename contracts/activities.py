@@ -33,7 +33,16 @@ from contracts.agent import AgentConfig
 from contracts.agent_profiles import AgentProfile, ResolveAgentsRequest
 from contracts.approval import ArgumentsCheck, ArgumentsVerdict
 from contracts.compaction import SummarizeRequest, SummarizeResult
-from contracts.llm import CountTokensRequest, CutStreamedCall, LLMRequest, LLMResponse, StreamedText, ToolSpec
+from contracts.llm import (
+    CountTokensRequest,
+    CutStreamedCall,
+    LLMRequest,
+    LLMResponse,
+    ModelMedia,
+    ModelMediaRequest,
+    StreamedText,
+    ToolSpec,
+)
 from contracts.memory import MemoryRecall, MemoryRecalled, MemoryToolCall
 from contracts.output import OutputSpec, SchemaCheck
 from contracts.retention import RetentionInput, RetentionResult
@@ -69,6 +78,7 @@ MEMORY_SEARCH_ACTIVITY: Final = "memory_search"
 MEMORY_DELETE_ACTIVITY: Final = "memory_delete"
 MEMORY_RECALL_ACTIVITY: Final = "memory_recall"
 RECORD_USAGE_ACTIVITY: Final = "record_usage"
+MODEL_MEDIA_ACTIVITY: Final = "model_media"
 
 LLM_TIMEOUT_SLACK_S: Final = 30.0
 """An LLM activity's start-to-close timeout is the provider timeout (`llm_timeout_s`) plus this."""
@@ -178,6 +188,9 @@ COUNT_TOKENS = ActivitySpec(
     list[int],
     ActivityOptions(start_to_close_timeout_s=30),
     lambda r: f"count tokens ({len(r.messages)} messages)",
+)
+MODEL_MEDIA = ActivitySpec(
+    MODEL_MEDIA_ACTIVITY, ModelMediaRequest, ModelMedia, _QUICK, lambda r: f"media of {r.model}"[:200]
 )
 ARCHIVE_SEGMENT = ActivitySpec(
     ARCHIVE_SEGMENT_ACTIVITY,
@@ -315,6 +328,7 @@ ACTIVITIES: Final[Mapping[str, ActivitySpec[Any, Any]]] = MappingProxyType(
             MEMORY_DELETE,
             MEMORY_RECALL,
             RECORD_USAGE,
+            MODEL_MEDIA,
         )
     }
 )

@@ -85,12 +85,16 @@ class ScriptTurn(OmitDefaults):
     A streamed call sends `thinking`, then `content`, then each tool call's arguments
     (its first piece carries the call's id and name) in pieces of `chunk_chars`
     characters, waiting `chunk_delay_s` before each piece. An attempt that fails with
-    `error` streams the first half of its pieces, then raises.
+    `error` streams the first half of its pieces, then raises. With `describe_input`, the
+    answer's content is JSON describing the messages the call received, as the provider
+    call got them (`activities.llm.models._scripted_turns.describe_messages`): tests check
+    with it that attachments' bytes arrived intact.
     """
 
     model_config = _CHECKED
 
     content: str | None = None
+    describe_input: bool = False
     tool_calls: list[ScriptToolCall] = []
     thinking: str | None = None
     finish_reason: str | None = None

@@ -16,6 +16,7 @@ PAYLOAD_TOO_LARGE: Final = "payload_too_large"
 BLANK_CONTENT: Final = "blank_content"
 UNKNOWN_TOOL: Final = "unknown_tool"
 INVALID_OP: Final = "invalid_op"
+UNSUPPORTED_MEDIA_TYPE: Final = "unsupported_media_type"
 
 # ---- state of a run or session --------------------------------------------------------------
 BUSY: Final = "busy"
@@ -98,7 +99,6 @@ TOO_MANY_ATTACHMENTS: Final = "too_many_attachments"
 MEDIA_TYPE_MISMATCH: Final = "media_type_mismatch"
 INVALID_ATTACHMENT: Final = "invalid_attachment"
 URL_REFUSED: Final = "url_refused"
-UNSUPPORTED_MEDIA_TYPE: Final = "unsupported_media_type"
 # ---- agents made at run time (store.agent_versions, gateway.core.agents) ---------------------------
 UNKNOWN_VERSION: Final = "unknown_version"
 AGENT_EXISTS: Final = "agent_exists"
@@ -124,6 +124,10 @@ DESCRIPTIONS: Final[dict[str, str]] = {
     BLANK_CONTENT: "Steer or inject input with blank content.",
     UNKNOWN_TOOL: "A tool name the worker's registry does not have.",
     INVALID_OP: "A context operation that cannot be applied (the message says why).",
+    UNSUPPORTED_MEDIA_TYPE: (
+        "An attachment of a media type the deployment (`REACT_ATTACHMENT_MEDIA_TYPES`) or the agent's "
+        "model does not take, naming the type (and the model) (415). Nothing was asked."
+    ),
     BUSY: "The session is running another request; wait for it or cancel it.",
     IDLE: "No run is active (or the run finished before the input reached it).",
     REQUEST_MISMATCH: "`expected_request_id` names another request than the one running.",
@@ -223,10 +227,6 @@ DESCRIPTIONS: Final[dict[str, str]] = {
     URL_REFUSED: (
         "A file given by URL that is not fetched: no `REACT_ATTACHMENT_URL_ALLOW`, a destination it does not "
         "allow, a redirect, an answer that is not 2xx, a timeout. Nothing was asked."
-    ),
-    UNSUPPORTED_MEDIA_TYPE: (
-        "A file of a media type the deployment (`REACT_ATTACHMENT_MEDIA_TYPES`) or the agent's model does "
-        "not take; the message names the type. Nothing was asked."
     ),
     UNKNOWN_VERSION: (
         "`name@N` names a version the agent made at run time does not have, or a code profile "

@@ -17,9 +17,10 @@ from contracts.limits import DEFAULT_STREAM_INTERVAL_S
 from contracts.omit import IS_EMPTY
 from contracts.output import OutputMethod, OutputSpec
 from conversation import Message, Role, ToolCall
+from conversation.media import SCRIPTED_MODEL as SCRIPTED
 from conversation.messages import OmitDefaults
 
-SCRIPTED_MODEL = "scripted"
+SCRIPTED_MODEL = SCRIPTED  # one definition: `conversation.media` decides what it takes
 
 
 class ToolSpec(BaseModel):
@@ -172,6 +173,19 @@ class LLMResponse(OmitDefaults):
             tool_calls=list(self.tool_calls) or None,
             thinking=self.thinking,
         )
+
+
+class ModelMediaRequest(BaseModel):
+    """Which attachment kinds beyond text a model takes (the `model_media` activity's input)."""
+
+    model: str
+
+
+class ModelMedia(BaseModel):
+    """What a model takes beyond text, as litellm's model map says (`model_media`)."""
+
+    images: bool
+    pdfs: bool
 
 
 class CountTokensRequest(BaseModel):

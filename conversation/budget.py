@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
+from conversation.media import attachment_tokens
 from conversation.messages import Context, Message
 from conversation.policy import ContextPolicy, MessageKind
 
@@ -62,15 +63,17 @@ def estimate_text_tokens(text: str) -> int:
 
 
 def estimate_tokens(message: Message) -> int:
-    """Heuristic tokens of `message`: content, tool call names and arguments.
+    """Heuristic tokens of `message`: content, tool call names and arguments, attachments.
 
-    `thinking` is left out because the LLM activity never sends it back to the model.
+    `thinking` is left out because the LLM activity never sends it back to the model. An
+    attachment counts by `conversation.media.attachment_tokens` (from its reference alone).
     """
     parts = [message.content]
     for call in message.tool_calls or ():
         parts.append(call.name)
         parts.append(call.arguments)
-    return estimate_text_tokens("".join(parts))
+    files = sum(attachment_tokens(a) for a in message.attachments or ())
+    return estimate_text_tokens("".join(parts)) + files
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from contracts.errors import (
     UNAVAILABLE,
     UNKNOWN_AGENT,
     UNKNOWN_VERSION,
+    UNSUPPORTED_MEDIA_TYPE,
 )
 
 __all__ = ["GatewayError", "error_body", "error_headers", "error_response", "not_found", "status_of"]
@@ -40,6 +41,7 @@ STATUSES = {
     UNAUTHORIZED: 401,
     FORBIDDEN: 403,
     PAYLOAD_TOO_LARGE: 413,
+    UNSUPPORTED_MEDIA_TYPE: 415,
     QUOTA_EXCEEDED: 429,
     RATE_LIMITED: 429,
     UNAVAILABLE: 503,

@@ -292,6 +292,7 @@ class DurableReactPlugin(SimplePlugin):
             from activities.background.ask_for_schedule import ask_for_schedule
             from activities.background.run_admission import check_admission_slots
             from activities.background.webhook_post import deliver_webhook
+            from activities.llm.attachment_parts import model_media_activity
             from activities.llm.live_partial import LivePartialActivity
             from activities.llm.llm_call import LLMActivities
             from activities.llm.message_cache import MessageCache
@@ -337,6 +338,7 @@ class DurableReactPlugin(SimplePlugin):
                 memory.memory_recall,
                 sweep_idle_threads,
                 UsageActivities(memory).record_usage,
+                model_media_activity,
             ]
         return self._activities
 

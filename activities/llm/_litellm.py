@@ -42,7 +42,13 @@ from activities.llm._litellm_setup import (
     litellm,
     map_finish_reason,
 )
-from activities.llm._openai_format import openai_message, parse_response, to_openai_messages, to_openai_tools
+from activities.llm._openai_format import (
+    Render,
+    openai_message,
+    parse_response,
+    to_openai_messages,
+    to_openai_tools,
+)
 from activities.llm._streamed_completion import StreamedCompletion
 from activities.llm.delta_publisher import DeltaSink
 from activities.llm.llm_errors import classify
@@ -157,8 +163,12 @@ def map_openai_error(exc: Exception, model: str, provider: str) -> Exception:
     return wrapped
 
 
-def completion_kwargs(request: LLMRequest, *, attempt: int, tools: Sequence[ToolSpec] = ()) -> dict[str, Any]:
+def completion_kwargs(
+    request: LLMRequest, *, attempt: int, tools: Sequence[ToolSpec] = (), render: Render | None = None
+) -> dict[str, Any]:
     """The keyword arguments of `litellm.acompletion` for a request (litellm's own retries off).
+
+    `render` gives a user message with attachments its content parts.
 
     Raises:
         ValueError: the request still refers to messages (the activity resolves them first).
@@ -177,7 +187,7 @@ def completion_kwargs(request: LLMRequest, *, attempt: int, tools: Sequence[Tool
             kwargs[key] = value
     kwargs.update(
         model=request.model,
-        messages=to_openai_messages(request.system_prompt, messages),
+        messages=to_openai_messages(request.system_prompt, messages, render),
         num_retries=0,
         timeout=request.timeout_s,
     )

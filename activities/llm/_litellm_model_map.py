@@ -16,6 +16,7 @@ from activities.llm._openai_format import openai_message
 from contracts.llm import SCRIPTED_MODEL, Usage
 from conversation import ContextPolicy, Message
 from conversation.budget import estimate_tokens
+from conversation.media import attachment_tokens
 
 T = TypeVar("T")
 RESERVE_WINDOW_FRACTION = 4
@@ -75,7 +76,8 @@ def token_counts(model: str, messages: Sequence[Message]) -> list[int]:
     counts: list[int] = []
     for message in messages:
         try:
-            counts.append(int(counter(model=model, messages=[openai_message(message)])))
+            files = sum(attachment_tokens(a) for a in message.attachments or ())  # counted by reference
+            counts.append(int(counter(model=model, messages=[openai_message(message)])) + files)
         except Exception:  # any tokenizer failure: estimate instead
             counts.append(estimate_tokens(message))
     return counts

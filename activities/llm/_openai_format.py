@@ -7,16 +7,22 @@ its names and is the one module that does).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from activities.llm.llm_errors import classify
 from contracts.llm import LLMRequest, LLMResponse, ToolSpec, Usage
 from conversation import Message, ToolCall
 
+Render = Callable[[Message], "str | list[dict[str, Any]]"]
+"""A user message's content with its attachments (`activities.llm.attachment_parts`)."""
 
-def openai_message(message: Message) -> dict[str, Any]:
-    """The OpenAI chat form of one message (`thinking` is never sent back)."""
+
+def openai_message(message: Message, render: Render | None = None) -> dict[str, Any]:
+    """The OpenAI chat form of one message (`thinking` is never sent back).
+
+    A user message with attachments takes its content from `render` (content parts).
+    """
     if message.role == "tool":
         return {
             "role": "tool",
@@ -31,13 +37,17 @@ def openai_message(message: Message) -> dict[str, Any]:
         ]
         # OpenAI wants null, not "", next to tool calls.
         return {"role": "assistant", "content": message.content or None, "tool_calls": calls}
+    if render is not None and message.attachments:
+        return {"role": message.role, "content": render(message)}
     return {"role": message.role, "content": message.content}
 
 
-def to_openai_messages(system_prompt: str | None, messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """OpenAI chat messages: the system prompt, then the context."""
-    out = [{"role": "system", "content": system_prompt}] if system_prompt else []
-    out.extend(openai_message(message) for message in messages)
+def to_openai_messages(
+    system_prompt: str | None, messages: Sequence[Message], render: Render | None = None
+) -> list[dict[str, Any]]:
+    """OpenAI chat messages: the system prompt, then the context (attachments rendered by `render`)."""
+    out: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    out.extend(openai_message(message, render) for message in messages)
     return out
 
 

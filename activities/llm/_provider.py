@@ -43,6 +43,7 @@ from activities.llm._litellm import (
     parse_response,
 )
 from activities.llm._litellm import acompletion as litellm_acompletion
+from activities.llm._openai_format import Render
 from activities.llm._streamed_completion import StreamedCompletion
 from activities.llm.delta_publisher import DeltaSink
 from activities.llm.models.local_model import prepare_completion
@@ -67,9 +68,16 @@ _OWN = frozenset({"model", "messages", "num_retries", "timeout", "api_base", "ba
 
 
 async def complete(
-    request: LLMRequest, *, attempt: int, tools: Sequence[ToolSpec] = (), sink: DeltaSink | None = None
+    request: LLMRequest,
+    *,
+    attempt: int,
+    tools: Sequence[ToolSpec] = (),
+    sink: DeltaSink | None = None,
+    render: Render | None = None,
 ) -> LLMResponse:
     """One chat completion for `request` (every message inline), offering `tools`.
+
+    `render` gives a user message with attachments its content parts.
 
     With a `sink`, the call streams: each fragment goes to `sink` as it arrives, and the
     answer is assembled from the chunks (`activities.llm._streamed_completion`).
@@ -79,7 +87,7 @@ async def complete(
             the bundled model is not available (`local_model_unavailable`).
     """
     configure()
-    kwargs = await prepare_completion(completion_kwargs(request, attempt=attempt, tools=tools))
+    kwargs = await prepare_completion(completion_kwargs(request, attempt=attempt, tools=tools, render=render))
     if direct_route(kwargs):
         response: object = await _openai_direct(kwargs, sink)
     elif sink is not None:

@@ -35,6 +35,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities._heartbeat import with_heartbeat
+from activities.llm.attachment_parts import AttachmentParts
 from activities.llm.delta_publisher import DeltaPublisher, DeltaSink
 from activities.llm.litellm_loading import load_litellm, load_litellm_now
 from activities.llm.message_cache import MessageCache
@@ -65,20 +66,27 @@ def warm_litellm() -> None:
 
 
 async def complete(
-    request: LLMRequest, *, attempt: int, tools: Sequence[ToolSpec] = (), sink: DeltaSink | None = None
+    request: LLMRequest,
+    *,
+    attempt: int,
+    tools: Sequence[ToolSpec] = (),
+    sink: DeltaSink | None = None,
+    attachments: AttachmentParts | None = None,
 ) -> LLMResponse:
     """One chat completion (every message inline) by the request's route, loading litellm first if needed.
 
     With a `sink`, the call streams and each fragment of the answer goes to `sink` as it arrives.
+    `attachments` renders the user messages that carry attachments (`activities.llm.attachment_parts`).
     """
+    render = attachments.content if attachments is not None else None
     if request.model == SCRIPTED_MODEL:  # loads litellm only for a turn that needs its types
         from activities.llm.models import scripted
 
-        return await scripted.complete(request, attempt, sink)
+        return await scripted.complete(request, attempt, sink, render)
     await load_litellm()
     from activities.llm import _provider
 
-    return await _provider.complete(request, attempt=attempt, tools=tools, sink=sink)
+    return await _provider.complete(request, attempt=attempt, tools=tools, sink=sink, render=render)
 
 
 def _priced(model: str, usage: Usage) -> Usage:
@@ -134,7 +142,8 @@ class LLMActivities:
         Raises:
             ApplicationError: `message_cache_miss` (non-retryable: the run resends the call
                 inline), `unknown_tool` or `invalid_input` (a `tool_specs` name clash; both
-                non-retryable), or the provider failed
+                non-retryable), `blob_missing` or `unsupported_media_type` (an attachment's
+                bytes are gone or differ, or the model cannot take it; non-retryable), or the provider failed
                 (`llm_errors.classify` decides the code, whether Temporal retries it and when).
         """
         return await with_heartbeat(self._call(request, activity.info().attempt))
@@ -143,11 +152,16 @@ class LLMActivities:
         messages = await self._cache.resolve(request)
         inline = request.model_copy(update={"prefix": None, "messages": messages})
         tools = self._tool_specs(request.tools, request.tool_specs)
+        if request.model != SCRIPTED_MODEL and any(m.attachments for m in messages):
+            await load_litellm()  # what the model takes is litellm's model map
+        files = await AttachmentParts.load(self._cache.store, request.model, messages)
         if request.stream is None:
-            response = await complete(inline, attempt=attempt, tools=tools)
+            response = await complete(inline, attempt=attempt, tools=tools, attachments=files)
         else:
             async with DeltaPublisher.for_activity(request.stream, attempt, self._live) as publisher:
-                response = await complete(inline, attempt=attempt, tools=tools, sink=publisher.add)
+                response = await complete(
+                    inline, attempt=attempt, tools=tools, sink=publisher.add, attachments=files
+                )
         response.usage = _priced(request.model, response.usage)
         response.tool_calls = unique_call_ids(response.tool_calls)
         agents = {spec.name for spec in request.tool_specs}  # not the registry's tools, whatever their names

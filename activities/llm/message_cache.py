@@ -38,6 +38,11 @@ class MessageCache:
         self._memory_bytes = 0
         self._limit = memory_bytes
 
+    @property
+    def store(self) -> BlobStore:
+        """The payload store the cache writes through (attachments' bytes are read from it too)."""
+        return self._store
+
     async def resolve(self, request: LLMRequest) -> list[Message]:
         """The request's whole message list; caches its inline messages and the list itself.
 

@@ -28,9 +28,11 @@ from contracts import (
     ThreadQuery,
     Trace,
 )
-from contracts.activities import RESOLVE_TOOLS
-from contracts.errors import INVALID_INPUT
+from contracts.activities import MODEL_MEDIA, RESOLVE_TOOLS
+from contracts.errors import INVALID_INPUT, UNSUPPORTED_MEDIA_TYPE
+from contracts.llm import ModelMediaRequest
 from conversation import Context
+from conversation.media import media_problem, needs_image_check
 from workflows import controls
 from workflows.activity_calls import call_activity
 from workflows.failures import run_error
@@ -75,6 +77,9 @@ class ReActRun:
             problems = input_problems(self._input)
             if problems:
                 raise ApplicationError("; ".join(problems), type=INVALID_INPUT, non_retryable=True)
+            media = await self._media_problem()
+            if media is not None:
+                raise ApplicationError(media, type=UNSUPPORTED_MEDIA_TYPE, non_retryable=True)
             if self._input.config.tools and not workflow.patched(PATCH_TOOLS_IN_LLM_CALL):
                 await self._resolve_tools_v1()
             result = await self._run.run()
@@ -82,6 +87,14 @@ class ReActRun:
             self._stream.close()  # release subscribers' polls: they drain the closed run by query
         await workflow.wait_condition(workflow.all_handlers_finished)
         return result
+
+    async def _media_problem(self) -> str | None:
+        """Why the query's attachments cannot go to the model (`model_media` only for a provider's images)."""
+        model, attachments = self._input.config.model, self._input.query_attachments
+        takes_images: bool | None = None
+        if needs_image_check(model, attachments):
+            takes_images = (await call_activity(MODEL_MEDIA, ModelMediaRequest(model=model))).images
+        return media_problem(model, attachments, takes_images)
 
     async def _resolve_tools_v1(self) -> None:
         """Replays of version-1 histories only: the tool check was an activity of its own."""

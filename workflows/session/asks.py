@@ -101,6 +101,7 @@ class SessionAsks:
     async def accept(self, ask: AskInput) -> AskAccepted:
         """Act on an ask by the rule of `problem` (raised if any) and say what happened."""
         retried = ask.request_id or None
+        await self._settings.learn_media(ask)  # an activity only for images to a provider model
         if retried is not None and retried in self._deciding:  # its first attempt is still being decided
             await workflow.wait_condition(lambda: retried not in self._deciding)
         known = self._answer(retried) if retried is not None else None
@@ -178,7 +179,8 @@ class SessionAsks:
             if ack.reason not in (IDLE, SEALED):  # e.g. the run's input queue is full
                 raise ApplicationError(ack.message or "the run refused the steer", type=ack.reason)
             active = await self._after(active)
-        problem = self._settings.ask_problem(ask)  # the config may have changed while it waited
+        await self._settings.learn_media(ask)  # the config may have changed while it waited
+        problem = self._settings.ask_problem(ask)
         if problem is not None:
             raise refusal(problem)
         return self._start(ask, request_id)

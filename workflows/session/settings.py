@@ -15,9 +15,10 @@ from pydantic import BaseModel, ValidationError
 from temporalio.exceptions import ActivityError
 
 from contracts import Ack, AgentConfig, ResolveToolsRequest, RunInput
-from contracts.activities import RESOLVE_TOOLS
+from contracts.activities import MODEL_MEDIA, RESOLVE_TOOLS
 from contracts.decoding import PayloadProblem, problem_of
-from contracts.errors import INVALID_INPUT, UNKNOWN_TOOL
+from contracts.errors import INVALID_INPUT, UNKNOWN_TOOL, UNSUPPORTED_MEDIA_TYPE
+from contracts.llm import ModelMediaRequest
 from contracts.session import AskInput
 from contracts.session_config import (
     ModelInput,
@@ -26,6 +27,7 @@ from contracts.session_config import (
     ToolNameInput,
     WebhookInput,
 )
+from conversation.media import media_problem, needs_image_check
 from conversation.policy import ContextPolicy, resolve_policy
 from workflows.activity_calls import call_activity
 from workflows.failures import run_error
@@ -72,6 +74,7 @@ class SessionSettings:
         self.config = config
         self.policy = policy
         self.webhook_url = webhook_url
+        self._takes_images: dict[str, bool] = {}
 
     def base_of(self, ask: AskInput) -> AgentConfig:
         """The config an ask's run starts from: its agent version's, else the session's."""
@@ -82,7 +85,7 @@ class SessionSettings:
         return webhook_for(ask, self.webhook_url, self.base_of(ask).webhook_url)
 
     def ask_problem(self, ask: AskInput) -> PayloadProblem | None:
-        """Why an ask cannot run (`invalid_input` / `payload_too_large`), or None."""
+        """Why an ask cannot run (`invalid_input`, `payload_too_large`, `unsupported_media_type`), or None."""
         unknown = sorted(set(ask.overrides) - OVERRIDABLE)
         if unknown:
             allowed = ", ".join(sorted(OVERRIDABLE))
@@ -94,7 +97,27 @@ class SessionSettings:
         except ValidationError as err:
             return problem_of(err, "overrides")
         problems = input_problems(RunInput(query=ask.query, config=effective))
-        return PayloadProblem(INVALID_INPUT, "; ".join(problems)) if problems else None
+        if problems:
+            return PayloadProblem(INVALID_INPUT, "; ".join(problems))
+        model = effective.model
+        media = media_problem(model, ask.attachments, self._takes_images.get(model))
+        return PayloadProblem(UNSUPPORTED_MEDIA_TYPE, media) if media is not None else None
+
+    async def learn_media(self, ask: AskInput) -> None:
+        """Learn whether the ask's model takes images (`model_media`), when its images need it.
+
+        Only an ask with images for a provider model calls the activity (once per model and
+        session run), so the asks of existing histories replay unchanged; the validator, which
+        cannot call it, leaves an unknown model's images to the handler's check.
+        """
+        try:
+            model = effective_config(self.config, ask.overrides).model
+        except ValidationError:
+            return  # `ask_problem` refuses the overrides
+        if model in self._takes_images or not needs_image_check(model, ask.attachments):
+            return
+        media = await call_activity(MODEL_MEDIA, ModelMediaRequest(model=model))
+        self._takes_images[model] = media.images
 
     def run_input(self, ask: AskInput, request_id: str) -> RunInput:
         """The run an accepted ask starts (its context is added when the run starts)."""

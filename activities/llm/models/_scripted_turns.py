@@ -7,6 +7,9 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
+import hashlib
 import json
 import time
 from collections.abc import Iterator
@@ -74,13 +77,14 @@ def response_body(turn: ScriptTurn, index: int, messages: list[Any]) -> dict[str
         }
         for k, tool_call in enumerate(turn.tool_calls)
     ]
-    message: dict[str, Any] = {"role": "assistant", "content": turn.content}
+    content = json.dumps(describe_messages(messages)) if turn.describe_input else turn.content
+    message: dict[str, Any] = {"role": "assistant", "content": content}
     if tool_calls:
         message["tool_calls"] = tool_calls
     if turn.thinking is not None:
         message["reasoning_content"] = turn.thinking
     prompt_tokens = _rough_tokens(json.dumps(messages, default=str))
-    completion_tokens = _rough_tokens((turn.content or "") + (turn.thinking or "") + json.dumps(tool_calls))
+    completion_tokens = _rough_tokens((content or "") + (turn.thinking or "") + json.dumps(tool_calls))
     return {
         "id": f"scripted-{index}",
         "object": "chat.completion",
@@ -104,3 +108,45 @@ def response_body(turn: ScriptTurn, index: int, messages: list[Any]) -> dict[str
 def _rough_tokens(text: str) -> int:
     """About four characters per token: enough for usage accounting in tests."""
     return (len(text) + 3) // 4
+
+
+def describe_messages(messages: list[Any]) -> list[dict[str, Any]]:
+    """What a `describe_input` turn answers: each message's role and parts, as the call received them.
+
+    A part is `{"kind": "text", "text": ...}`, or for an `image_url` / `file` part
+    `{"kind": "image" | "file", "media_type", "bytes", "sha256", "name"}` (the data URL
+    decoded: `bytes` is the decoded length, `sha256` the decoded bytes' digest; `name` a
+    file part's `filename`, None for an image).
+    """
+    described: list[dict[str, Any]] = []
+    for message in messages:
+        content = message.get("content")
+        raw: list[Any] = content if isinstance(content, list) else [{"type": "text", "text": content or ""}]  # pyright: ignore[reportUnknownVariableType]
+        described.append({"role": message.get("role"), "parts": [_described_part(part) for part in raw]})
+    return described
+
+
+def _described_part(part: dict[str, Any]) -> dict[str, Any]:
+    kind = part.get("type")
+    if kind == "image_url":
+        return {"kind": "image", **_described_url(str(part["image_url"]["url"])), "name": None}
+    if kind == "file":
+        file = part["file"]
+        return {
+            "kind": "file",
+            **_described_url(str(file.get("file_data") or "")),
+            "name": file.get("filename"),
+        }
+    return {"kind": "text", "text": part.get("text")}
+
+
+def _described_url(url: str) -> dict[str, Any]:
+    """The media type, length and sha256 of a base64 data URL's bytes (nulls for anything else)."""
+    header, _, data = url.partition(",")
+    if not header.startswith("data:") or not header.endswith(";base64"):
+        return {"media_type": None, "bytes": None, "sha256": None}
+    try:
+        decoded = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return {"media_type": header[5:-7], "bytes": None, "sha256": None}
+    return {"media_type": header[5:-7], "bytes": len(decoded), "sha256": hashlib.sha256(decoded).hexdigest()}

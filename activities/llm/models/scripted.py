@@ -19,7 +19,7 @@ import asyncio
 from types import SimpleNamespace
 from typing import Any
 
-from activities.llm._openai_format import parse_response, to_openai_messages
+from activities.llm._openai_format import Render, parse_response, to_openai_messages
 from activities.llm._streamed_completion import StreamedCompletion
 from activities.llm.delta_publisher import DeltaSink
 from activities.llm.models._scripted_turns import finished, pieces, response_body, send
@@ -30,18 +30,21 @@ from conversation import Message
 _OPENAI_FINISH_REASONS = frozenset({"stop", "length", "tool_calls", "function_call", "content_filter"})
 
 
-async def complete(request: LLMRequest, attempt: int, sink: DeltaSink | None = None) -> LLMResponse:
+async def complete(
+    request: LLMRequest, attempt: int, sink: DeltaSink | None = None, render: Render | None = None
+) -> LLMResponse:
     """The scripted model's answer to `request` (every message inline), parsed and classified as litellm's.
 
     With a `sink`, the answer streams: after `delay_s`, the turn's thinking, then its content,
     then each tool call (its id and name with the first piece of its arguments) go out in
-    pieces of `chunk_chars` characters, `chunk_delay_s` before each piece.
+    pieces of `chunk_chars` characters, `chunk_delay_s` before each piece. `render` gives a
+    user message with attachments its content parts (what a `describe_input` turn describes).
 
     Raises:
         ApplicationError: the turn's injected provider error, or the script cannot answer.
     """
     messages = to_openai_messages(
-        request.system_prompt, [m for m in request.messages if isinstance(m, Message)]
+        request.system_prompt, [m for m in request.messages if isinstance(m, Message)], render
     )
     call = request.scripted
     if call is None or call.turn is None or not _plain(call.turn, attempt):
