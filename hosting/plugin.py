@@ -261,13 +261,14 @@ class DurableReactPlugin(SimplePlugin):
         from workflows.background.deliver_webhook import DeliverWebhook
         from workflows.background.run_admission import RunAdmission
         from workflows.background.scheduled_ask import ScheduledAsk
+        from workflows.eval.eval_run import EvalRun
         from workflows.run.react_run import ReActRun
         from workflows.session.agent_session import AgentSession  # imported here: clients never need them
 
-        product = (ReActRun, AgentSession, ScheduledAsk, DeliverWebhook, RunAdmission)
+        product = (ReActRun, AgentSession, ScheduledAsk, DeliverWebhook, RunAdmission, EvalRun)
         if any(w in workflows for w in product):
             raise PluginConflictError(
-                "ReActRun/AgentSession/ScheduledAsk/DeliverWebhook/RunAdmission are registered already; "
+                "ReActRun/AgentSession/ScheduledAsk/DeliverWebhook/RunAdmission/EvalRun are registered already; "
                 "let DurableReactPlugin register them (and every activity) instead"
             )
         return [*workflows, *product]
@@ -282,6 +283,7 @@ class DurableReactPlugin(SimplePlugin):
             from activities.background.ask_for_schedule import ask_for_schedule
             from activities.background.run_admission import check_admission_slots
             from activities.background.webhook_post import deliver_webhook
+            from activities.evals.scoring import EvalActivities
             from activities.llm.live_partial import LivePartialActivity
             from activities.llm.llm_call import LLMActivities
             from activities.llm.message_cache import MessageCache
@@ -301,6 +303,7 @@ class DurableReactPlugin(SimplePlugin):
             agents = ResolveAgentsActivity(self.agents)
             transform = TransformRequestActivity(self._transformers or RequestTransformers())
             memory = MemoryActivities(self._memory_store_url)
+            evals = EvalActivities(self._memory_store_url)
             self._activities = [
                 llm.llm_call,
                 tools.run_tool,
@@ -323,6 +326,8 @@ class DurableReactPlugin(SimplePlugin):
                 memory.memory_search,
                 memory.memory_delete,
                 memory.memory_recall,
+                evals.score_eval_case,
+                evals.finish_eval,
             ]
         return self._activities
 

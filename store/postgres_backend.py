@@ -15,6 +15,7 @@ from typing import Any, Final
 import psycopg
 
 from store.backend import Migration, Row, prefix_bounds
+from store.evals_schema import POSTGRES_EVALS
 
 MIGRATIONS: Final = (
     Migration(
@@ -38,6 +39,7 @@ MIGRATIONS: Final = (
             "CREATE INDEX memory_items_recent ON memory_items (ns, updated_at)",
         ),
     ),
+    POSTGRES_EVALS,
 )
 """The schema's versions, oldest first; a version is never changed once released, only added to."""
 
@@ -186,6 +188,10 @@ class PostgresBackend:
         """Items stored under `prefix`."""
         rows = await self._fetch(f"SELECT count(*) FROM memory_items WHERE {_UNDER}", prefix_bounds(prefix))
         return int(rows[0][0])
+
+    async def execute(self, sql: str, parameters: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """Run one statement of another module's tables (`store.evals`); its rows, if any."""
+        return await self._fetch(sql, parameters)
 
     async def close(self) -> None:
         """Close the connection."""

@@ -15,6 +15,7 @@ from typing import Any, Final
 import aiosqlite
 
 from store.backend import Migration, Row, prefix_bounds
+from store.evals_schema import SQLITE_EVALS
 
 MIGRATIONS: Final = (
     Migration(
@@ -38,6 +39,7 @@ MIGRATIONS: Final = (
             "CREATE VIRTUAL TABLE memory_fts USING fts5(text, tokenize = 'porter unicode61')",
         ),
     ),
+    SQLITE_EVALS,
 )
 """The schema's versions, oldest first; a version is never changed once released, only added to."""
 
@@ -262,6 +264,13 @@ class SqliteBackend:
         if self._db is not None:
             db, self._db = self._db, None
             await db.close()
+
+    async def execute(self, sql: str, parameters: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """Run one statement of another module's tables (`store.evals`); its rows, if any."""
+        async with self._lock:
+            db = await self._conn()
+            cursor = await db.execute(sql, parameters)
+            return [tuple(values) for values in await cursor.fetchall()]
 
     async def _select(self, sql: str, parameters: tuple[Any, ...]) -> list[Row]:
         async with self._lock:
