@@ -275,7 +275,11 @@ SCORE_EVAL_CASE = ActivitySpec(
     lambda r: f"score case {r.index} {r.case.name}"[:200],
 )
 FINISH_EVAL = ActivitySpec(
-    FINISH_EVAL_ACTIVITY, EvalFinish, EvalFinish, _STORE, lambda r: f"finish eval {r.eval_id} {r.status}"[:200]
+    FINISH_EVAL_ACTIVITY,
+    EvalFinish,
+    EvalFinish,
+    _STORE,
+    lambda r: f"finish eval {r.eval_id} {r.status}"[:200],
 )
 
 ACTIVITIES: Final[Mapping[str, ActivitySpec[Any, Any]]] = MappingProxyType(

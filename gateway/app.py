@@ -41,6 +41,7 @@ from gateway.chat import routes as chat_routes
 from gateway.context import GatewayContext
 from gateway.core.memory import GatewayMemory
 from gateway.errors import GatewayError, error_body, error_headers, error_response
+from gateway.evals.routes import EvalsApi
 from gateway.guard import chat_signin, resource_metadata
 from gateway.guard.admission import Admission, admission_of
 from gateway.http_input import check_json_depth, principal_of, read_json
@@ -205,6 +206,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 def build_app(ctx: GatewayContext) -> Starlette:
     """The gateway's app on `ctx` (the caller owns `ctx.client`; the app closes the hub on shutdown)."""
     memory = GatewayMemory(ctx)
+    evals = EvalsApi(ctx)
     mcp = McpEndpoint(ctx, memory)
     identity = admission_of(ctx)
     routes: list[BaseRoute] = [
@@ -221,6 +223,7 @@ def build_app(ctx: GatewayContext) -> Starlette:
         *schedules_routes(ctx),
         *_metrics(ctx),
         *memory_routes(memory),
+        *evals.routes(),
     ]
 
     @asynccontextmanager
@@ -230,6 +233,7 @@ def build_app(ctx: GatewayContext) -> Starlette:
         await ctx.hub.aclose()
         await identity.aclose()
         await memory.close()
+        await evals.close()
 
     middleware = [
         Middleware(RequestMetrics),  # outermost: it counts the guard's refusals too

@@ -268,8 +268,8 @@ class DurableReactPlugin(SimplePlugin):
         product = (ReActRun, AgentSession, ScheduledAsk, DeliverWebhook, RunAdmission, EvalRun)
         if any(w in workflows for w in product):
             raise PluginConflictError(
-                "ReActRun/AgentSession/ScheduledAsk/DeliverWebhook/RunAdmission/EvalRun are registered already; "
-                "let DurableReactPlugin register them (and every activity) instead"
+                "ReActRun/AgentSession/ScheduledAsk/DeliverWebhook/RunAdmission/EvalRun are registered "
+                "already; let DurableReactPlugin register them (and every activity) instead"
             )
         return [*workflows, *product]
 

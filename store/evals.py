@@ -14,15 +14,16 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 import psycopg
 
 from contracts.evals import CaseResult, EvalStatus
-from store.errors import StoreUnavailableError
+from store.errors import StoreInputError, StoreUnavailableError
 from store.postgres_backend import PostgresBackend
 from store.settings import is_postgres, sqlite_path, store_url
 from store.sqlite_backend import SqliteBackend
+
 
 @dataclass(frozen=True)
 class EvalRecord:
@@ -47,9 +48,9 @@ class EvalStore:
         """A store on `url` (default `REACT_STORE_URL`); it opens and migrates on first use."""
         url = url or store_url()
         path = sqlite_path(url)
-        self._backend: SqliteBackend | PostgresBackend = (
-            SqliteBackend(path) if path is not None or not is_postgres(url) else PostgresBackend(url)
-        )
+        if path is None and not is_postgres(url):
+            raise StoreInputError("REACT_STORE_URL must start with sqlite:/// or postgresql://")
+        self._backend = SqliteBackend(path) if path is not None else PostgresBackend(url)
         self._postgres = isinstance(self._backend, PostgresBackend)
         self._migrated = False
 

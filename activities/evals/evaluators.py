@@ -19,11 +19,11 @@ from typing import Any, Final, Literal, cast
 import jsonschema
 from pydantic_evals.evaluators import (
     Contains,
+    Equals,
+    EqualsExpected,
     EvaluationReason,
     Evaluator,
     EvaluatorContext,
-    Equals,
-    EqualsExpected,
     IsInstance,
     LLMJudge,
     MaxDuration,
@@ -44,8 +44,9 @@ class JsonSchemaMatch(Evaluator[object, object, object]):
                 output = json.loads(output)
             except ValueError:
                 return EvaluationReason(False, "the output is not JSON")
-        error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(self.schema).iter_errors(output))
-        return EvaluationReason(error is None, None if error is None else error.message)
+        errors = jsonschema.Draft202012Validator(self.schema).iter_errors(output)
+        error: Any = jsonschema.exceptions.best_match(errors)
+        return EvaluationReason(error is None, None if error is None else str(error.message))
 
 
 @dataclass(repr=False)

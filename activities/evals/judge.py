@@ -67,19 +67,25 @@ def judge_model(model: str) -> FunctionModel:
             kwargs["tools"] = [
                 {
                     "type": "function",
-                    "function": {"name": t.name, "description": t.description or "", "parameters": t.parameters_json_schema},
+                    "function": {
+                        "name": t.name,
+                        "description": t.description or "",
+                        "parameters": t.parameters_json_schema,
+                    },
                 }
                 for t in info.output_tools
             ]
             kwargs["tool_choice"] = "required"
         response: Any = await _litellm.acompletion(kwargs)
         choice = response.choices[0].message
-        calls = getattr(choice, "tool_calls", None) or []
+        calls: list[Any] = list(getattr(choice, "tool_calls", None) or [])
         if calls:
-            return ModelResponse(
-                parts=[ToolCallPart(c.function.name, json.loads(c.function.arguments or "{}"), c.id) for c in calls],
-                model_name=model,
-            )
+            parts: list[ToolCallPart] = []
+            for c in calls:
+                name: str = c.function.name
+                arguments: str = c.function.arguments or "{}"
+                parts.append(ToolCallPart(name, json.loads(arguments), str(c.id)))
+            return ModelResponse(parts=list(parts), model_name=model)
         return ModelResponse(parts=[TextPart(choice.content or "")], model_name=model)
 
     return FunctionModel(call, model_name=model)

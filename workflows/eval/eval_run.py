@@ -21,6 +21,7 @@ from temporalio.exceptions import ApplicationError, ChildWorkflowError
 from contracts import WORKFLOW_TYPE, RunInput, RunResult
 from contracts.activities import FINISH_EVAL, SCORE_EVAL_CASE
 from contracts.decoding import PayloadProblem, decode_args
+from contracts.errors import EVAL_FAILED
 from contracts.evals import EVAL_WORKFLOW_TYPE, CaseRun, EvalCase, EvalFinish, EvalInput, EvalResult
 from contracts.llm import Usage
 from contracts.workflow_ids import bounded_id
@@ -29,7 +30,9 @@ from workflows.activity_calls import call_activity
 from workflows.refusals import refusal
 
 
-def case_run(spec: EvalInput, index: int, case: EvalCase, child_id: str, result: RunResult, took: float) -> CaseRun:
+def case_run(
+    spec: EvalInput, index: int, case: EvalCase, child_id: str, result: RunResult, took: float
+) -> CaseRun:
     """What the scorer reads of a finished child run."""
     calls: list[dict[str, Any]] = []
     for entry in result.entries:
@@ -75,8 +78,12 @@ class EvalRun:
             slots = asyncio.Semaphore(spec.concurrency)
             await asyncio.gather(*(self._case(spec, i, case, slots) for i, case in enumerate(spec.cases)))
         except Exception as exc:
-            await call_activity(FINISH_EVAL, EvalFinish(eval_id=spec.eval_id, status="failed", error=str(exc)))
-            raise ApplicationError(f"the evaluation failed: {exc}", type="eval_failed", non_retryable=True) from None
+            await call_activity(
+                FINISH_EVAL, EvalFinish(eval_id=spec.eval_id, status="failed", error=str(exc))
+            )
+            raise ApplicationError(
+                f"the evaluation failed: {exc}", type=EVAL_FAILED, non_retryable=True
+            ) from None
         await call_activity(FINISH_EVAL, EvalFinish(eval_id=spec.eval_id, status="completed"))
         return EvalResult(eval_id=spec.eval_id, passed=self._passed, failed=self._failed)
 
