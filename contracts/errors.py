@@ -209,7 +209,9 @@ DESCRIPTIONS: Final[dict[str, str]] = {
     UNKNOWN_JUDGE_MODEL: (
         "An `LLMJudge` names no model, or one that is not a litellm model string. Nothing created."
     ),
-    EVAL_FAILED: "An evaluation could not finish (a case's scoring failed every attempt); its record says why",
+    EVAL_FAILED: (
+        "An evaluation could not finish (a case's scoring failed every attempt); its record says why."
+    ),
 }
 
 SNAPSHOT_DESCRIPTIONS: Final[dict[SnapshotErrorCode, str]] = {

@@ -1,6 +1,6 @@
 """The product's own pydantic-evals evaluators, beside pydantic-evals' (`EVALUATORS` lists every one).
 
-- `JsonSchemaMatch(schema)`: the output (a JSON text is parsed) is valid against a JSON Schema;
+- `JsonSchemaMatch(schema)`: the output (parsed when it is JSON text) is valid against a JSON Schema;
 - `ToolTrajectory(expected, mode)`: the run's tool calls, by name (or `{"name", "arguments"}`),
   `exact` (the same calls in the same order), `in_order` (these, in this order, others between)
   or `contains` (these, in any order);
@@ -16,7 +16,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, cast
 
-import jsonschema
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
 from pydantic_evals.evaluators import (
     Contains,
     Equals,
@@ -32,7 +33,7 @@ from pydantic_evals.evaluators import (
 
 @dataclass(repr=False)
 class JsonSchemaMatch(Evaluator[object, object, object]):
-    """The output is valid against `schema` (a JSON text output is parsed first)."""
+    """The output is valid against `schema` (an output that is JSON text is parsed first)."""
 
     schema: dict[str, Any]
 
@@ -43,10 +44,10 @@ class JsonSchemaMatch(Evaluator[object, object, object]):
             try:
                 output = json.loads(output)
             except ValueError:
-                return EvaluationReason(False, "the output is not JSON")
-        errors = jsonschema.Draft202012Validator(self.schema).iter_errors(output)
-        error: Any = jsonschema.exceptions.best_match(errors)
-        return EvaluationReason(error is None, None if error is None else str(error.message))
+                pass  # a plain text answer: validated as the string it is
+        error: Any = best_match(Draft202012Validator(self.schema).iter_errors(output))  # pyright: ignore[reportUnknownMemberType]
+        reason: str | None = None if error is None else str(error.message)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+        return EvaluationReason(error is None, reason)
 
 
 @dataclass(repr=False)
