@@ -22,6 +22,7 @@ from cli.commands import app
 from cli.common import Target, announce, out, say, say_lines
 from cli.demo import DEMO_QUERY
 from cli.errors import CliError, err_console, reported
+from cli.eval_commands import eval_app
 from cli.fork_commands import delete, fork, reset
 from cli.handle_calls import on_handle, which_session
 from cli.memory_commands import memory_app
@@ -202,3 +203,4 @@ for command in (status, history, export, fork, reset, delete, webhook, chat):
     app.command()(with_groups(command))
 app.add_typer(schedule_app, name="schedule")
 app.add_typer(memory_app, name="memory")
+app.add_typer(eval_app, name="eval")
