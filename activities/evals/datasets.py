@@ -88,7 +88,8 @@ def _case_input(inputs: object, name: str) -> tuple[str, list[RecordedToolResult
         unknown = sorted(set(fields) - {"query", "tool_results"})
         if isinstance(query, str) and not unknown:
             try:
-                recorded = [RecordedToolResult.model_validate(r) for r in fields.get("tool_results") or []]
+                results: list[object] = list(fields.get("tool_results") or [])
+                recorded = [RecordedToolResult.model_validate(r) for r in results]
             except ValidationError as exc:
                 raise DatasetError(INVALID_DATASET, f"case {name!r}: a recorded tool result: {exc}") from None
             return query, recorded

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal, cast
 
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
+from jsonschema.exceptions import best_match  # pyright: ignore[reportUnknownVariableType]
 from pydantic_evals.evaluators import (
     Contains,
     Equals,
@@ -45,7 +45,8 @@ class JsonSchemaMatch(Evaluator[object, object, object]):
                 output = json.loads(output)
             except ValueError:
                 pass  # a plain text answer: validated as the string it is
-        error: Any = best_match(Draft202012Validator(self.schema).iter_errors(output))  # pyright: ignore[reportUnknownMemberType]
+        errors: Any = Draft202012Validator(self.schema).iter_errors(output)  # pyright: ignore[reportUnknownMemberType]
+        error: Any = best_match(errors)
         reason: str | None = None if error is None else str(error.message)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
         return EvaluationReason(error is None, reason)
 

@@ -21,7 +21,9 @@ SAFETY_BOUND_S = 300
 CASES = 12
 
 
-async def test_a_worker_killed_mid_evaluation_loses_no_case(agents: AgentTestEnvironment, tmp_path: Path) -> None:
+async def test_a_worker_killed_mid_evaluation_loses_no_case(
+    agents: AgentTestEnvironment, tmp_path: Path
+) -> None:
     import os
 
     queue = f"react-eval-kill-{uuid.uuid4().hex[:8]}"
@@ -51,7 +53,7 @@ async def test_a_worker_killed_mid_evaluation_loses_no_case(agents: AgentTestEnv
 
         async def some_scored() -> None:
             while await scored() < 3:
-                await asyncio.sleep(0.2)
+                await asyncio.sleep(0.2)  # noqa: ASYNC110 (rows another process writes)
 
         await asyncio.wait_for(some_scored(), SAFETY_BOUND_S)
         assert await scored() < CASES  # killed mid-evaluation

@@ -15,6 +15,7 @@ import pytest_asyncio
 
 from clients.evals import eval_workflow_id
 from contracts.evals import EvalResult
+from conversation import Entry, MessageEntry
 from store.evals import EvalStore
 from testing import AgentTestEnvironment, answer, call_tools, scripted_agent, tool_call
 from tests.gateway_helpers import ALICE, BOB, TEST_AGENTS, TEST_TOKENS, GatewayServer, running_gateway
@@ -71,6 +72,11 @@ async def gateway(agents: AgentTestEnvironment) -> AsyncIterator[GatewayServer]:
         yield server
 
 
+def tool_contents(entries: list[Entry]) -> list[str]:
+    """The contents of a run's tool messages."""
+    return [e.payload.content for e in entries if isinstance(e, MessageEntry) and e.payload.role == "tool"]
+
+
 async def evaluate(gateway: GatewayServer, token: str, agent: str, dataset: object) -> dict[str, Any]:
     async with gateway.http(token) as http:
         posted = await http.post("/api/evals", json={"agent": agent, "dataset": dataset, "concurrency": 2})
@@ -107,16 +113,9 @@ async def test_each_case_is_a_run_scored_by_its_evaluators(gateway: GatewayServe
     assert summary["by_evaluator"]["Contains"]["pass_rate"] == 0.0
     # The recorded case's run answered the calculator call with the recorded result (99), not 4.
     recorded = await gateway.ctx.runs.get(cases["recorded"]["run_workflow_id"]).result()
-    tool_messages = [
-        e.payload.content
-        for e in recorded.entries
-        if getattr(e, "payload", None) and e.payload.role == "tool"
-    ]  # type: ignore[union-attr]
-    assert tool_messages == ['{"ok": true, "result": 99}']
+    assert tool_contents(recorded.entries) == ['{"ok": true, "result": 99}']
     live = await gateway.ctx.runs.get(cases["france"]["run_workflow_id"]).result()
-    assert [e.payload.content for e in live.entries if e.payload.role == "tool"] == [
-        '{"ok": true, "result": 4}'
-    ]  # type: ignore[union-attr]
+    assert tool_contents(live.entries) == ['{"ok": true, "result": 4}']
 
 
 async def test_a_yaml_dataset_and_two_evaluations_compared(gateway: GatewayServer) -> None:
