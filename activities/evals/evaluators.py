@@ -46,7 +46,7 @@ class JsonSchemaMatch(Evaluator[object, object, object]):
             except ValueError:
                 pass  # a plain text answer: validated as the string it is
         errors: Any = Draft202012Validator(self.schema).iter_errors(output)  # pyright: ignore[reportUnknownMemberType]
-        error: Any = best_match(errors)
+        error: Any = best_match(errors)  # pyright: ignore[reportUnknownVariableType]
         reason: str | None = None if error is None else str(error.message)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
         return EvaluationReason(error is None, reason)
 

@@ -52,8 +52,8 @@ async def test_a_worker_killed_mid_evaluation_loses_no_case(
             return len(view["cases"])
 
         async def some_scored() -> None:
-            while await scored() < 3:
-                await asyncio.sleep(0.2)  # noqa: ASYNC110 (rows another process writes)
+            while await scored() < 3:  # noqa: ASYNC110 (rows another process writes)
+                await asyncio.sleep(0.2)
 
         await asyncio.wait_for(some_scored(), SAFETY_BOUND_S)
         assert await scored() < CASES  # killed mid-evaluation
