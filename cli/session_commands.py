@@ -25,6 +25,7 @@ from cli.commands import app
 from cli.common import Target, announce, out, say, say_lines
 from cli.demo import DEMO_QUERY
 from cli.errors import CliError, err_console, reported
+from cli.eval_commands import eval_app
 from cli.fork_commands import delete, fork, reset
 from cli.handle_calls import on_handle, which_session
 from cli.memory_commands import memory_app
@@ -221,3 +222,4 @@ app.add_typer(schedule_app, name="schedule")
 app.add_typer(memory_app, name="memory")
 app.add_typer(agents_app, name="agents")
 app.command("usage")(usage)
+app.add_typer(eval_app, name="eval")

@@ -33,6 +33,7 @@ from contracts.agent import AgentConfig
 from contracts.agent_profiles import AgentProfile, ResolveAgentsRequest
 from contracts.approval import ArgumentsCheck, ArgumentsVerdict
 from contracts.compaction import SummarizeRequest, SummarizeResult
+from contracts.evals import CaseResult, CaseRun, EvalFinish
 from contracts.llm import (
     CountTokensRequest,
     CutStreamedCall,
@@ -79,6 +80,8 @@ MEMORY_DELETE_ACTIVITY: Final = "memory_delete"
 MEMORY_RECALL_ACTIVITY: Final = "memory_recall"
 RECORD_USAGE_ACTIVITY: Final = "record_usage"
 MODEL_MEDIA_ACTIVITY: Final = "model_media"
+SCORE_EVAL_CASE_ACTIVITY: Final = "score_eval_case"
+FINISH_EVAL_ACTIVITY: Final = "finish_eval"
 
 LLM_TIMEOUT_SLACK_S: Final = 30.0
 """An LLM activity's start-to-close timeout is the provider timeout (`llm_timeout_s`) plus this."""
@@ -300,6 +303,21 @@ RECORD_USAGE = ActivitySpec(
     ActivityOptions(start_to_close_timeout_s=30, maximum_attempts=5, maximum_interval_s=10),
     lambda r: f"record usage of {r.request_id}"[:200],
 )
+# An LLM judge may take a while; a store that does not answer is retried (the case's row is an upsert).
+SCORE_EVAL_CASE = ActivitySpec(
+    SCORE_EVAL_CASE_ACTIVITY,
+    CaseRun,
+    CaseResult,
+    ActivityOptions(start_to_close_timeout_s=300, maximum_attempts=5, maximum_interval_s=30),
+    lambda r: f"score case {r.index} {r.case.name}"[:200],
+)
+FINISH_EVAL = ActivitySpec(
+    FINISH_EVAL_ACTIVITY,
+    EvalFinish,
+    EvalFinish,
+    _STORE,
+    lambda r: f"finish eval {r.eval_id} {r.status}"[:200],
+)
 
 ACTIVITIES: Final[Mapping[str, ActivitySpec[Any, Any]]] = MappingProxyType(
     {
@@ -329,6 +347,8 @@ ACTIVITIES: Final[Mapping[str, ActivitySpec[Any, Any]]] = MappingProxyType(
             MEMORY_RECALL,
             RECORD_USAGE,
             MODEL_MEDIA,
+            SCORE_EVAL_CASE,
+            FINISH_EVAL,
         )
     }
 )

@@ -53,6 +53,12 @@ NOTHING_TO_REGENERATE: Final = "nothing_to_regenerate"
 USAGE_LIMIT_EXCEEDED: Final = "usage_limit_exceeded"
 POLL_BUDGET_SPENT: Final = "poll_budget_spent"
 
+# ---- evaluations ------------------------------------------------------------------------------
+INVALID_DATASET: Final = "invalid_dataset"
+UNKNOWN_EVALUATOR: Final = "unknown_evaluator"
+UNKNOWN_JUDGE_MODEL: Final = "unknown_judge_model"
+EVAL_FAILED: Final = "eval_failed"
+
 # ---- how a run ended ------------------------------------------------------------------------
 CANCELLED: Final = "cancelled"
 TIMEOUT: Final = "timeout"
@@ -236,6 +242,19 @@ DESCRIPTIONS: Final[dict[str, str]] = {
     READ_ONLY_AGENT: (
         "A write to a code profile (registered by `--agents` at start: read-only at run time), or an agent "
         "made at run time with a code profile's name (409). Nothing changed."
+    ),
+    INVALID_DATASET: (
+        "An evaluation's dataset pydantic-evals cannot read, a case's `inputs` not a query or "
+        "`{query, tool_results}`, or more than 500 cases. Nothing created."
+    ),
+    UNKNOWN_EVALUATOR: (
+        "A dataset names an evaluator the product does not run (the message lists them). Nothing created."
+    ),
+    UNKNOWN_JUDGE_MODEL: (
+        "An `LLMJudge` names no model, or one that is not a litellm model string. Nothing created."
+    ),
+    EVAL_FAILED: (
+        "An evaluation could not finish (a case's scoring failed every attempt); its record says why."
     ),
 }
 

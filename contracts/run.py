@@ -14,7 +14,8 @@ from contracts.bounds import Id, Refs, json_size_at_most
 from contracts.effects import MAX_STATE_BYTES, AgentState
 from contracts.limits import MAX_AGENT_DEPTH, MAX_AGENT_RUNS, MAX_CONTEXT_BYTES
 from contracts.llm import Usage
-from contracts.omit import IS_NONE
+from contracts.omit import IS_EMPTY, IS_NONE
+from contracts.tools import RecordedToolResult
 from contracts.webhooks import WebhookTarget
 from conversation import DEFAULT_CONTEXT_REF, Context, ContextOpPayload, Entry, MessageEntry
 from conversation.attachments import Attachments
@@ -42,6 +43,8 @@ class RunInput(BaseModel):
     an `approval.waiting` webhook goes when a tool call starts waiting for approval.
     `agent_version` is the version of an agent made at run time whose config this is (a session
     passes its ask's): the request's record keeps it, and the run's summary names it.
+    `recorded_tool_results` answer tool calls instead of the tools (an evaluation's case replays a
+    recorded request's facts: `workflows.run.tool_step`); left out of the JSON while empty.
     """
 
     query: QueryText
@@ -58,6 +61,9 @@ class RunInput(BaseModel):
     query_attachments: Attachments = []
     webhook: WebhookTarget | None = None
     agent_version: Annotated[int, Field(ge=1)] | None = None
+    recorded_tool_results: Annotated[
+        list[RecordedToolResult], Field(max_length=1_000, exclude_if=IS_EMPTY)
+    ] = []
 
 
 class RunError(BaseModel):

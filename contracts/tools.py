@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from contracts.effects import MAX_EFFECTS, StateEffect
 from contracts.llm import Usage
@@ -80,3 +80,19 @@ class ResolveToolsRequest(BaseModel):
     """Names of the tools a run wants; the worker answers with their specs."""
 
     names: list[str]
+
+
+class RecordedToolResult(BaseModel):
+    """A tool result a run answers with instead of calling the tool (`RunInput.recorded_tool_results`).
+
+    A call takes the first unused recorded result of its tool whose `arguments` equal the call's
+    (parsed JSON); else the first unused one of its tool with no `arguments`.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    arguments: dict[str, JsonValue] | None = None
+    result: JsonValue = None
+    ok: bool = True
+    error: str | None = None

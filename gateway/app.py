@@ -44,6 +44,7 @@ from gateway.chat import routes as chat_routes
 from gateway.context import GatewayContext
 from gateway.core.memory import GatewayMemory
 from gateway.errors import GatewayError, error_body, error_headers, error_response
+from gateway.evals.routes import EvalsApi
 from gateway.files import routes as files_routes
 from gateway.guard import chat_signin, resource_metadata
 from gateway.guard.admission import Admission, admission_of
@@ -223,6 +224,7 @@ def build_app(ctx: GatewayContext) -> Starlette:
     """The gateway's app on `ctx` (the caller owns `ctx.client`; the app closes the hub on shutdown)."""
     memory = GatewayMemory(ctx)
     usage = UsageApi(ctx.settings.memory_store_url)
+    evals = EvalsApi(ctx)
     mcp = McpEndpoint(ctx, memory)
     identity = admission_of(ctx)
     routes: list[BaseRoute] = [
@@ -242,6 +244,7 @@ def build_app(ctx: GatewayContext) -> Starlette:
         *memory_routes(memory),
         *agents_routes(ctx),
         *usage_routes(usage),
+        *evals.routes(),
     ]
 
     @asynccontextmanager
@@ -254,6 +257,7 @@ def build_app(ctx: GatewayContext) -> Starlette:
         await ctx.files.close()
         await ctx.catalog.close()
         await usage.close()
+        await evals.close()
 
     middleware = [
         Middleware(RequestMetrics),  # outermost: it counts the guard's refusals too

@@ -263,6 +263,7 @@ class DurableReactPlugin(SimplePlugin):
         from workflows.background.retention_sweep import RetentionSweep
         from workflows.background.run_admission import RunAdmission
         from workflows.background.scheduled_ask import ScheduledAsk
+        from workflows.eval.eval_run import EvalRun
         from workflows.run.react_run import ReActRun
         from workflows.session.agent_session import AgentSession  # imported here: clients never need them
 
@@ -274,6 +275,7 @@ class DurableReactPlugin(SimplePlugin):
             RunAdmission,
             RetentionSweep,
             AgentConfigCheck,
+            EvalRun,
         )
         if any(w in workflows for w in product):
             raise PluginConflictError(
@@ -292,6 +294,7 @@ class DurableReactPlugin(SimplePlugin):
             from activities.background.ask_for_schedule import ask_for_schedule
             from activities.background.run_admission import check_admission_slots
             from activities.background.webhook_post import deliver_webhook
+            from activities.evals.scoring import EvalActivities
             from activities.llm.attachment_parts import model_media_activity
             from activities.llm.live_partial import LivePartialActivity
             from activities.llm.llm_call import LLMActivities
@@ -314,6 +317,7 @@ class DurableReactPlugin(SimplePlugin):
             agents = ResolveAgentsActivity(self.agents)
             transform = TransformRequestActivity(self._transformers or RequestTransformers())
             memory = MemoryActivities(self._memory_store_url)
+            evals = EvalActivities(self._memory_store_url)
             self._activities = [
                 llm.llm_call,
                 tools.run_tool,
@@ -339,6 +343,8 @@ class DurableReactPlugin(SimplePlugin):
                 sweep_idle_threads,
                 UsageActivities(memory).record_usage,
                 model_media_activity,
+                evals.score_eval_case,
+                evals.finish_eval,
             ]
         return self._activities
 

@@ -17,6 +17,7 @@ import psycopg
 
 from store import agent_versions
 from store.backend import Migration, Row, Sql, prefix_bounds
+from store.evals_schema import POSTGRES_EVALS
 from store.files_schema import POSTGRES_FILES_MIGRATION
 from store.usage import POSTGRES_MIGRATION as USAGE_MIGRATION
 
@@ -47,6 +48,7 @@ MIGRATIONS: Final = (
     POSTGRES_FILES_MIGRATION,
     Migration(3, agent_versions.SCHEMA),
     USAGE_MIGRATION,
+    POSTGRES_EVALS,
 )
 """The schema's versions, oldest first; a version is never changed once released, only added to."""
 

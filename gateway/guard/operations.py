@@ -286,6 +286,7 @@ ROUTES: Final[tuple[tuple[str, re.Pattern[str], Operation, BodyReader | None], .
         Operation(REMEMBER, MEMORY_WRITE, audited=True),
         None,
     ),
+    ("POST", re.compile(r"^/api/evals$"), Operation("evaluate", ASK, audited=True), None),
     (
         "GET",
         re.compile(r"^/api/admin/threads/(?P<agent>.+)$"),

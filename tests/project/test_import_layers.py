@@ -67,7 +67,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
 }
 """For each product folder (or top-level module), the first-party folders it may import."""
 
-ROOMS = ("workflows.background", "workflows.run", "workflows.session")
+ROOMS = ("workflows.background", "workflows.eval", "workflows.run", "workflows.session")
 """The workflows' rooms: each imports the shared `workflows.*` modules and itself, never another room."""
 GATEWAY_ROOMS = (
     "gateway.a2a",
@@ -76,6 +76,7 @@ GATEWAY_ROOMS = (
     "gateway.aisdk",
     "gateway.chat",
     "gateway.files",
+    "gateway.evals",
     "gateway.mcp",
     "gateway.memory",
     "gateway.schedules",
@@ -109,6 +110,7 @@ GATEWAY_LAYERS: tuple[tuple[str, ...], ...] = (
 
 ACTIVITY_ROOMS = (
     "activities.background",
+    "activities.evals",
     "activities.llm",
     "activities.memory",
     "activities.output",

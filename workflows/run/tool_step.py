@@ -28,6 +28,7 @@ from workflows.run.approvals import ApprovalBook, Verdict
 from workflows.run.ledger import RunLedger
 from workflows.run.memory import RunMemory
 from workflows.run.record import RunRecord
+from workflows.run.recorded_tools import RecordedTools
 from workflows.run.tool_round import ToolRound, execute_tool
 from workflows.run.trace_log import preview
 
@@ -53,6 +54,7 @@ class ToolStep:
         self._approvals = ApprovalBook(run.config, run.webhook, run.request_id)
         self._agents = AgentCalls(run)
         self._agent_names = frozenset(agent.name for agent in run.config.agents)
+        self._recorded = RecordedTools(run.recorded_tool_results)
         self._local: frozenset[str] = frozenset()
         self._checking: set[str] = set()  # calls whose edited approve is being checked, in arrival order
         self.state = AgentStateBook(run.agent_state, run.config.effect_policy)
@@ -104,6 +106,9 @@ class ToolStep:
         )
 
     async def _execute(self, call: ToolCall, request: ToolCallRequest) -> ToolOutcome:
+        recorded = self._recorded.take(call)  # only a run given recorded results has any: no command
+        if recorded is not None:
+            return recorded
         if self._agents.offers(call.name):
             return await self._agents.call(call, self._agent_started)
         if self._memory.offers(call.name):

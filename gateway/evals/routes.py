@@ -1,0 +1,115 @@
+"""`/api/evals`: run an agent on a pydantic-evals dataset as a durable `EvalRun`, read it, compare two.
+
+    POST /api/evals                        {"agent": "name" | "name@N", "dataset": <JSON form or YAML text>,
+                                            "concurrency"?} -> 202 {"eval_id"}
+    GET  /api/evals/{id}                   {"status", "cases": [{"name", "passed", "output", "scores"}],
+                                            "summary"}
+    GET  /api/evals/{id}/compare/{other}   {"a", "b", "differences"}
+
+A bad dataset, an unknown evaluator or judge model, an unknown agent are refused by name before
+anything is created (`activities.evals.datasets`); an evaluation is its maker's (another
+principal's is 404 `not_found`, as a missing one).
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from pydantic import ValidationError
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from activities.evals.datasets import DatasetError, read_dataset
+from clients.evals import Evals, compare
+from contracts.agent import AgentConfig
+from contracts.evals import DEFAULT_EVAL_CONCURRENCY
+from gateway.context import GatewayContext, resolve_agent
+from gateway.core.store_calls import store_call
+from gateway.errors import GatewayError, not_found
+from gateway.http_input import principal_of, read_json
+
+__all__ = ["EvalsApi", "resolve_agent"]
+
+BODY_FIELDS = frozenset({"agent", "dataset", "concurrency"})
+
+
+async def evaluated_config(ctx: GatewayContext, agent: str) -> AgentConfig:
+    """The config an evaluation of `agent` (`name` or `name@N`) runs: the gateway's one resolver's.
+
+    Raises:
+        GatewayError: 404 `unknown_agent` / `unknown_version`, 400 `invalid_input`.
+    """
+    return (await resolve_agent(ctx, agent)).config
+
+
+class EvalsApi:
+    """The evaluation routes over one `Evals` client."""
+
+    def __init__(self, ctx: GatewayContext) -> None:
+        """Bind the context; the store opens on first use."""
+        self._ctx = ctx
+        self._evals = Evals(
+            ctx.client, task_queue=ctx.settings.task_queue, store_url=ctx.settings.memory_store_url
+        )
+
+    def routes(self) -> list[BaseRoute]:
+        """The evaluation routes."""
+        return [
+            Route("/api/evals", self.create, methods=["POST"]),
+            Route("/api/evals/{eval_id}", self.show, methods=["GET"]),
+            Route("/api/evals/{eval_id}/compare/{other}", self.compare, methods=["GET"]),
+        ]
+
+    async def create(self, request: Request) -> Response:
+        """Check the body, the agent and the dataset; record and start the evaluation (202)."""
+        body = await read_json(request)
+        if not isinstance(body, dict):
+            raise GatewayError.invalid_input("the body must be a JSON object")
+        fields = cast(dict[str, Any], body)
+        unknown = sorted(set(fields) - BODY_FIELDS)
+        if unknown:
+            raise GatewayError.invalid_input(f"unknown fields: {', '.join(unknown)}")
+        agent = fields.get("agent")
+        if not isinstance(agent, str) or not agent:
+            raise GatewayError.invalid_input("`agent` must name an agent: name or name@N")
+        concurrency = fields.get("concurrency", DEFAULT_EVAL_CONCURRENCY)
+        if isinstance(concurrency, bool) or not isinstance(concurrency, int):
+            raise GatewayError.invalid_input("`concurrency` must be an integer")
+        config = await evaluated_config(self._ctx, agent)
+        if "dataset" not in fields:
+            raise GatewayError.invalid_input(
+                "`dataset` is required: pydantic-evals' JSON form or its YAML text"
+            )
+        try:
+            read = read_dataset(fields["dataset"])
+        except DatasetError as exc:
+            raise GatewayError(400, exc.code, str(exc)) from None
+        principal = principal_of(request).name
+        try:
+            eval_id = await store_call(
+                self._evals.start(principal, agent, read.name, config, read.cases, concurrency=concurrency)
+            )
+        except ValidationError as exc:
+            raise GatewayError.invalid_input(f"the evaluation: {exc.errors()[0]['msg']}") from None
+        return JSONResponse({"eval_id": eval_id}, status_code=202)
+
+    async def _view(self, request: Request, eval_id: str) -> dict[str, Any]:
+        view = await store_call(self._evals.show(eval_id, principal_of(request).name))
+        if view is None:
+            raise not_found("evaluation")
+        return view
+
+    async def show(self, request: Request) -> Response:
+        """The evaluation (404 when it is not the caller's)."""
+        return JSONResponse(await self._view(request, request.path_params["eval_id"]))
+
+    async def compare(self, request: Request) -> Response:
+        """Two of the caller's evaluations compared."""
+        first = await self._view(request, request.path_params["eval_id"])
+        second = await self._view(request, request.path_params["other"])
+        return JSONResponse(compare(first, second))
+
+    async def close(self) -> None:
+        """Close the store."""
+        await self._evals.close()

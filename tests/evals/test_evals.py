@@ -1,0 +1,205 @@
+"""Evaluations through a real gateway, the tests' worker, the scripted model and the store.
+
+`geo` calls the calculator, then answers "Paris"; `lyon` answers "Lyon". A dataset of three cases
+scores each by its evaluators (pydantic-evals' and ours); a case with recorded tool results runs
+without calling the tool (its run's tool message is the recorded result); two evaluations compare;
+every bad input is refused by name with nothing created; another principal's evaluation is 404.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest_asyncio
+
+from clients.evals import eval_workflow_id
+from contracts.evals import EvalResult
+from conversation import Entry, MessageEntry
+from store.evals import EvalStore
+from testing import AgentTestEnvironment, answer, call_tools, scripted_agent, tool_call
+from tests.gateway_helpers import ALICE, BOB, TEST_AGENTS, TEST_TOKENS, GatewayServer, running_gateway
+
+AGENTS = {
+    **TEST_AGENTS,
+    "geo": scripted_agent(
+        call_tools(tool_call("calculator", {"expression": "2+2"})), answer("Paris"), tools=["calculator"]
+    ),
+    "lyon": scripted_agent(answer("Lyon")),
+}
+DATASET: dict[str, Any] = {
+    "name": "capitals",
+    "cases": [
+        {"name": "france", "inputs": "Capital of France?", "expected_output": "Paris"},
+        {
+            "name": "wrong",
+            "inputs": "Capital of the Rhône?",
+            "expected_output": "Lyon",
+            "evaluators": [{"Contains": "Ly"}],
+        },
+        {
+            "name": "recorded",
+            "inputs": {
+                "query": "Capital, and 2+2?",
+                "tool_results": [{"name": "calculator", "arguments": {"expression": "2+2"}, "result": 99}],
+            },
+            "expected_output": "Paris",
+        },
+    ],
+    "evaluators": [
+        "EqualsExpected",
+        {"ToolTrajectory": {"expected": ["calculator"]}},
+        {"MaxCost": 1.0},
+        {"MaxDuration": 120},
+    ],
+}
+YAML = """
+name: capitals-yaml
+cases:
+  - name: france
+    inputs: Capital of France?
+    expected_output: Paris
+evaluators:
+  - EqualsExpected
+  - JsonSchemaMatch:
+      schema: {type: string, minLength: 3}
+"""
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def gateway(agents: AgentTestEnvironment) -> AsyncIterator[GatewayServer]:
+    async with running_gateway(agents, AGENTS, tokens=TEST_TOKENS) as server:
+        yield server
+
+
+def tool_contents(entries: list[Entry]) -> list[str]:
+    """The contents of a run's tool messages."""
+    return [e.payload.content for e in entries if isinstance(e, MessageEntry) and e.payload.role == "tool"]
+
+
+async def evaluate(gateway: GatewayServer, token: str, agent: str, dataset: object) -> dict[str, Any]:
+    async with gateway.http(token) as http:
+        posted = await http.post("/api/evals", json={"agent": agent, "dataset": dataset, "concurrency": 2})
+        assert posted.status_code == 202, posted.text
+        eval_id: str = posted.json()["eval_id"]
+        handle = gateway.ctx.client.get_workflow_handle(eval_workflow_id(eval_id), result_type=EvalResult)
+        await handle.result()
+        shown = await http.get(f"/api/evals/{eval_id}")
+        assert shown.status_code == 200, shown.text
+        body: dict[str, Any] = shown.json()
+        return body
+
+
+async def test_each_case_is_a_run_scored_by_its_evaluators(gateway: GatewayServer) -> None:
+    body = await evaluate(gateway, ALICE, "geo", DATASET)
+    assert body["status"] == "completed"
+    cases = {c["name"]: c for c in body["cases"]}
+    assert list(cases) == ["france", "wrong", "recorded"]
+    assert cases["france"]["passed"] is True
+    assert cases["france"]["output"] == "Paris"
+    assert cases["france"]["scores"] == {
+        "EqualsExpected": True,
+        "ToolTrajectory": True,
+        "MaxCost": True,
+        "MaxDuration": True,
+    }
+    assert cases["wrong"]["passed"] is False
+    assert cases["wrong"]["scores"]["EqualsExpected"] is False
+    assert cases["wrong"]["scores"]["Contains"] is False
+    assert cases["recorded"]["passed"] is True
+    summary = body["summary"]
+    assert (summary["passed"], summary["failed"], summary["pending"]) == (2, 1, 0)
+    assert summary["by_evaluator"]["EqualsExpected"] == {"passed": 2, "failed": 1, "pass_rate": 2 / 3}
+    assert summary["by_evaluator"]["Contains"]["pass_rate"] == 0.0
+    # The recorded case's run answered the calculator call with the recorded result (99), not 4.
+    recorded = await gateway.ctx.runs.get(cases["recorded"]["run_workflow_id"]).result()
+    assert tool_contents(recorded.entries) == ['{"ok": true, "result": 99}']
+    live = await gateway.ctx.runs.get(cases["france"]["run_workflow_id"]).result()
+    assert tool_contents(live.entries) == ['{"ok": true, "result": 4}']
+
+
+async def test_a_yaml_dataset_and_two_evaluations_compared(gateway: GatewayServer) -> None:
+    yaml_body = await evaluate(gateway, ALICE, "geo", YAML)
+    assert yaml_body["dataset"] == "capitals-yaml"
+    assert yaml_body["cases"][0]["scores"] == {"EqualsExpected": True, "JsonSchemaMatch": True}
+    first = await evaluate(gateway, ALICE, "geo", DATASET)
+    second = await evaluate(gateway, ALICE, "lyon@2", DATASET)
+    assert second["agent"] == "lyon@2"
+    async with gateway.http(ALICE) as http:
+        compared = (await http.get(f"/api/evals/{first['eval_id']}/compare/{second['eval_id']}")).json()
+    assert compared["a"]["pass_rate"] == 2 / 3
+    assert compared["b"]["pass_rate"] == 0.0
+    assert compared["b"]["by_evaluator"]["Contains"] == 1.0
+    assert compared["b"]["by_evaluator"]["ToolTrajectory"] == 0.0
+    diff = {d["name"]: d for d in compared["differences"]}
+    assert set(diff) == {"france", "wrong", "recorded"}
+    assert diff["wrong"]["passed"] == {"a": False, "b": False}
+    assert diff["wrong"]["scores"]["EqualsExpected"] == {"a": False, "b": True}
+    assert diff["france"]["output"] == {"a": "Paris", "b": "Lyon"}
+    assert set(compared["a"]) >= {"cost_usd", "latency_s_p50", "latency_s_max"}
+
+
+async def _eval_count() -> int:
+    store = EvalStore()
+    try:
+        rows = await store._sql("SELECT count(*) FROM evals")  # pyright: ignore[reportPrivateUsage]
+        return int(rows[0][0])
+    finally:
+        await store.close()
+
+
+async def test_bad_input_is_refused_by_name_and_creates_nothing(gateway: GatewayServer) -> None:
+    one = {"inputs": "hi", "expected_output": "x"}
+    bad: list[tuple[dict[str, Any], int, str]] = [
+        ({"agent": "geo", "dataset": "cases: ["}, 400, "invalid_dataset"),
+        ({"agent": "geo", "dataset": {"cases": [{"inputz": "hi"}]}}, 400, "invalid_dataset"),
+        ({"agent": "geo", "dataset": {"cases": []}}, 400, "invalid_dataset"),
+        (
+            {"agent": "geo", "dataset": {"cases": [{**one, "evaluators": ["Sparkles"]}]}},
+            400,
+            "unknown_evaluator",
+        ),
+        (
+            {"agent": "geo", "dataset": {"cases": [one], "evaluators": ["HasMatchingSpan"]}},
+            400,
+            "unknown_evaluator",
+        ),
+        (
+            {"agent": "geo", "dataset": {"cases": [one], "evaluators": [{"LLMJudge": {"rubric": "polite"}}]}},
+            400,
+            "unknown_judge_model",
+        ),
+        (
+            {
+                "agent": "geo",
+                "dataset": {
+                    "cases": [one],
+                    "evaluators": [{"LLMJudge": {"rubric": "r", "model": "no-such-model"}}],
+                },
+            },
+            400,
+            "unknown_judge_model",
+        ),
+        ({"agent": "nobody", "dataset": {"cases": [one]}}, 404, "unknown_agent"),
+        ({"agent": "geo", "dataset": {"cases": [one] * 501}}, 400, "invalid_dataset"),
+        ({"agent": "geo", "dataset": {"cases": [one]}, "concurrency": 0}, 400, "invalid_input"),
+        ({"agent": "geo", "dataset": {"cases": [one]}, "extra": 1}, 400, "invalid_input"),
+    ]
+    before = await _eval_count()
+    async with gateway.http(BOB) as http:
+        for body, status, code in bad:
+            refused = await http.post("/api/evals", json=body)
+            assert (refused.status_code, refused.json()["error"]["code"]) == (status, code), (
+                body,
+                refused.text,
+            )
+    assert await _eval_count() == before
+
+
+async def test_another_principals_evaluation_is_not_found(gateway: GatewayServer) -> None:
+    body = await evaluate(gateway, ALICE, "lyon", {"cases": [{"inputs": "hi", "expected_output": "Lyon"}]})
+    assert body["cases"][0]["passed"] is True
+    async with gateway.http(BOB) as http:
+        assert (await http.get(f"/api/evals/{body['eval_id']}")).status_code == 404
+        assert (await http.get(f"/api/evals/{body['eval_id']}/compare/{body['eval_id']}")).status_code == 404
+        assert (await http.get("/api/evals/ev-missing")).json()["error"]["code"] == "not_found"
