@@ -32,6 +32,7 @@ from workflows.background.deliver_webhook import DeliverWebhook
 from workflows.background.retention_sweep import RetentionSweep
 from workflows.background.run_admission import RunAdmission
 from workflows.background.scheduled_ask import ScheduledAsk
+from workflows.eval.eval_run import EvalRun
 from workflows.run.react_run import ReActRun
 from workflows.session.agent_session import AgentSession
 
@@ -45,6 +46,7 @@ PRODUCT_WORKFLOWS = [
     RunAdmission,
     RetentionSweep,
     AgentConfigCheck,
+    EvalRun,
 ]
 """The workflows the plugin registers, in its order."""
 
