@@ -99,6 +99,7 @@ async def test_an_unauthenticated_call_points_to_the_resource_metadata(deploymen
         "agents:admin",
         "memory:read",
         "memory:write",
+        "agents:manage",
     ]
     assert body["bearer_methods_supported"] == ["header"]
 
