@@ -16,6 +16,7 @@ from contracts.limits import MAX_CONTEXT_BYTES, MAX_OVERRIDES_BYTES, MAX_SNAPSHO
 from contracts.llm import Usage
 from contracts.run import Outcome, RunStatus
 from contracts.thread import SegmentRef
+from contracts.usage import UsageRecord
 from contracts.webhooks import WebhookUrl
 from contracts.workflow_ids import SessionId
 from conversation import DEFAULT_CONTEXT_REF, Context, ConversationState
@@ -24,6 +25,8 @@ from conversation.policy import ContextPolicy
 
 SESSION_WORKFLOW_TYPE = "AgentSession"
 MAX_KEPT_REQUESTS = 100
+MAX_UNWRITTEN_USAGE = 50
+"""Usage rows a session carries unwritten through continue-as-new (each under 1.5 KB)."""
 QUERY_PREVIEW_CHARS = v1.QUERY_PREVIEW_CHARS
 
 SessionState = Literal["idle", "running"]
@@ -86,6 +89,7 @@ class SessionCarry(BaseModel):
     forked_from: ForkOrigin | None = None
     forks_started: int = 0
     branches: list[Branch] = []
+    unwritten_usage: Annotated[list[UsageRecord], Field(max_length=MAX_UNWRITTEN_USAGE)] = []
 
     @model_validator(mode="before")
     @classmethod

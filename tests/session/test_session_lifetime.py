@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+import sqlite3
 from typing import Any
 
 import pytest
@@ -38,6 +41,35 @@ async def continue_as_new_hops(client: Client, session_id: str) -> int:
         handle = client.get_workflow_handle(session_id, run_id=previous)
 
 
+async def carried_usage_rows(client: Client, session_id: str) -> list[int]:
+    """How many unwritten usage rows each continued run of the session was handed, latest first."""
+    counts: list[int] = []
+    handle: WorkflowHandle[Any, Any] = client.get_workflow_handle(session_id)
+    while True:
+        started = (await handle.fetch_history()).events[0].workflow_execution_started_event_attributes
+        if not started.continued_execution_run_id:
+            return counts
+        (session_input,) = await client.data_converter.decode(started.input.payloads, [SessionInput])
+        assert isinstance(session_input, SessionInput) and session_input.carry is not None
+        counts.append(len(session_input.carry.unwritten_usage))
+        handle = client.get_workflow_handle(session_id, run_id=started.continued_execution_run_id)
+
+
+async def usage_rows_written(session_id: str, expected: int) -> int:
+    """How many usage rows of the session the tests' store holds, once `expected` are (or 20 s passed)."""
+    path = os.environ["REACT_STORE_URL"].removeprefix("sqlite:///")
+    written = 0
+    for _ in range(200):
+        with sqlite3.connect(path) as db:
+            (written,) = db.execute(
+                "SELECT count(*) FROM usage_requests WHERE session_id = ?", (session_id,)
+            ).fetchone()
+        if written >= expected:
+            break
+        await asyncio.sleep(0.1)
+    return written
+
+
 async def test_long_conversation_continues_as_new_losing_and_duplicating_nothing(
     client: Client, task_queue: str, store: BlobStore
 ) -> None:
@@ -66,6 +98,10 @@ async def test_long_conversation_continues_as_new_losing_and_duplicating_nothing
     again = await ask(client, task_queue, sid, "turn 0", turn("must not run"), request_id="req-0")
     assert again == first
     assert len(await session_thread(handle, store)) == 2 * turns + 1
+    # Asked again as soon as each answer came, the session still continued as new: the usage rows
+    # written aside were carried unwritten when it did, and the next run wrote them, each once.
+    assert any(await carried_usage_rows(client, sid))
+    assert await usage_rows_written(sid, turns) == turns
 
 
 async def test_export_then_restore_gives_the_same_context(client: Client, task_queue: str) -> None:

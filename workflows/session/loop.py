@@ -59,6 +59,7 @@ class SessionLoop:
         self._ops = parts.ops
         self._requests = parts.requests
         self._asks = parts.asks
+        self._usage_rows = parts.usage_rows
         self._forked_from = carry.forked_from if carry else session.forked_from
         self._forks = ForkNumbers(carry.forks_started if carry else 0)
         self._branches: list[Branch] = list(carry.branches) if carry else []
@@ -78,6 +79,7 @@ class SessionLoop:
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 raise self._failure
         set_idle_details(self._book.runs_started)
+        self._usage_rows.write_carried()
         while True:
             await workflow.wait_condition(lambda: self._book.next is not None or self._continue_due())
             if self._book.next is not None:
@@ -104,6 +106,7 @@ class SessionLoop:
             forked_from=self._forked_from,
             forks_started=self._forks.started,
             branches=self._branches,
+            unwritten_usage=self._usage_rows.unwritten,
         )
         return SessionInput(
             agent_id=self._agent_id,

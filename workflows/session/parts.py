@@ -21,6 +21,7 @@ from workflows.session.requests import SessionRequests
 from workflows.session.run_forwarding import RunForwarder
 from workflows.session.settings import SessionSettings
 from workflows.session.thread import SessionThread
+from workflows.session.usage_rows import UsageRows
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,8 @@ class SessionParts:
     """Running each request as a child run; the session's usage and agent state."""
     asks: SessionAsks
     """What each ask does (`on_busy`), retried asks."""
+    usage_rows: UsageRows
+    """Ended requests' usage rows not written yet (carried through continue-as-new)."""
 
     @classmethod
     def build(cls, session: SessionInput) -> SessionParts:
@@ -57,6 +60,7 @@ class SessionParts:
         forwarder = RunForwarder(book)
         compactor = Compactor(thread)
         agent_state = carry.agent_state if session.carry else session.agent_state
+        usage_rows = UsageRows(carry.unwritten_usage)
         requests = SessionRequests(
             book,
             thread,
@@ -66,9 +70,10 @@ class SessionParts:
             compactor,
             usage=carry.usage,
             agent_state=agent_state,
+            usage_rows=usage_rows,
             agent_id=session.agent_id,
         )
         asks = SessionAsks(book, settings, forwarder)
         if session.carry is None:
             seed_fork(session, thread, settings.session_policy())
-        return cls(thread, settings, book, ops, forwarder, compactor, requests, asks)
+        return cls(thread, settings, book, ops, forwarder, compactor, requests, asks, usage_rows)

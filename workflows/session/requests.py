@@ -34,6 +34,7 @@ from workflows.session.request_book import RequestBook
 from workflows.session.run_forwarding import RunForwarder
 from workflows.session.settings import SessionSettings
 from workflows.session.thread import ARCHIVE_CHARS, SessionThread
+from workflows.session.usage_rows import UsageRows
 from workflows.webhook_child import start_delivery
 
 PATCH_ARCHIVE = "session-archives-thread"
@@ -50,6 +51,12 @@ run's end is applied: every ask was refused `busy` until some other event came.
 """
 PATCH_USAGE_RECORD = USAGE_RECORD_PATCH
 """A request's end now records its usage (`record_usage`, an activity) after everything else it does."""
+PATCH_USAGE_ASIDE = "usage-rows-aside"
+"""A request's usage row is written aside (`UsageRows`): the loop no longer waits for it.
+
+While the loop waited for the row, a client that asked again as soon as each answer came
+found the session busy every time it looked, and the session never continued as new.
+"""
 
 
 class SessionRequests:
@@ -66,6 +73,7 @@ class SessionRequests:
         *,
         usage: Usage,
         agent_state: AgentState,
+        usage_rows: UsageRows,
         agent_id: str = "",
     ) -> None:
         """Bind the session's components; `usage` and `agent_state` are the carried ones."""
@@ -78,6 +86,7 @@ class SessionRequests:
         self._compactor = compactor
         self._usage = usage
         self._agent_state: AgentState = agent_state
+        self._usage_rows = usage_rows
 
     @property
     def usage(self) -> Usage:
@@ -174,20 +183,29 @@ class SessionRequests:
                 and workflow.patched(PATCH_WEBHOOKS)
             ):
                 await self._webhook(record, outcome, result)
-            if workflow.patched(PATCH_USAGE_RECORD):
+            if workflow.patched(PATCH_USAGE_ASIDE):
+                self._usage_rows.write(self._usage_row(record, outcome))
+            elif workflow.patched(PATCH_USAGE_RECORD):
                 await self._record_usage(record, outcome)
 
     async def _record_usage(self, record: RequestRecord, outcome: Outcome) -> None:
-        """Write the ended request's usage row (once: the store keys it by session and request id).
+        """Write the ended request's usage row, as sessions before `PATCH_USAGE_ASIDE` did: waiting for it.
 
         A store that does not answer after the activity's retries costs the row, never the session.
         """
+        try:
+            await call_activity(RECORD_USAGE, self._usage_row(record, outcome))
+        except ActivityError as err:
+            workflow.logger.warning("the usage of %s was not recorded: %s", record.request_id, err)
+
+    def _usage_row(self, record: RequestRecord, outcome: Outcome) -> UsageRecord:
+        """The ended request's usage row (the store keys it by session and request id)."""
         assert record.finished_at is not None
         session_id = workflow.info().workflow_id
         principal, _ = workflow_owner(session_id)
         ended = record.finished_at.astimezone(UTC)
         usage = outcome.usage
-        entry = UsageRecord(
+        return UsageRecord(
             session_id=session_id,
             request_id=record.request_id,
             principal=principal,
@@ -201,10 +219,6 @@ class SessionRequests:
             completion_tokens=usage.completion_tokens,
             cost_usd=max(0.0, usage.cost_usd),
         )
-        try:
-            await call_activity(RECORD_USAGE, entry)
-        except ActivityError as err:
-            workflow.logger.warning("the usage of %s was not recorded: %s", record.request_id, err)
 
     def _webhook_target(self, record: RequestRecord) -> WebhookTarget | None:
         """Where the request's run sends its `approval.waiting` webhooks (its ask's `webhook_url`)."""
