@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from typing import Any
 
@@ -45,6 +46,16 @@ async def ask_sync(
 ) -> RequestResult:
     accepted = await ask(client, task_queue, session_id, query, *turns)
     return await sessions.await_result(client, session_id, accepted.request_id)
+
+
+async def usage_rows_settled(handle: WorkflowHandle[Any, Any]) -> None:
+    """Wait until no activity nor workflow task of the session is pending (usage rows are written aside)."""
+    for _ in range(200):
+        described = (await handle.describe()).raw_description
+        if not described.pending_activities and not described.HasField("pending_workflow_task"):
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("the session's activities were still pending after 10 s")
 
 
 async def status(handle: WorkflowHandle[Any, Any]) -> SessionStatus:

@@ -17,6 +17,7 @@ import uuid
 
 from client import RunHandle, Runs, Sessions
 from tests.helpers import call, turn
+from tests.session_helpers import usage_rows_settled
 from tests.web_ui_pages import (
     FIELDS,
     QUERY,
@@ -144,9 +145,12 @@ async def test_a_sessions_page_and_its_runs_page(web_ui: WebUI) -> None:
     assert metadata.user_metadata("summary") == "session helpdesk · scripted: What is 2 + 2?"
     assert metadata.user_metadata("details").startswith("**agent** helpdesk\n\n**model** `scripted`")
 
-    # The session's history: its start, then each ask's run, by the summary the session gives it.
-    history = await web_ui.page(session.workflow_id, "history", summaries(2))
+    # The session's history: its start, then each ask's run, by the summary the session gives it,
+    # and the request's usage row, written aside once it ended.
+    await usage_rows_settled(web_ui.client.get_workflow_handle(session.workflow_id))
+    history = await web_ui.page(session.workflow_id, "history", summaries(3))
     assert history.after("Summary") == [
+        f"record usage of {accepted.request_id}",
         "scripted: What is 2 + 2?",
         "session helpdesk · scripted: What is 2 + 2?",
     ], f"saved at {history.saved}"

@@ -30,7 +30,7 @@ from contracts.tools import MAX_RESULT_CHARS
 from conversation import Context, ContextOpEntry
 from payloads.blob_store import BlobStore
 from tests.helpers import call, message_payloads, messages, start_run, thread_of, turn, workflow_task_failures
-from tests.session_helpers import ask_sync, new_session_id, session_thread
+from tests.session_helpers import ask_sync, new_session_id, session_thread, usage_rows_settled
 
 KB = 1_000
 MB = 1_000_000
@@ -149,6 +149,7 @@ async def session_snapshot(handle: WorkflowHandle[Any, Any], store: BlobStore) -
             await asyncio.sleep(0.1)
     else:
         raise AssertionError("the session did not answer queries within 30 s")
+    await usage_rows_settled(handle)  # their completions are not the refused input's doing
     history = await handle.fetch_history()
     return len(history.events), await session_thread(handle, store), status.model_dump_json()
 

@@ -67,9 +67,9 @@ async def task_failures(handle: WorkflowHandle[Any, Any]) -> list[str]:
 
 
 async def fails_once(handle: WorkflowHandle[Any, Any], code: str, mentions: str = "") -> None:
-    """The workflow failed (within 20 s) with `code`, non-retryable, and no workflow task failed."""
+    """The workflow failed (within 60 s, on a busy machine) with `code`, non-retryable, no task failed."""
     with pytest.raises(WorkflowFailureError) as failed:
-        await asyncio.wait_for(handle.result(), timeout=20)
+        await asyncio.wait_for(handle.result(), timeout=60)
     cause = failed.value.cause
     assert isinstance(cause, ApplicationError) and cause.type == code, f"{handle.id}: {cause!r}"
     assert cause.non_retryable and mentions in cause.message, cause.message
