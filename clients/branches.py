@@ -27,6 +27,7 @@ from contracts.errors import BUSY, NOTHING_TO_REGENERATE, PAYLOAD_TOO_LARGE, UNK
 from contracts.limits import MAX_QUERY_CHARS
 from contracts.session import AskAccepted, ForkInput, ForkResult, RequestRecord, SessionStatus
 from conversation import Entry, MessageEntry
+from conversation.attachments import Attachment
 
 __all__ = [
     "BranchPoint",
@@ -75,7 +76,9 @@ class BranchPoint:
     """Where a branch forks and what it asks: after entry `seq` of `parent_id`, in place of `message_seq`.
 
     `request_id` asked the replaced message; `text` is what the branch asks; `root_id` is the
-    family's root, which records the branch; `replaced` is the replaced message's text.
+    family's root, which records the branch; `replaced` is the replaced message's text;
+    `attachments` are the replaced message's files, which a regenerate asks again (and an edit
+    through the typed client keeps: it edits the text).
     """
 
     root_id: str
@@ -85,6 +88,7 @@ class BranchPoint:
     request_id: str
     text: str
     replaced: str
+    attachments: tuple[Attachment, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -216,4 +220,5 @@ def _point(session: SessionHandle, status: SessionStatus, entry: MessageEntry, t
         request_id=request_id,
         text=text,
         replaced=entry.payload.content,
+        attachments=tuple(entry.payload.attachments or ()),
     )

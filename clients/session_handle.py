@@ -394,7 +394,9 @@ class SessionHandle(WorkflowControls):
         branch = await start_branch(
             self, point, kind, asked_request_id=asked, session_id=session_id, record=root.record_branch
         )
-        accepted = await self.sibling(branch.session_id).ask(point.text, request_id=asked)
+        accepted = await self.sibling(branch.session_id).ask(
+            point.text, request_id=asked, attachments=list(point.attachments)
+        )
         return Branched(branch, accepted)
 
     def sibling(self, session_id: str) -> SessionHandle:

@@ -44,6 +44,7 @@ from contracts.errors import PAYLOAD_TOO_LARGE
 from contracts.limits import MAX_QUERY_CHARS
 from contracts.session import OnBusy
 from contracts.signals import SteerMode
+from conversation.attachments import Attachment
 from gateway.aisdk.chunks import request_id_of_answer
 from gateway.core import check_request_id, parse_mode, parse_on_busy
 from gateway.errors import GatewayError
@@ -80,6 +81,8 @@ class ChatRequest:
     ask: str | None = None
     files: tuple[AttachmentSource, ...] = ()
     """The user message's file parts, in order (not read yet)."""
+    attached: tuple[Attachment, ...] = ()
+    """Files taken in already, asked before `files`: a regenerate's, the regenerated message's."""
     approvals: tuple[ApprovalAnswer, ...] = ()
     on_busy: OnBusy = "reject"
     mode: SteerMode = "queue"

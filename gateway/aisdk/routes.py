@@ -123,7 +123,7 @@ async def _branched(
     """A regenerate, or an edit, as a new branch of the thread and what it asks; else the ask as it is.
 
     A regenerate forks before the request `asked.message_id` names (default: the last) and asks
-    its message again with the same request id; an edit (the SDK named the last message's id
+    its message again, with its files, with the same request id; an edit (the SDK named the last message's id
     in `messageId`) forks before that earlier user message when the text differs from the
     thread's, and asks the new text. An edit naming no message of the thread is a new message.
 
@@ -133,7 +133,10 @@ async def _branched(
     if asked.regenerate:
         point = await regenerate_at(core, thread, asked.message_id or None)
         new = await branch(ctx, core, thread, point, "regenerate", point.request_id)
-        return new, replace(asked, ask=point.text, message_id=point.request_id, regenerate=False)
+        regenerated = replace(
+            asked, ask=point.text, attached=point.attachments, message_id=point.request_id, regenerate=False
+        )
+        return new, regenerated
     if not asked.edits or asked.ask is None:
         return thread, asked
     try:
@@ -151,7 +154,8 @@ async def _ask(ctx: GatewayContext, core: RequestCore, thread: Thread, asked: Ch
     """Ask the last user message (its files taken in first) under the chat request's busy policy."""
     assert asked.ask is not None
     request_id = request_id_for(asked.message_id)
-    attachments = await take_attachments(ctx, thread, asked.files, request_id=request_id)
+    taken = await take_attachments(ctx, thread, asked.files, request_id=request_id)
+    attachments = [*asked.attached, *taken]
     streaming = await ask_streaming(
         core,
         thread,

@@ -14,7 +14,10 @@ from temporalio.client import Client
 from clients.errors import RejectedError
 from clients.session_handle import SessionHandle
 from clients.sessions import Sessions
+from contracts.session import AskInput
 from conversation import Message, MessageEntry
+from payloads.blob_store import BlobStore
+from tests.attachment_helpers import PNG, stored
 from tests.cli.test_cli_follow import cli
 from tests.helpers import turn, workflow_exists
 from tests.session_helpers import config, new_session_id, script
@@ -68,6 +71,23 @@ async def test_a_regenerate_asks_the_last_message_again_on_a_branch_the_root_rec
     assert status.forked_from is not None and status.forked_from.branch_of == session.workflow_id
     assert (await session.branches()).branches == [branch] == (await forked.branches()).branches
     assert (await forked.branches()).root_id == session.workflow_id
+
+
+async def test_a_regenerate_and_an_edit_keep_the_message_s_files(
+    client: Client, task_queue: str, store: BlobStore
+) -> None:
+    image = await stored(store, PNG, "dot.png", "image/png")
+    session = Sessions(client, task_queue=task_queue).get(new_session_id())
+    agent = config(script=[turn(ANSWER).model_dump(mode="json")])
+    asked = await session.ask_sync(AskInput(query="what is this?", attachments=[image]), config=agent)
+    assert asked.status == "completed"
+    regenerated = await session.regenerate()
+    edited = await session.edit(asked.request_id, "and this?")
+    for made in (regenerated, edited):
+        branch = session.sibling(made.branch.session_id)
+        assert (await branch.await_result(made.accepted.request_id)).result == ANSWER
+        [user] = [m for m in (await branch.context()).messages if m.role == "user"]
+        assert user.attachments == [image], made.branch.kind
 
 
 async def test_an_edit_forks_before_the_message_and_asks_the_new_text(

@@ -24,7 +24,7 @@ from a2a.types.a2a_pb2 import Part, TaskState
 from clients.attachment_intake import AttachmentSource
 from conversation.attachments import Attachment
 from tests.a2a_helpers import a2a_client, final_task, message, stream_events
-from tests.attachments_helpers import File, delivered, no_bytes_in_histories, pdf, png
+from tests.attachments_helpers import File, delivered, no_bytes_in_histories, pdf, png, thread_messages
 from tests.gateway_helpers import ALICE, GatewayServer, installed_js_clients, module_gateway
 from tests.mcp_helpers import mcp_client, result_of
 
@@ -75,6 +75,35 @@ async def test_the_ai_sdk_sends_an_image_and_a_pdf(gateway: GatewayServer, js_cl
     assert seen["status"] == 200, seen
     assert seen["errors"] == [] and seen["text"] == ANSWER
     await delivered(gateway, ALICE, "alice", "default", thread, [IMAGE, DOCUMENT])
+
+
+async def test_an_sdk_regenerate_asks_the_message_again_with_its_files(
+    gateway: GatewayServer, js_clients: Path
+) -> None:
+    thread, message_id = _thread(), f"u{uuid.uuid4().hex[:15]}"
+    seen = await js(
+        js_clients,
+        protocol="aisdk",
+        url=f"{gateway.url}/ai-sdk/default",
+        token=ALICE,
+        threadId=thread,
+        messageId=message_id,
+        text="What is in these?",
+        files=[IMAGE.js(), DOCUMENT.js()],
+    )
+    assert seen["status"] == 200, seen
+    first = await delivered(gateway, ALICE, "alice", "default", thread, [IMAGE, DOCUMENT])
+    # What useChat's regenerate() sends: the trigger and the answer's id (the files are the thread's).
+    answer_id = f"{message_id}:answer"
+    body = {"id": thread, "trigger": "regenerate-message", "messageId": answer_id, "messages": []}
+    async with gateway.http(ALICE) as http:
+        response = await http.post("/ai-sdk/default", json=body, timeout=120)
+    assert response.status_code == 200 and '"type":"finish"' in response.text, response.text
+    branch = f"{thread}-fork-1"
+    again = await delivered(gateway, ALICE, "alice", "default", branch, [IMAGE, DOCUMENT])
+    assert [r["id"] for r in again] == [r["id"] for r in first]  # the same files, not copies
+    messages = await thread_messages(gateway, ALICE, "default", branch)
+    assert [m["content"] for m in messages if m.get("role") == "assistant"] == [ANSWER]
 
 
 async def test_ag_ui_sends_an_image_and_a_pdf(gateway: GatewayServer, js_clients: Path) -> None:
