@@ -95,7 +95,12 @@ async def test_an_sdk_regenerate_asks_the_message_again_with_its_files(
     first = await delivered(gateway, ALICE, "alice", "default", thread, [IMAGE, DOCUMENT])
     # What useChat's regenerate() sends: the trigger and the answer's id (the files are the thread's).
     answer_id = f"{message_id}:answer"
-    body = {"id": thread, "trigger": "regenerate-message", "messageId": answer_id, "messages": []}
+    body: dict[str, Any] = {
+        "id": thread,
+        "trigger": "regenerate-message",
+        "messageId": answer_id,
+        "messages": [],
+    }
     async with gateway.http(ALICE) as http:
         response = await http.post("/ai-sdk/default", json=body, timeout=120)
     assert response.status_code == 200 and '"type":"finish"' in response.text, response.text
