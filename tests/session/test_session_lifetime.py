@@ -12,6 +12,7 @@ from temporalio.client import Client, WorkflowFailureError, WorkflowHandle, Work
 from temporalio.exceptions import ApplicationError
 
 from clients import sessions
+from clients.sessions import Sessions
 from contracts import Ack
 from contracts.session import (
     MAX_KEPT_REQUESTS,
@@ -24,7 +25,7 @@ from contracts.session import (
 from conversation import Context, ContextModifyInput, MessageEntry
 from payloads.blob_store import BlobStore
 from tests.conftest import SUGGEST_CAN_AT
-from tests.helpers import llm_inputs, turn
+from tests.helpers import llm_inputs, turn, workflow_exists
 from tests.session_helpers import ask, ask_sync, config, new_session_id, requests, script, session_thread
 
 
@@ -191,3 +192,33 @@ async def test_the_last_hundred_requests_are_kept(client: Client, task_queue: st
     assert [r.query_preview for r in kept] == [f"q{i}" for i in range(3, total)]
     assert all(r.status == "completed" for r in kept)
     assert len(await session_thread(handle, store)) == 2 * total  # the thread itself keeps everything
+
+
+async def test_erasing_a_session_that_continued_as_new_deletes_every_execution_and_run(
+    client: Client, task_queue: str
+) -> None:
+    sid = new_session_id()
+    session = Sessions(client, task_queue=task_queue).get(sid)
+    run_ids: list[str] = []
+    for i in range(30):  # until it has continued as new (the tests' server suggests it at 120 events)
+        record = await ask_sync(client, task_queue, sid, f"turn {i}", turn(f"answer {i}"))
+        run_ids.append(record.run_workflow_id)
+        if i >= 1 and await continue_as_new_hops(client, sid):
+            break
+    hops = await continue_as_new_hops(client, sid)
+    assert hops >= 1
+    erased = await session.delete()
+    assert sorted(erased.runs) == sorted(run_ids)
+    assert erased.executions == len(run_ids) + hops + 1  # every run, and every execution of the session
+    for workflow_id in [sid, *run_ids]:
+        assert await gone(client, workflow_id), workflow_id
+
+
+async def gone(client: Client, workflow_id: str) -> bool:
+    """Whether, within 60 s, Temporal neither describes nor lists any execution of `workflow_id`."""
+    for _ in range(600):
+        listed = [w async for w in client.list_workflows(f"WorkflowId = '{workflow_id}'")]
+        if not listed and not await workflow_exists(client, workflow_id):
+            return True
+        await asyncio.sleep(0.1)
+    return False
