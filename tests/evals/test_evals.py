@@ -8,9 +8,11 @@ every bad input is refused by name with nothing created; another principal's eva
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+import pytest
 import pytest_asyncio
 
 from clients.evals import eval_workflow_id
@@ -18,6 +20,8 @@ from contracts.evals import EvalResult
 from conversation import Entry, MessageEntry
 from store.evals import EvalStore
 from testing import AgentTestEnvironment, answer, call_tools, scripted_agent, tool_call
+from tests.fake_openai import FakeOpenAI, chat_completion
+from tests.fake_openai import tool_call as openai_tool_call
 from tests.gateway_helpers import ALICE, BOB, TEST_AGENTS, TEST_TOKENS, GatewayServer, running_gateway
 
 AGENTS = {
@@ -203,3 +207,39 @@ async def test_another_principals_evaluation_is_not_found(gateway: GatewayServer
         assert (await http.get(f"/api/evals/{body['eval_id']}")).status_code == 404
         assert (await http.get(f"/api/evals/{body['eval_id']}/compare/{body['eval_id']}")).status_code == 404
         assert (await http.get("/api/evals/ev-missing")).json()["error"]["code"] == "not_found"
+
+
+async def test_an_llm_judge_grades_each_case_through_a_real_openai_compatible_server(
+    gateway: GatewayServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    verdicts = [(True, "polite and right"), (False, "rude")]
+    async with FakeOpenAI() as server:
+        for passed, reason in verdicts:
+            grading = json.dumps({"reason": reason, "pass": passed, "score": 1.0 if passed else 0.0})
+            server.reply(chat_completion(tool_calls=[openai_tool_call("final_result", grading)]))
+        # The worker's litellm path reaches the provider as it would any OpenAI-compatible one.
+        monkeypatch.setenv("OPENAI_API_BASE", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-judge-test")
+        dataset = {
+            "name": "judged",
+            "cases": [
+                {"name": "first", "inputs": "Capital of France?"},
+                {"name": "second", "inputs": "Capital of France, again?"},
+            ],
+            "evaluators": [{"LLMJudge": {"rubric": "The answer is polite", "model": "openai/gpt-4o-mini"}}],
+        }
+        body = await evaluate(gateway, ALICE, "lyon", dataset)
+        asked = [r for r in server.requests if r.path.endswith("/chat/completions")]
+    assert body["status"] == "completed"
+    judged = sorted(c["scores"]["LLMJudge"] for c in body["cases"])
+    assert judged == [False, True], body["cases"]
+    assert len(asked) == 2
+    for request in asked:
+        assert request.body["model"] == "gpt-4o-mini"
+        assert request.headers["Authorization"] == "Bearer sk-judge-test"
+        prompt = json.dumps(request.body["messages"])
+        assert "The answer is polite" in prompt and "Lyon" in prompt  # the rubric and the case's output
+        assert [t["function"]["name"] for t in request.body["tools"]] == ["final_result"]
+    summary = body["summary"]
+    assert (summary["passed"], summary["failed"]) == (1, 1)
+    assert summary["by_evaluator"]["LLMJudge"] == {"passed": 1, "failed": 1, "pass_rate": 0.5}
