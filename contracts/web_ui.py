@@ -23,16 +23,26 @@ def first_words(text: str, limit: int) -> str:
     return (cut[:space] if space > limit // 2 else cut) + "…"
 
 
-def static_summary(config: AgentConfig, query: str, agent_id: str | None = None) -> str:
-    """The line the Web UI lists a run (or a session, with its agent) by: model, first words of the query."""
+def static_summary(
+    config: AgentConfig, query: str, agent_id: str | None = None, version: int | None = None
+) -> str:
+    """The line the Web UI lists a run (or a session, with its agent) by: model, first words of the query.
+
+    A run of an agent's version made at run time names it first (`v3 · `).
+    """
     who = f"session {agent_id} · " if agent_id is not None else ""
-    return f"{who}{config.model}: {first_words(query, SUMMARY_QUERY_CHARS)}"
+    which = f"v{version} · " if version is not None else ""
+    return f"{who}{which}{config.model}: {first_words(query, SUMMARY_QUERY_CHARS)}"
 
 
 def static_details(
-    config: AgentConfig, query: str, request_id: str | None, agent_id: str | None = None
+    config: AgentConfig,
+    query: str,
+    request_id: str | None,
+    agent_id: str | None = None,
+    version: int | None = None,
 ) -> str:
-    """The Web UI's details of a started run or session (Markdown): model, tools, limits, query."""
+    """The Web UI's details of a started run or session (Markdown): model, tools, limits, query, version."""
     tools = ", ".join(config.tools) or "none"
     lines = [
         f"**model** `{config.model}` · **tools** {tools} · **max iterations** {config.max_iterations}",
@@ -42,4 +52,6 @@ def static_details(
         lines.insert(0, f"**agent** {agent_id}")
     if request_id is not None:
         lines.append(f"**request** `{request_id}`")
+    if version is not None:
+        lines.append(f"**agent version** {version}")
     return "\n\n".join(lines)

@@ -90,6 +90,14 @@ async def test_versions_pins_and_roll_back(gateway: GatewayServer) -> None:
         status = await gateway.ctx.sessions.get(f"gw/alice/{name}/{thread}").requests()
         prompts = [(await runs.get(r.run_workflow_id).context()).system_prompt for r in status]
         assert prompts == ["You are v2.", "You are v1."]  # each run had its version's prompt
+        # Each run names its version in its trace and in what the Web UI lists it by.
+        for record, version in zip(status, (2, 1), strict=True):
+            trace = await runs.get(record.run_workflow_id).trace()
+            assert trace.events[0].kind == "request_started", trace.events[0]
+            assert trace.events[0].data["agent_version"] == version
+            described = await gateway.ctx.client.get_workflow_handle(record.run_workflow_id).describe()
+            assert (await described.static_summary() or "").startswith(f"v{version} · scripted: ")
+            assert f"**agent version** {version}" in (await described.static_details() or "")
 
         rolled = await manager.put(f"/api/agents/{name}/latest", json={"version": 1})
         assert (rolled.status_code, rolled.json()) == (200, {"name": name, "latest": 1})

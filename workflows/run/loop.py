@@ -96,9 +96,10 @@ class RunLoop:
         """
         self._model.offer(await self._tools.prepare())
         await self._output.prepare()  # `invalid_schema` before any LLM call
-        self._record.event(
-            "request_started", data={"model": self._config.model, "query": preview(self._input.query)}
-        )
+        started: dict[str, object] = {"model": self._config.model, "query": preview(self._input.query)}
+        if self._input.agent_version is not None:  # an agent's version made at run time
+            started["agent_version"] = self._input.agent_version
+        self._record.event("request_started", data=started)
         self._record.append(
             "user",
             self._input.query,

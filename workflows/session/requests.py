@@ -147,8 +147,12 @@ class SessionRequests:
                 id=record.run_workflow_id,
                 task_queue=workflow.info().task_queue,
                 result_type=RunResult,
-                static_summary=static_summary(run_input.config, record.query_preview),
-                static_details=static_details(run_input.config, record.query_preview, record.request_id),
+                static_summary=static_summary(
+                    run_input.config, record.query_preview, version=record.agent_version
+                ),
+                static_details=static_details(
+                    run_input.config, record.query_preview, record.request_id, version=record.agent_version
+                ),
             )
             self._forwarder.started(handle)
             if self._thread.tail_chars >= ARCHIVE_CHARS and workflow.patched(PATCH_ARCHIVE):
