@@ -60,27 +60,10 @@ def _thread() -> str:
     return f"files-{uuid.uuid4().hex[:10]}"
 
 
-async def test_the_ai_sdk_sends_an_image_and_a_pdf(gateway: GatewayServer, js_clients: Path) -> None:
-    thread = _thread()
-    seen = await js(
-        js_clients,
-        protocol="aisdk",
-        url=f"{gateway.url}/ai-sdk/default",
-        token=ALICE,
-        threadId=thread,
-        messageId=f"u{uuid.uuid4().hex[:15]}",
-        text="What is in these?",
-        files=[IMAGE.js(), DOCUMENT.js()],
-    )
-    assert seen["status"] == 200, seen
-    assert seen["errors"] == [] and seen["text"] == ANSWER
-    await delivered(gateway, ALICE, "alice", "default", thread, [IMAGE, DOCUMENT])
-
-
-async def test_an_sdk_regenerate_asks_the_message_again_with_its_files(
-    gateway: GatewayServer, js_clients: Path
-) -> None:
-    thread, message_id = _thread(), f"u{uuid.uuid4().hex[:15]}"
+async def sdk_sends_an_image_and_a_pdf(
+    gateway: GatewayServer, js_clients: Path, thread: str, message_id: str
+) -> list[dict[str, Any]]:
+    """The AI SDK's client sends both files in `thread`, answered and delivered: their references."""
     seen = await js(
         js_clients,
         protocol="aisdk",
@@ -92,7 +75,19 @@ async def test_an_sdk_regenerate_asks_the_message_again_with_its_files(
         files=[IMAGE.js(), DOCUMENT.js()],
     )
     assert seen["status"] == 200, seen
-    first = await delivered(gateway, ALICE, "alice", "default", thread, [IMAGE, DOCUMENT])
+    assert seen["errors"] == [] and seen["text"] == ANSWER
+    return await delivered(gateway, ALICE, "alice", "default", thread, [IMAGE, DOCUMENT])
+
+
+async def test_the_ai_sdk_sends_an_image_and_a_pdf(gateway: GatewayServer, js_clients: Path) -> None:
+    await sdk_sends_an_image_and_a_pdf(gateway, js_clients, _thread(), f"u{uuid.uuid4().hex[:15]}")
+
+
+async def test_an_sdk_regenerate_asks_the_message_again_with_its_files(
+    gateway: GatewayServer, js_clients: Path
+) -> None:
+    thread, message_id = _thread(), f"u{uuid.uuid4().hex[:15]}"
+    first = await sdk_sends_an_image_and_a_pdf(gateway, js_clients, thread, message_id)
     # What useChat's regenerate() sends: the trigger and the answer's id (the files are the thread's).
     answer_id = f"{message_id}:answer"
     body: dict[str, Any] = {
