@@ -178,7 +178,7 @@ SESSION_HANDLERS["approve"] = Handler(
     counted=None,
 )
 SESSION_HANDLERS["fork"] = Handler(
-    {"seq": integer(0, None, optional=True), "session_id": ident()},
+    {"seq": integer(-1, None, optional=True), "session_id": ident(), "branch_of": ident()},
     {"seq": 10**9},
     None,
     refused({"seq": 10**9}, {"seq": 2**62}, expect=errors("seq_out_of_range")),

@@ -58,6 +58,7 @@ class Memories:
 async def memories(agents: AgentTestEnvironment) -> AsyncIterator[Memories]:
     tokens = f"{TEST_TOKENS},{ASKER}=carol:agents:ask+agents:schedules"
     async with running_gateway(agents, AGENTS, tokens=tokens) as gateway, chromium() as browser:
+        await _forget_everything(gateway)  # what modules before this one left in the process's store
         async with gateway.http(ALICE) as http:
             for key, text in SEEDED.items():
                 put = await http.put(f"/api/memory/default/items/{key}", json={"text": text})
@@ -70,7 +71,7 @@ async def memories(agents: AgentTestEnvironment) -> AsyncIterator[Memories]:
 
 
 async def _forget_everything(gateway: GatewayServer) -> None:
-    """Leave the session's shared store as this module found it (others list bob's and alice's items)."""
+    """Empty alice's and bob's memories of these agents in the session's shared store (others list them)."""
     for token in (ALICE, BOB):
         async with gateway.http(token) as http:
             for agent in AGENTS:

@@ -325,13 +325,14 @@ async def test_a_worker_killed_mid_stream_the_answer_completes_and_shows_once(
 ) -> None:
     # The real worker process writing to the channel, killed -9 while its LLM activity streams
     # there: a second one retries the call (attempt 2), and the follower ends with the answer once.
+    # The stream lasts about 7 s so that a follower slowed by a loaded machine still sees it mid-way.
     address = live_agents.client.service_client.config.target_host
     queue = f"live-kill-{uuid.uuid4().hex[:8]}"
     content = "lorem ipsum " * 30
     config = AgentConfig.model_validate(
         {
             "model": "scripted",
-            "script": [turn(content, chunk_chars=4, chunk_delay_s=0.03)],
+            "script": [turn(content, chunk_chars=4, chunk_delay_s=0.08)],
             "stream": True,
             "stream_interval_s": 0.05,
         }
@@ -409,7 +410,7 @@ async def test_a_worker_that_writes_its_first_items_late_is_still_followed_on_th
     config = AgentConfig.model_validate(
         {
             "model": "scripted",
-            "script": [turn(content, chunk_chars=4, chunk_delay_s=0.03)],
+            "script": [turn(content, chunk_chars=4, chunk_delay_s=0.08)],
             "stream": True,
             "stream_interval_s": 0.05,
         }
