@@ -55,6 +55,7 @@ from contracts.session_config import (
     ToolNameInput,
     WebhookInput,
 )
+from contracts.session_memo import RenameInput
 from contracts.signals import ControlAck
 from contracts.stream import EVENTS_TOPIC, StreamEvent
 from conversation import Context, ContextModifyInput
@@ -193,6 +194,7 @@ SESSION_API = WorkflowApi(
         Handler("export", "update", ExportInput, ExportResult, "A signed snapshot token of a lane."),
         Handler("fork", "update", ForkInput, ForkResult, "Start a new session from the thread at a seq."),
         Handler("record_branch", "update", Branch, BranchList, "Record a branch of this family root."),
+        Handler("rename", "update", RenameInput, RenameInput, "Name the thread (its listings' title)."),
         Handler(
             "reset_thread", "signal_and_update", ResetInput, Ack, "Start the conversation afresh (an op)."
         ),

@@ -57,6 +57,7 @@ from contracts.session import (
     ResetInput,
     SessionStatus,
 )
+from contracts.session_memo import RenameInput
 from contracts.web_ui import static_details, static_summary
 from conversation import Context
 from conversation.attachments import Attachment
@@ -334,6 +335,21 @@ class SessionHandle(WorkflowControls):
         """
         payload = session_inputs.fork_input(request or seq, session_id)
         return await self._update("fork", payload, ForkResult, self._timeouts.work)
+
+    async def rename(self, title: str) -> str:
+        """Name the thread: listings show `title` instead of its first message (`contracts.session_memo`).
+
+        Returns:
+            The title as kept (surrounding blanks removed).
+
+        Raises:
+            RejectedError: `invalid_input` (blank, more than one line), `payload_too_large`
+                (over `MAX_TITLE_CHARS`); nothing changed.
+        """
+        named = await self._update(
+            "rename", session_inputs.rename_input(title), RenameInput, self._timeouts.control
+        )
+        return named.title
 
     async def reset_thread(
         self, request: ResetInput | None = None, *, reason: str | None = None, op_id: str | None = None

@@ -21,6 +21,7 @@ from contracts.session_config import (
     ToolNameInput,
     WebhookInput,
 )
+from contracts.session_memo import RenameInput
 
 
 def compact_input(op_id: str | CompactInput | None = None, model: str | None = None) -> CompactInput:
@@ -79,3 +80,8 @@ def reset_input(reason: str | ResetInput | None = None, op_id: str | None = None
     """A reset of the conversation (`reason` is recorded in the op's meta)."""
     data = reason.model_dump() if isinstance(reason, ResetInput) else {"op_id": op_id, "reason": reason}
     return checked(ResetInput, data, "reset_thread")
+
+
+def rename_input(title: str) -> RenameInput:
+    """A name for the thread (not blank, one line, at most `MAX_TITLE_CHARS` characters)."""
+    return checked(RenameInput, {"title": title}, "rename")

@@ -185,6 +185,14 @@ SESSION_HANDLERS["fork"] = Handler(
     kinds=("update",),
     counted=None,
 )
+SESSION_HANDLERS["rename"] = Handler(
+    {"title": text(80, required=True)},
+    {"title": "Fuzzed"},
+    REQUIRED,
+    refused({"title": " "}, {"title": "two\nlines"}, expect=errors(INVALID)),
+    kinds=("update",),
+    counted=None,
+)
 SESSION_HANDLERS["reset_thread"] = Handler(
     {"op_id": ident(), "reason": text(1_000)}, {}, None, kinds=("update",), counted=None
 )

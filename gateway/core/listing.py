@@ -7,8 +7,12 @@ One query and one filter for both views: a listed session's id must parse as its
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
+
+from temporalio.client import WorkflowExecution
 
 from contracts.session import SESSION_WORKFLOW_TYPE
+from contracts.session_memo import LAST_USED_MEMO, TITLE_MEMO
 from gateway.context import GatewayContext
 from gateway.identity.principal import PRINCIPAL_PATTERN, Principal
 from gateway.owners import PREFIX, parse_session_id
@@ -21,7 +25,11 @@ MAX_LISTED = 100
 
 @dataclass(frozen=True)
 class ListedThread:
-    """One session of a listing: whose it is, its agent and thread, where it stands."""
+    """One session of a listing: whose it is, its agent and thread, where it stands, its title.
+
+    `title` and `last_used_at` come from the session's memo (`contracts.session_memo`): None
+    until its first request ends (and for sessions older than titles).
+    """
 
     principal: str
     agent: str
@@ -29,8 +37,10 @@ class ListedThread:
     session_id: str
     status: str
     started_at: str
+    title: str | None = None
+    last_used_at: str | None = None
 
-    def json(self, *, with_principal: bool) -> dict[str, str]:
+    def json(self, *, with_principal: bool) -> dict[str, str | None]:
         """The listing's JSON object (`principal` only in the admin's listing of every principal)."""
         owner = {"principal": self.principal} if with_principal else {}
         return {
@@ -40,11 +50,15 @@ class ListedThread:
             "session_id": self.session_id,
             "status": self.status,
             "started_at": self.started_at,
+            "title": self.title,
+            "last_used_at": self.last_used_at,
         }
 
 
 async def list_threads(ctx: GatewayContext, owner: str | None) -> list[ListedThread]:
     """The sessions of the principal named `owner` (every principal's when None), at most `MAX_LISTED`.
+
+    The most recently used first (`last_used_at`, else `started_at`).
 
     `owner` must match `PRINCIPAL_PATTERN` (names match `^[A-Za-z0-9_.-]+$`: safe inside the
     query's quotes).
@@ -69,5 +83,18 @@ async def list_threads(ctx: GatewayContext, owner: str | None) -> list[ListedThr
             session_id=execution.id,
             status=execution.status.name.lower() if execution.status else "unknown",
             started_at=execution.start_time.isoformat(),
+            title=await _memo_text(execution, TITLE_MEMO),
+            last_used_at=await _memo_text(execution, LAST_USED_MEMO),
         )
-    return list(listed.values())
+    return sorted(listed.values(), key=_last_touched, reverse=True)
+
+
+def _last_touched(thread: ListedThread) -> datetime:
+    """When the thread was last used (its start, before its first request ends): listings' order."""
+    return datetime.fromisoformat(thread.last_used_at or thread.started_at)
+
+
+async def _memo_text(execution: WorkflowExecution, key: str) -> str | None:
+    """A text value of the session's memo, or None (absent, or not text)."""
+    value: object = await execution.memo_value(key, None)
+    return value if isinstance(value, str) else None

@@ -508,6 +508,17 @@ class RequestCore:
         new = Thread(thread.principal, owned[0], owned[1], forked.session_id, thread.config)
         return Forked(new, forked.forked_from.seq)
 
+    async def rename(self, thread: Thread, title: str) -> str:
+        """Name the thread (its listings' `title`); the title as kept.
+
+        Raises:
+            GatewayError: `not_found` (checked first), `invalid_input` (blank, several lines),
+                `payload_too_large` (over `MAX_TITLE_CHARS`).
+        """
+        await self.status(thread)
+        with temporal_reads():
+            return await self.session(thread).rename(title)
+
     async def reset(self, thread: Thread, *, reason: str | None = None) -> Ack:
         """Start the conversation afresh (`applied`, or `deferred` while a request runs).
 

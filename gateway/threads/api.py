@@ -5,6 +5,7 @@
     POST /api/threads/{agent}/{thread}/fork     {"seq"?: int, "thread_id"?: str} -> the new thread
     GET  /api/threads/{agent}/{thread}/branches the branches of its family (docs/branches.md)
     POST /api/threads/{agent}/{thread}/reset    {"reason"?: str} -> the context op's ack
+    PUT  /api/threads/{agent}/{thread}/title    {"title": str} -> the name listings show
     DELETE /api/threads/{agent}/{thread}        ?memories=true -> what was erased (docs/erasing-data.md)
 
 A thread is the caller's session `gw/<principal>/<agent>/<thread>` (`gateway.owners`): another
@@ -54,6 +55,7 @@ def routes(ctx: GatewayContext) -> list[BaseRoute]:
         Route("/api/threads/{agent}/{thread}/fork", api.fork, methods=["POST"]),
         Route("/api/threads/{agent}/{thread}/branches", api.branches, methods=["GET"]),
         Route("/api/threads/{agent}/{thread}/reset", api.reset, methods=["POST"]),
+        Route("/api/threads/{agent}/{thread}/title", api.rename, methods=["PUT"]),
     ]
 
 
@@ -167,6 +169,14 @@ class _ThreadsApi:
             raise GatewayError.invalid_input("`reason` must be a string")
         ack = await self._core.reset(thread, reason=reason)
         return JSONResponse(ack.model_dump(mode="json", exclude_none=True))
+
+    async def rename(self, request: Request) -> Response:
+        thread = await self._owned(request)
+        title = (await _object(request)).get("title")
+        if not isinstance(title, str):
+            raise GatewayError.invalid_input("`title` must be a string")
+        kept = await self._core.rename(thread, title)
+        return JSONResponse({"agent": thread.agent, "thread_id": thread.thread_id, "title": kept})
 
     async def erase(self, request: Request) -> Response:
         thread = await self._owned(request)

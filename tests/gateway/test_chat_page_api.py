@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest_asyncio
@@ -168,6 +168,85 @@ async def test_reset_starts_the_conversation_afresh(gateway: GatewayServer) -> N
         details = (await http.get(f"/api/threads/default/{thread}")).json()
     assert details["messages"][-1] == {"seq": 2, "kind": "op", "op": "reset", "reason": "clean slate"}
     assert (await session.context()).messages == []
+
+
+async def listed_when(
+    gateway: GatewayServer, token: str, done: Callable[[list[dict[str, Any]]], bool]
+) -> list[dict[str, Any]]:
+    """`GET /api/threads` once `done` holds of it (a memo reaches visibility a moment later)."""
+    threads: list[dict[str, Any]] = []
+    async with gateway.http(token) as http:
+        for _ in range(100):
+            threads = (await http.get("/api/threads")).json()["threads"]
+            if done(threads):
+                return threads
+            await asyncio.sleep(0.1)
+    raise AssertionError(f"never listed as wanted; last: {threads}")
+
+
+def by_id(threads: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {t["thread_id"]: t for t in threads}
+
+
+async def test_the_listing_shows_titles_and_last_use_most_recent_first(gateway: GatewayServer) -> None:
+    older, session = await asked(gateway, "alice", "Plan my trip to Lisbon\nwith a day in Sintra")
+    long_question = "Why " + "very " * 30 + "long?"
+    newer, _ = await asked(gateway, "alice", long_question)
+
+    def titled(threads: list[dict[str, Any]]) -> bool:
+        found = by_id(threads)
+        return all(found.get(t, {}).get("title") for t in (older, newer))
+
+    threads = await listed_when(gateway, ALICE, titled)
+    found = by_id(threads)
+    assert found[older]["title"] == "Plan my trip to Lisbon"  # the first line
+    assert found[newer]["title"] == long_question[:79].rstrip() + "…" and len(found[newer]["title"]) <= 80
+    for t in (older, newer):
+        assert found[t]["last_used_at"] >= found[t]["started_at"]
+    order = [t["thread_id"] for t in threads]
+    assert order.index(newer) < order.index(older)
+
+    # Used again, the older thread comes first; its title stays its first message.
+    accepted = await session.ask("And the beaches?", config=TEST_AGENTS["default"], agent_id="default")
+    await session.await_result(accepted.request_id)
+
+    def older_first(threads: list[dict[str, Any]]) -> bool:
+        return next(t["thread_id"] for t in threads if t["thread_id"] in (older, newer)) == older
+
+    threads = await listed_when(gateway, ALICE, older_first)
+    assert by_id(threads)[older]["title"] == "Plan my trip to Lisbon"
+
+
+async def test_a_thread_renamed_keeps_its_name_and_bad_names_change_nothing(gateway: GatewayServer) -> None:
+    thread, session = await asked(gateway, "alice", "First question")
+    async with gateway.http(ALICE) as http:
+        renamed = await http.put(f"/api/threads/default/{thread}/title", json={"title": "  Trip notes  "})
+        assert renamed.status_code == 200, renamed.text
+        assert renamed.json() == {"agent": "default", "thread_id": thread, "title": "Trip notes"}
+        bad: list[tuple[object, int, str]] = [
+            ({"title": " "}, 400, "invalid_input"),
+            ({"title": "a\nb"}, 400, "invalid_input"),
+            ({"title": 3}, 400, "invalid_input"),
+            ({}, 400, "invalid_input"),
+            ([], 400, "invalid_input"),
+            ({"title": "x" * 81}, 413, "payload_too_large"),
+        ]
+        for body, status, code in bad:
+            refused = await http.put(f"/api/threads/default/{thread}/title", json=body)
+            assert (refused.status_code, refused.json()["error"]["code"]) == (status, code), body
+        not_json = await http.put(f"/api/threads/default/{thread}/title", content=b"{nope")
+        assert (not_json.status_code, not_json.json()["error"]["code"]) == (400, "invalid_input")
+    async with gateway.http(BOB) as http:
+        others = await http.put(f"/api/threads/default/{thread}/title", json={"title": "Bob's now"})
+        assert (others.status_code, others.json()) == (404, NOT_FOUND)
+    accepted = await session.ask("Second question", config=TEST_AGENTS["default"], agent_id="default")
+    await session.await_result(accepted.request_id)
+    threads = await listed_when(
+        gateway, ALICE, lambda ts: by_id(ts).get(thread, {}).get("title") == "Trip notes"
+    )
+    assert by_id(threads)[thread]["title"] == "Trip notes"
+    described = await gateway.ctx.client.get_workflow_handle(session.workflow_id).describe()
+    assert (await described.memo())["title"] == "Trip notes"
 
 
 async def test_the_agents_and_the_page_files(gateway: GatewayServer) -> None:

@@ -237,6 +237,7 @@ async def a_session(client: Client, task_queue: str, store: BlobStore) -> str:
     await session.fork(seq=0)
     await session.edit(0, "Hi, edited", request_id="edited")  # a branch: `record_branch` at this root
     await session.branches()
+    await session.rename("Schema test")
     await session.agent_state()
     await session.thread_page(0, limit=2)
     await session.context("default")

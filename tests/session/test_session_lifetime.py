@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -103,6 +104,12 @@ async def test_long_conversation_continues_as_new_losing_and_duplicating_nothing
     # written aside were carried unwritten when it did, and the next run wrote them, each once.
     assert any(await carried_usage_rows(client, sid))
     assert await usage_rows_written(sid, turns) == turns
+    # The memo listings read went through continue-as-new: the first message's title, the last use.
+    memo = await (await handle.describe()).memo()
+    assert memo["title"] == "turn 0" and memo["last_request"]["status"] == "completed"
+    assert (
+        timedelta(0) < datetime.now(UTC) - datetime.fromisoformat(memo["last_used_at"]) < timedelta(minutes=5)
+    )
 
 
 async def test_export_then_restore_gives_the_same_context(client: Client, task_queue: str) -> None:

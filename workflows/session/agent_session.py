@@ -40,10 +40,12 @@ from contracts.session import (
     SessionInput,
     SessionStatus,
 )
+from contracts.session_memo import RenameInput
 from contracts.workflow_ids import workflow_id_problem
 from conversation import Context
 from workflows import controls
 from workflows.refusals import decode_or_refuse, decode_start, refusal
+from workflows.session import thread_memo
 from workflows.session.controls import SessionControls
 from workflows.session.fork import fork_problem
 from workflows.session.loop import SessionLoop
@@ -79,7 +81,8 @@ class AgentSession:
         """Serve requests one at a time; continue as new when due, while idle."""
         if self._problem is not None:
             raise refusal(self._problem)
-        workflow.continue_as_new(await self._session.run())
+        # The memo (title, last use) is passed on whole: listings read it from the newest run.
+        workflow.continue_as_new(await self._session.run(), memo=workflow.memo())
 
     def _check(self, problem_of: Callable[[], ApplicationError | None]) -> None:
         """Refuse by the start input's problem (the session fails at once), else by `problem_of()`."""
@@ -162,6 +165,18 @@ class AgentSession:
     def _validate_record_branch(self, *args: Any) -> None:
         branch = decode_or_refuse(args, Branch, "record_branch")
         self._check(lambda: self._session.branch_problem(branch))
+
+    @workflow.update(name="rename")
+    def rename(self, *args: Any) -> RenameInput:
+        """Name this thread: its listings show the title from now on (`contracts.session_memo`)."""
+        named = decode_or_refuse(args, RenameInput, "rename")
+        thread_memo.rename(named.title)
+        return named
+
+    @rename.validator
+    def _validate_rename(self, *args: Any) -> None:
+        decode_or_refuse(args, RenameInput, "rename")
+        self._check(lambda: None)
 
     # ---- queries ---------------------------------------------------------------------------
 

@@ -28,6 +28,7 @@ from contracts.webhooks import WebhookBody, WebhookData, WebhookTarget, answer_p
 from workflows.activity_calls import call_activity
 from workflows.failures import run_error
 from workflows.op_slot import OpSlot
+from workflows.session import thread_memo
 from workflows.session.asks import rollback_op
 from workflows.session.compactor import Compactor
 from workflows.session.request_book import RequestBook
@@ -171,7 +172,7 @@ class SessionRequests:
             self._forwarder.ended(record.request_id, result)
             self._book.close(record, outcome, workflow.now())
             if workflow.patched(PATCH_RUN_END_MEMO):
-                workflow.upsert_memo({"last_request": {"id": record.request_id, "status": outcome.status}})
+                thread_memo.request_ended(record, outcome.status)
             self._usage = self._usage.plus(outcome.usage)
             if self._book.active is None:  # else a waiting request starts now
                 set_idle_details(self._book.runs_started, record.query_preview, outcome.status)
