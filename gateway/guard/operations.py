@@ -262,7 +262,7 @@ ROUTES: Final[tuple[tuple[str, re.Pattern[str], Operation, BodyReader | None], .
     ),
     (
         "PUT",
-        re.compile(r"^/api/threads/(?P<agent>[^/]+)/(?P<thread>[^/]+)/webhook$"),
+        re.compile(r"^/api/threads/(?P<agent>[^/]+)/(?P<thread>[^/]+)/(webhook|title)$"),
         Operation("configure", ASK, audited=True),
         None,
     ),

@@ -109,6 +109,9 @@ def test_each_protocol_names_its_operation_and_scope() -> None:
     assert one("/api/threads/default/t/requests", {"message": "hi"}) == ("ask", "agents:ask", True)
     assert classify("GET", "/ai-sdk/default/t/stream", None)[0].scope == "agents:ask"
     assert classify("DELETE", "/api/schedules/nightly", None)[0].scope == "agents:schedules"
+    [renamed] = classify("PUT", "/api/threads/default/t/title", None)
+    renaming = (renamed.action, renamed.scope, renamed.audited, renamed.thread)
+    assert renaming == ("configure", "agents:ask", True, "t")
     assert classify("GET", "/healthz", None) == []
 
 
