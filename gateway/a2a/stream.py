@@ -8,8 +8,9 @@ input (`input-required` with the calls awaiting approval):
 - text as the model writes it: `working` status updates whose agent message holds the delta
   (metadata `call`, `attempt`: a retried call starts over with a higher attempt). A stream that
   joins late (the run drops a call's deltas from its stream once the thread holds the call's
-  answer) gets what it missed in one more such update when the call ends, read from the thread:
-  the text updates of every call add up to its answer;
+  answer) gets what it missed in one more such update when the call ends, read from the thread
+  (`gateway.core.request_fold`, the fold under every protocol's renderer): the text updates of
+  every call's newest attempt add up to its answer;
 - each step of the run (model call, tool call and result, approval decided, steer taken):
   a `working` status update with a data part `{"event": kind, "call_id"?, "data": ...}`;
 - the end: the `answer` artifact (text) and the `output` artifact (structured output, when the
@@ -26,14 +27,14 @@ from a2a.helpers.proto_helpers import new_data_part, new_text_part
 from a2a.server.events.event_queue import Event
 from a2a.types.a2a_pb2 import Task, TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent
 
-from contracts.call_texts import CallTexts
 from contracts.run import TERMINAL_KINDS
 from contracts.stream import DeltaEvent, TraceItem
+from conversation import MessageEntry
 from gateway.a2a.tasks import TaskRef, agent_message, task_of, to_struct
 from gateway.context import GatewayContext
 from gateway.core import RequestCore, RunEnd, ended_state, follow_run
+from gateway.core.request_fold import FoldEvent, PartWritten, RequestFold
 from gateway.errors import GatewayError
-from gateway.feed.hub import HubItem
 
 __all__ = ["STOPPING_STATES", "task_events"]
 
@@ -100,7 +101,7 @@ async def task_events(
         if first.status.state in STOPPING_STATES:
             return
     assert run_id is not None
-    streamed = _StreamedText()
+    fold = RequestFold(ref.request_id, kinds=("text",))
     async for item in follow_run(ctx, run_id):
         if isinstance(item, RunEnd):
             for final in _final_of(ref, item):
@@ -108,18 +109,18 @@ async def task_events(
             return
         event = item.event
         if isinstance(event, DeltaEvent):
-            if event.text:
-                streamed.add(event)
-                yield _text_event(ref, event.call, event.attempt, str(event.seq), event.text)
+            for written in _written(fold.delta(event)):
+                yield _text_event(ref, written.part.call, written.part.attempt, str(event.seq), written.text)
             continue
         kind = event.event.kind
         data = event.event.data
+        entries: list[MessageEntry] = []
         if kind == "llm_completed" and isinstance(call := data.get("call"), int):
             chars = data.get("content_chars")
-            if not (isinstance(chars, int) and streamed.has(call, chars)):  # else no thread read
-                missed = streamed.missed(call, _answer_of(await item.enriched()))
-                if missed is not None:
-                    yield _text_event(ref, call, missed[0], "rest", missed[1])
+            if not (isinstance(chars, int) and fold.streamed_all(call, chars)):  # else no thread read
+                entries = list((await item.enriched()).entries)
+        for written in _written(fold.trace(event.event, entries)):
+            yield _text_event(ref, written.part.call, written.part.attempt, "rest", written.text)
         if kind in TERMINAL_KINDS:
             continue  # the run's result follows at once
         if kind == "approval_requested":
@@ -141,33 +142,9 @@ def _text_event(ref: TaskRef, call: int, attempt: int, part: str, text: str) -> 
     return status_event(ref, TaskStatus(state=TaskState.TASK_STATE_WORKING, message=message), delta=True)
 
 
-def _answer_of(item: HubItem) -> str:
-    answer = next((e for e in reversed(item.entries) if e.payload.role == "assistant"), None)
-    return answer.payload.content if answer is not None else ""
-
-
-class _StreamedText:
-    """The text a stream has sent of each model call (of its latest attempt: `contracts.call_texts`)."""
-
-    def __init__(self) -> None:
-        self._sent = CallTexts()
-
-    def add(self, delta: DeltaEvent) -> None:
-        self._sent.add(delta)
-
-    def has(self, call: int, chars: int) -> bool:
-        """Whether the stream has sent all `chars` characters of the call's text."""
-        return len(self._sent.text(call)) == chars
-
-    def missed(self, call: int, answer: str) -> tuple[int, str] | None:
-        """What the stream lacks of the call's `answer`: (attempt, text) to send, or None."""
-        attempt, sent = self._sent.attempt(call, default=1), self._sent.text(call)
-        if not answer:  # no text, or the thread could not be read
-            return None
-        if answer.startswith(sent):
-            rest = answer[len(sent) :]
-            return (attempt, rest) if rest else None
-        return attempt + 1, answer  # what was sent is not the answer's start: start over
+def _written(folded: list[FoldEvent]) -> list[PartWritten]:
+    """The text a fold's events add (A2A names no part's opening or closing)."""
+    return [event for event in folded if isinstance(event, PartWritten)]
 
 
 def _step_event(ref: TaskRef, item: TraceItem) -> TaskStatusUpdateEvent:

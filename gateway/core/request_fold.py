@@ -12,6 +12,8 @@ run events to `RequestFold` and names the chunks of what it answers:
 - `CallEnded`: at `llm_completed` / `llm_interrupted`, the rest of the call's text comes from the
   thread first (the deltas this stream missed, or never had: the run drops them from its stream once
   the thread holds the answer), then its parts close, then the call's answer message (its tool calls).
+  When the text streamed here is not the answer's start (a retry whose deltas this stream never
+  had), the parts close as for a retry and the answer is written whole in the next attempt's part.
 
 Text of a call that has ended, or that started at or before `origin` (a stream that continues a
 request from there: the client has that text), is not rendered. A call's anchor is the seq of its
@@ -143,6 +145,10 @@ class RequestFold:
         """Where call `call` stands: its `llm_started`'s seq (the newest trace seq when unseen)."""
         return self._anchors.get(call, self.seq)
 
+    def streamed_all(self, call: int, chars: int) -> bool:
+        """Whether this stream's deltas hold all `chars` characters of call `call`'s text (no thread read)."""
+        return len(self._texts.text(call)) == chars
+
     def before_origin(self, call: int) -> bool:
         """Whether call `call` started at or before `origin` (its text is not rendered)."""
         return self.origin is not None and self.anchor(call) <= self.origin
@@ -206,9 +212,15 @@ class RequestFold:
             out += self.close()
         text = self._parts.get("text")
         sent = text.chars if text is not None else 0
+        streamed = self._texts.text(call)
+        resumed = self.resumed_at is not None and self.resumed_at[0] == self.anchor(call)
+        if text is not None and self._call is not None and not resumed and len(streamed) == sent:
+            if content and not content.startswith(streamed):  # a retry whose deltas this stream never had
+                attempt = self._call[1] + 1
+                out += self.close(retry=attempt)
+                self._call, sent = (call, attempt), 0
         if not before and "text" in self.kinds and len(content) > sent:  # the deltas missed: from the thread
             if self._call is None:  # none streamed here: its first attempt's (or the one resumed inside)
-                resumed = self.resumed_at is not None and self.resumed_at[0] == self.anchor(call)
                 self._call = (call, self.resumed_at[1] if self.resumed_at is not None and resumed else 1)
             out += self._write("text", content[sent:])
         text = self._parts.get("text")

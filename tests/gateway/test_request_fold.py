@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from contracts.stream import DeltaEvent, TraceItem
-from conversation import MessageEntry
+from conversation import MessageEntry, MessagePayload
 from gateway.core.request_fold import (
     CallEnded,
     FoldEvent,
@@ -54,6 +54,27 @@ def test_the_rest_of_the_text_comes_from_the_thread_and_an_ended_call_takes_no_m
     )
     assert isinstance(out[-2], PartClosed)
     assert fold.delta(script.delta(1, "again")) == []
+
+
+def test_a_retry_whose_deltas_were_missed_starts_the_answer_over_in_the_next_attempt() -> None:
+    # Attempt 1 streamed "Bro" here; attempt 2's deltas never came (the run dropped them once the
+    # thread held the answer): the thread's answer does not start with "Bro", so it is written
+    # whole in attempt 2's part, never appended to attempt 1's.
+    script = RunScript("req")
+    fold = RequestFold("req", kinds=("text",))
+    fold.trace(script.trace("llm_started", data={"call": 1}).event)
+    fold.delta(script.delta(1, "Bro"))
+    assert fold.streamed_all(1, 3) and not fold.streamed_all(1, 4)
+    answer = script.entry(MessagePayload(role="assistant", content="Brave answer."))
+    out = fold.trace(script.trace("llm_completed", data={"call": 1}).event, [answer])
+    assert [type(step) for step in out] == [PartClosed, PartOpened, PartWritten, PartClosed, CallEnded]
+    retried, written, ended = out[0], out[2], out[4]
+    assert isinstance(retried, PartClosed) and (retried.part.id, retried.retry) == ("req-c1", 2)
+    assert isinstance(written, PartWritten) and (written.part.id, written.text) == (
+        "req-c1-a2",
+        "Brave answer.",
+    )
+    assert isinstance(ended, CallEnded) and ended.message_id == "req-c1-a2"
 
 
 def test_text_of_a_call_started_at_or_before_the_origin_is_not_rendered() -> None:
