@@ -70,6 +70,21 @@ def _config(path: Path) -> Any:
         raise typer.Exit(1) from None
 
 
+def _write_version(
+    ctx: typer.Context,
+    store_url: str | None,
+    task_queue: str,
+    name: str,
+    config: Path,
+    write: Callable[[Agents, Any], Awaitable[int]],
+) -> None:
+    """Write a version of NAME from the config file (checked against the workers when it needs them)."""
+    data = _config(config)
+    queue = task_queue if _needs_workers(data) else None
+    version = _run(ctx, store_url, queue, lambda agents: write(agents, data))
+    say(json.dumps({"name": name, "version": version}))
+
+
 def _needs_workers(config: Any) -> bool:
     if not isinstance(config, dict):
         return False
@@ -114,10 +129,14 @@ def create(
     task_queue: QueueOpt = TASK_QUEUE,
 ) -> None:
     """Make the agent NAME with the config file CONFIG as its version 1."""
-    data = _config(config)
-    queue = task_queue if _needs_workers(data) else None
-    version = _run(ctx, store_url, queue, lambda a: a.create(name, data, created_by=by, note=note))
-    say(json.dumps({"name": name, "version": version}))
+    _write_version(
+        ctx,
+        store_url,
+        task_queue,
+        name,
+        config,
+        lambda a, data: a.create(name, data, created_by=by, note=note),
+    )
 
 
 @agents_app.command("publish")
@@ -131,10 +150,14 @@ def publish(
     task_queue: QueueOpt = TASK_QUEUE,
 ) -> None:
     """Publish the config file CONFIG as the next version of NAME (its new latest)."""
-    data = _config(config)
-    queue = task_queue if _needs_workers(data) else None
-    version = _run(ctx, store_url, queue, lambda a: a.publish(name, data, created_by=by, note=note))
-    say(json.dumps({"name": name, "version": version}))
+    _write_version(
+        ctx,
+        store_url,
+        task_queue,
+        name,
+        config,
+        lambda a, data: a.publish(name, data, created_by=by, note=note),
+    )
 
 
 @agents_app.command("set-latest")

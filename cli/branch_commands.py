@@ -22,6 +22,10 @@ from clients.branches import Branched, MessageRef
 from clients.sessions import SessionHandle
 from contracts.session import RequestResult
 
+BranchIdOpt = Annotated[
+    str | None, option("--id", help="The branch's session id (default: <session>-fork-<n>).")
+]
+
 
 def regenerate(
     ctx: typer.Context,
@@ -30,9 +34,7 @@ def regenerate(
     request: Annotated[
         str | None, option("--request", help="The request to ask again (default: the last).")
     ] = None,
-    new_id: Annotated[
-        str | None, option("--id", help="The branch's session id (default: <session>-fork-<n>).")
-    ] = None,
+    new_id: BranchIdOpt = None,
     server: ServerOptions,
 ) -> None:
     """Ask a request again on a new branch forked right before it; the original keeps its answer."""
@@ -54,9 +56,7 @@ def edit(
         str, argument(help="The user message: its seq, or the id of the request that asked it.")
     ],
     text: Annotated[str, argument(help="The edited message.")],
-    new_id: Annotated[
-        str | None, option("--id", help="The branch's session id (default: <session>-fork-<n>).")
-    ] = None,
+    new_id: BranchIdOpt = None,
     server: ServerOptions,
 ) -> None:
     """Ask TEXT in place of an earlier user message, on a new branch forked right before it."""

@@ -48,7 +48,7 @@ from gateway.evals.routes import EvalsApi
 from gateway.files import routes as files_routes
 from gateway.guard import chat_signin, resource_metadata
 from gateway.guard.admission import Admission, admission_of
-from gateway.http_input import check_json_depth, principal_of, read_json
+from gateway.http_input import check_json_depth, handing_on, principal_of, read_json
 from gateway.identity.scopes import ADMIN, require
 from gateway.jsonrpc import INVALID_REQUEST, PARSE_ERROR, jsonrpc_error_body
 from gateway.mcp import McpEndpoint
@@ -155,16 +155,7 @@ async def _body(receive: Receive, limit: int) -> tuple[bytes, Receive]:
             body = b"".join(chunks)
             first = {"type": "http.request", "body": body, "more_body": False}
             break
-    handed = False
-
-    async def replay() -> Message:
-        nonlocal handed
-        if handed:
-            return await receive()
-        handed = True
-        return first
-
-    return body, replay
+    return body, handing_on(first, receive)
 
 
 def _refusal(path: str, err: GatewayError, jsonrpc_code: int = INVALID_REQUEST) -> Response:

@@ -15,6 +15,7 @@ import re
 from itertools import accumulate
 
 from starlette.requests import Request
+from starlette.types import Message, Receive
 
 from gateway.errors import GatewayError
 from gateway.identity.principal import Principal
@@ -77,3 +78,21 @@ async def read_json(request: Request) -> object:
         return json.loads(body)
     except (ValueError, UnicodeDecodeError):
         raise GatewayError.invalid_input("the request body is not valid JSON") from None
+
+
+def handing_on(first: Message, receive: Receive) -> Receive:
+    """A receive that hands the route `first` (a message already read), then reaches `receive`.
+
+    The body limit and the guard read a request's first message before the route does; later
+    calls reach the server's own `receive` (an SSE response listens there for the client leaving).
+    """
+    handed = False
+
+    async def replay() -> Message:
+        nonlocal handed
+        if handed:
+            return await receive()
+        handed = True
+        return first
+
+    return replay

@@ -36,6 +36,7 @@ from gateway.guard.quotas import RunQuotas
 from gateway.guard.rate import RequestRate
 from gateway.guard.resource_metadata import MCP_PATH, RESOURCE_METADATA_PATH, challenge
 from gateway.guard.static_tokens import authenticate
+from gateway.http_input import handing_on
 from gateway.identity.audit import AuditTrail, request_id_of
 from gateway.identity.oidc import OidcVerifier, ProviderUnavailable, TokenRefused
 from gateway.identity.principal import Principal
@@ -249,13 +250,4 @@ async def _peek_body(receive: Receive) -> tuple[bytes | None, Receive]:
     """The body the guard already read whole (its first message), and a receive that hands it on."""
     first: Message = await receive()
     body = first.get("body", b"") if first["type"] == "http.request" and not first.get("more_body") else None
-    handed = False
-
-    async def replay() -> Message:
-        nonlocal handed
-        if handed:
-            return await receive()
-        handed = True
-        return first
-
-    return body, replay
+    return body, handing_on(first, receive)
