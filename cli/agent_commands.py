@@ -13,6 +13,7 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, TypeVar, cast
 
@@ -76,12 +77,12 @@ def _write_version(
     task_queue: str,
     name: str,
     config: Path,
-    write: Callable[[Agents, Any], Awaitable[int]],
+    write: Callable[[Agents, str, Any], Awaitable[int]],
 ) -> None:
     """Write a version of NAME from the config file (checked against the workers when it needs them)."""
     data = _config(config)
     queue = task_queue if _needs_workers(data) else None
-    version = _run(ctx, store_url, queue, lambda agents: write(agents, data))
+    version = _run(ctx, store_url, queue, lambda agents: write(agents, name, data))
     say(json.dumps({"name": name, "version": version}))
 
 
@@ -129,14 +130,8 @@ def create(
     task_queue: QueueOpt = TASK_QUEUE,
 ) -> None:
     """Make the agent NAME with the config file CONFIG as its version 1."""
-    _write_version(
-        ctx,
-        store_url,
-        task_queue,
-        name,
-        config,
-        lambda a, data: a.create(name, data, created_by=by, note=note),
-    )
+    write = partial(Agents.create, created_by=by, note=note)
+    _write_version(ctx, store_url, task_queue, name, config, write)
 
 
 @agents_app.command("publish")
@@ -150,14 +145,8 @@ def publish(
     task_queue: QueueOpt = TASK_QUEUE,
 ) -> None:
     """Publish the config file CONFIG as the next version of NAME (its new latest)."""
-    _write_version(
-        ctx,
-        store_url,
-        task_queue,
-        name,
-        config,
-        lambda a, data: a.publish(name, data, created_by=by, note=note),
-    )
+    write = partial(Agents.publish, created_by=by, note=note)
+    _write_version(ctx, store_url, task_queue, name, config, write)
 
 
 @agents_app.command("set-latest")
