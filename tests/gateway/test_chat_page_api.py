@@ -240,7 +240,18 @@ async def test_the_agents_and_the_page_files(gateway: GatewayServer) -> None:
         assert page.headers["content-security-policy"].startswith(
             "default-src 'self'; frame-ancestors 'none'"
         )
-        for name in ("app.js", "api.js", "approvals.js", "render.js", "sse.js", "style.css"):
+        assert "img-src 'self' blob:" in page.headers["content-security-policy"]  # the thumbnails
+        files = (
+            "app.js",
+            "api.js",
+            "approvals.js",
+            "render.js",
+            "sse.js",
+            "files.js",
+            "branches.js",
+            "style.css",
+        )
+        for name in files:
             served = await anonymous.get(f"/static/{name}")
             assert served.status_code == 200, name
         assert "javascript" in (await anonymous.get("/static/app.js")).headers["content-type"]

@@ -1,10 +1,11 @@
-// The chat page: sessions, a live AG-UI run, approvals, steering, fork and reset.
+// The chat page: sessions, a live AG-UI run, approvals, steering, files, fork and reset.
 // The thread id is kept in the URL and localStorage, the last event id in localStorage: a
 // reload re-attaches to the running request (replayed from its start), a dropped
 // connection resumes right after the last event it saw.
 
 import * as api from "./api.js";
 import { Approvals } from "./approvals.js";
+import { acceptFiles, mediaParts, PendingFiles, savedFiles, sentFiles } from "./files.js";
 import { el, LiveView, transcriptItems } from "./render.js";
 import { MemoryPanel } from "./memory.js";
 import { SchedulesPanel } from "./schedules.js";
@@ -150,12 +151,16 @@ function closeStreams() {
   setRunning();
 }
 
-async function send(text) {
-  const onBusy = $("on-busy").value;
+// Ask `text` with `files` ({attachment, preview}) in the open thread (`runId`: a branch's first ask
+// has its request id). A message with files cannot steer: it is queued after the answer instead.
+async function ask(text, files, runId = api.randomId("run-")) {
+  const chosen = $("on-busy").value;
+  const onBusy = chosen === "steer" && files.length ? "enqueue" : chosen;
   const forwardedProps = { on_busy: onBusy, ...(onBusy === "steer" ? { mode: $("steer-mode").value } : {}) };
-  live.user(text);
-  const message = { id: api.randomId("msg-"), role: "user", content: text };
-  await stream((signal, handler) => api.run(state.agent, runInput([message], { forwardedProps }), handler, signal));
+  live.user(text, sentFiles(files, showError));
+  const content = files.length ? [{ type: "text", text }, ...mediaParts(files.map((f) => f.attachment))] : text;
+  const message = { id: api.randomId("msg-"), role: "user", content };
+  await stream((signal, handler) => api.run(state.agent, runInput([message], { forwardedProps, runId }), handler, signal));
   void loadSessions();
   void guarded(() => memory.load()); // the agent may have saved (or forgotten) something
 }
@@ -192,7 +197,8 @@ async function loadThread(retries = 0) {
     return thread; // the live view stays until the session has recorded the run
   }
   const shown = thread.messages.filter((entry) => !(busy && entry.request_id === thread.active_request_id && entry.role !== "user"));
-  $("transcript").replaceChildren(...transcriptItems(shown, (seq) => guarded(() => fork(seq))));
+  const items = transcriptItems(shown, (seq) => guarded(() => fork(seq)), (attachments) => savedFiles(attachments, showError));
+  $("transcript").replaceChildren(...items);
   if (retries > 0) live.clear();
   return thread;
 }
@@ -214,6 +220,7 @@ async function reset() {
 async function openThread(agent, threadId) {
   closeStreams();
   live.clear();
+  pending.clear();
   if (agent !== state.agent) void guarded(() => memory.reset()); // the panel follows the agent
   state.agent = agent;
   state.threadId = threadId;
@@ -229,6 +236,7 @@ async function openThread(agent, threadId) {
 function newChat() {
   closeStreams();
   live.clear();
+  pending.clear();
   state.threadId = api.randomId("chat-");
   $("transcript").replaceChildren();
   $("thread-title").textContent = "New chat";
@@ -268,6 +276,7 @@ async function loadAgents() {
   $("agent").value = state.agent;
 }
 
+const pending = new PendingFiles($("attachments"), () => ({ agent: state.agent, threadId: state.threadId }), showError);
 const schedules = new SchedulesPanel(() => ({ agent: state.agent, threadId: state.threadId }), guarded);
 const memory = new MemoryPanel(() => state.agent, guarded);
 
@@ -303,13 +312,34 @@ async function start() {
   for (const panel of panels) await panel;
 }
 
+// The composer's message and files. It waits for the files still uploading: one refused, nothing is
+// sent (the refusal is shown; the text and the other files stay).
+let composing = false;
+async function send(text) {
+  let files;
+  composing = true;
+  try {
+    if (!(await pending.settled())) return;
+    $("message").value = "";
+    files = pending.take();
+  } finally {
+    composing = false;
+  }
+  await ask(text, files);
+}
+
 $("composer").addEventListener("submit", (event) => {
   event.preventDefault();
   const text = $("message").value.trim();
-  if (!text || $("send").disabled) return; // starting: the text stays for the next Enter
-  $("message").value = "";
+  if (!text || $("send").disabled || composing) return; // starting: the text stays for the next Enter
   void guarded(() => send(text));
 });
+$("attach").addEventListener("click", () => $("files").click());
+$("files").addEventListener("change", () => {
+  pending.add([...$("files").files]);
+  $("files").value = "";
+});
+acceptFiles(pending, [$("chat")], $("message"));
 $("message").addEventListener("keydown", (event) => {
   if (event.key === "Enter" && !event.shiftKey) {
     event.preventDefault();
