@@ -274,3 +274,74 @@ async def test_a_refused_file_is_named_and_nothing_is_sent(files: Files) -> None
     await expect(page.locator("#live .msg")).to_have_count(0)
     await page.unroute(re.compile(r"/api/files\?"))
     assert await files.thread(thread) is None, "nothing was asked"
+
+
+async def test_edit_an_earlier_message_opens_a_branch_and_the_arrows_go_back(files: Files) -> None:
+    page = await files.page()
+    await send(page, "First question.")
+    photo = image("photo.png", seed=41)
+    await page.locator("#files").set_input_files([photo.payload()])
+    await expect(page.locator("#attachments .file")).to_have_count(1, timeout=WAIT_MS)
+    await send(page, "Second question.")
+    original = thread_of(page)
+    first_answer = await page.locator("#transcript .msg.assistant .text").nth(1).inner_text()
+
+    second = page.locator('#transcript .msg.user[data-seq="2"]')
+    await second.locator("button.edit").click()
+    await second.locator("textarea.editor").fill("Second question, edited.")
+    await second.locator("button.save").click()
+
+    branch = f"{original}-fork-1"
+    await expect(page).to_have_url(re.compile(f"thread={re.escape(branch)}$"), timeout=WAIT_MS)
+    answer = page.locator("#transcript .msg.assistant").last
+    await expect(answer).to_contain_text("Second question, edited.", timeout=WAIT_MS)
+    await expect(page.locator("body")).to_have_attribute("data-running", "no", timeout=WAIT_MS)
+    parts = await seen_by_model(answer)
+    assert texts_in(parts)[0] == "Second question, edited."
+    assert images_in(parts) == [photo.sha256], "the edited message keeps its files"
+    edited = page.locator("#transcript .msg.user", has_text="Second question, edited.")
+    await expect_thumbnail(edited, photo)
+    await expect(edited.locator(".branch-nav .position")).to_have_text("2 / 2", timeout=WAIT_MS)
+    listed = await files.family(original)
+    assert [(b["kind"], b["thread_id"]) for b in listed["branches"]] == [("root", original), ("edit", branch)]
+
+    await edited.locator(".branch-nav button.prev").click()
+    await expect(page).to_have_url(re.compile(f"thread={re.escape(original)}$"), timeout=WAIT_MS)
+    back = page.locator('#transcript .msg.user[data-seq="2"]')
+    await expect(back.locator(".text")).to_have_text("Second question.", timeout=WAIT_MS)
+    await expect(back.locator(".branch-nav .position")).to_have_text("1 / 2")
+    await expect(page.locator("#transcript .msg.assistant .text").nth(1)).to_have_text(first_answer)
+    assert "Second question, edited." not in await page.locator("#transcript").inner_text()
+
+    await back.locator(".branch-nav button.next").click()
+    await expect(page).to_have_url(re.compile(f"thread={re.escape(branch)}$"), timeout=WAIT_MS)
+    await expect(page.locator("#transcript .msg.user", has_text="Second question, edited.")).to_have_count(
+        1, timeout=WAIT_MS
+    )
+
+
+async def test_regenerate_opens_a_branch_and_the_first_answer_stays_readable(files: Files) -> None:
+    page = await files.page()
+    await send(page, "Answer me twice.")
+    original = thread_of(page)
+    first = page.locator("#transcript .msg.assistant").last
+    await first.locator("button.regenerate").click()
+
+    branch = f"{original}-fork-1"
+    await expect(page).to_have_url(re.compile(f"thread={re.escape(branch)}$"), timeout=WAIT_MS)
+    await expect(page.locator("#transcript .msg.assistant")).to_have_count(1, timeout=WAIT_MS)
+    await expect(page.locator("body")).to_have_attribute("data-running", "no", timeout=WAIT_MS)
+    asked = page.locator("#transcript .msg.user")
+    await expect(asked.locator(".text")).to_have_text(["Answer me twice."])
+    await expect(asked.locator(".branch-nav .position")).to_have_text("2 / 2", timeout=WAIT_MS)
+    made = await files.thread(branch)
+    assert made is not None and made["requests"] == 1, "the branch asked the message again"
+    [regenerated] = (await files.family(original))["branches"][1:]
+    assert (regenerated["kind"], regenerated["thread_id"]) == ("regenerate", branch)
+
+    await asked.locator(".branch-nav button.prev").click()
+    await expect(page).to_have_url(re.compile(f"thread={re.escape(original)}$"), timeout=WAIT_MS)
+    await expect(page.locator("#transcript .msg.assistant")).to_have_count(1, timeout=WAIT_MS)
+    await expect(page.locator("#transcript .msg.assistant .text")).to_contain_text("Answer me twice.")
+    kept = await files.thread(original)
+    assert kept is not None and kept["requests"] == 1, "the original is unchanged"

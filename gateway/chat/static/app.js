@@ -1,10 +1,11 @@
-// The chat page: sessions, a live AG-UI run, approvals, steering, files, fork and reset.
+// The chat page: sessions, a live AG-UI run, approvals, steering, files, branches, fork and reset.
 // The thread id is kept in the URL and localStorage, the last event id in localStorage: a
 // reload re-attaches to the running request (replayed from its start), a dropped
 // connection resumes right after the last event it saw.
 
 import * as api from "./api.js";
 import { Approvals } from "./approvals.js";
+import { Branches } from "./branches.js";
 import { acceptFiles, mediaParts, PendingFiles, savedFiles, sentFiles } from "./files.js";
 import { el, LiveView, transcriptItems } from "./render.js";
 import { MemoryPanel } from "./memory.js";
@@ -180,6 +181,7 @@ async function loadThread(retries = 0) {
     if (stale()) return null;
     if (error.status !== 404) throw error;
     $("transcript").replaceChildren(); // not asked yet: a new chat
+    branches.family = null;
     return null;
   }
   if (stale()) return null;
@@ -197,7 +199,10 @@ async function loadThread(retries = 0) {
     return thread; // the live view stays until the session has recorded the run
   }
   const shown = thread.messages.filter((entry) => !(busy && entry.request_id === thread.active_request_id && entry.role !== "user"));
+  const family = await branches.load(agent, threadId);
+  if (stale()) return null;
   const items = transcriptItems(shown, (seq) => guarded(() => fork(seq)), (attachments) => savedFiles(attachments, showError));
+  branches.decorate(agent, threadId, shown, family, items, busy);
   $("transcript").replaceChildren(...items);
   if (retries > 0) live.clear();
   return thread;
@@ -237,6 +242,7 @@ function newChat() {
   closeStreams();
   live.clear();
   pending.clear();
+  branches.family = null;
   state.threadId = api.randomId("chat-");
   $("transcript").replaceChildren();
   $("thread-title").textContent = "New chat";
@@ -277,6 +283,11 @@ async function loadAgents() {
 }
 
 const pending = new PendingFiles($("attachments"), () => ({ agent: state.agent, threadId: state.threadId }), showError);
+const branches = new Branches(
+  openThread,
+  (text, attachments, runId) => ask(text, attachments.map((attachment) => ({ attachment, preview: null })), runId),
+  guarded,
+);
 const schedules = new SchedulesPanel(() => ({ agent: state.agent, threadId: state.threadId }), guarded);
 const memory = new MemoryPanel(() => state.agent, guarded);
 
@@ -313,7 +324,8 @@ async function start() {
 }
 
 // The composer's message and files. It waits for the files still uploading: one refused, nothing is
-// sent (the refusal is shown; the text and the other files stay).
+// sent (the refusal is shown; the text and the other files stay). A message to a family's root goes
+// to its newest branch (docs/branches.md): that branch is opened first, so the answer shows.
 let composing = false;
 async function send(text) {
   let files;
@@ -322,6 +334,11 @@ async function send(text) {
     if (!(await pending.settled())) return;
     $("message").value = "";
     files = pending.take();
+    const target = branches.reaches(state.threadId);
+    if (target !== state.threadId) {
+      await openThread(state.agent, target);
+      live.note(`this conversation continues on its newest branch, ${target}`);
+    }
   } finally {
     composing = false;
   }
