@@ -345,3 +345,39 @@ async def test_regenerate_opens_a_branch_and_the_first_answer_stays_readable(fil
     await expect(page.locator("#transcript .msg.assistant .text")).to_contain_text("Answer me twice.")
     kept = await files.thread(original)
     assert kept is not None and kept["requests"] == 1, "the original is unchanged"
+
+
+async def test_sessions_show_their_title_and_when_last_used(files: Files) -> None:
+    # The titles and times come from the listing's `title` and `last_used_at` (the gateway's to
+    # fill): here they are added to the real listing's answer, one thread titled and one not.
+    page = await files.page()
+    await send(page, "Titled?")
+    titled = thread_of(page)
+    await page.locator("#new-chat").click()
+    await send(page, "Untitled?")
+    untitled = thread_of(page)
+    used = "2030-01-02T03:04:05+00:00"
+
+    listed: dict[str, str] = {}
+
+    async def with_titles(route: Route) -> None:
+        response = await route.fetch()
+        body = await response.json()
+        for thread in body["threads"]:
+            listed[thread["thread_id"]] = thread["started_at"]
+            named = thread["thread_id"] == titled
+            thread["title"] = "A conversation with a title" if named else None
+            thread["last_used_at"] = used if named else None
+        await route.fulfill(response=response, json=body)
+
+    await page.route("**/api/threads", with_titles)
+    await page.reload()
+    item = page.locator(f'#sessions li[data-thread="{titled}"]')
+    await expect(item).to_contain_text("A conversation with a title", timeout=WAIT_MS)
+    shown = await page.evaluate("(at) => new Date(at).toLocaleString()", used)
+    await expect(item.locator(".state")).to_have_text(shown)
+    other = page.locator(f'#sessions li[data-thread="{untitled}"]')
+    await expect(other).to_contain_text(untitled)
+    started = await page.evaluate("(at) => new Date(at).toLocaleString()", listed[untitled])
+    await expect(other.locator(".state")).to_have_text(started)  # no `last_used_at`: when it started
+    await page.unroute("**/api/threads")

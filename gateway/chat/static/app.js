@@ -260,6 +260,17 @@ function markCurrent() {
   }
 }
 
+// A session's title when the listing gives one (its first message, or a name), else its thread id.
+function sessionName(thread) {
+  return thread.title || thread.thread_id;
+}
+
+// When it was last used, when the listing says; else when a live session started, or how it ended.
+function sessionState(thread) {
+  if (thread.last_used_at) return new Date(thread.last_used_at).toLocaleString();
+  return thread.status === "running" ? new Date(thread.started_at).toLocaleString() : thread.status;
+}
+
 async function loadSessions() {
   const { threads } = await api.getJson("/api/threads");
   $("sessions").dataset.loaded = "yes";
@@ -268,8 +279,8 @@ async function loadSessions() {
       el(
         "li",
         { "data-agent": thread.agent, "data-thread": thread.thread_id, title: thread.session_id, onclick: () => guarded(() => openThread(thread.agent, thread.thread_id)) },
-        thread.agent === "default" ? thread.thread_id : `${thread.agent} / ${thread.thread_id}`,
-        el("span", { class: "state" }, thread.status === "running" ? new Date(thread.started_at).toLocaleString() : thread.status),
+        thread.agent === "default" ? sessionName(thread) : `${thread.agent} / ${sessionName(thread)}`,
+        el("span", { class: "state" }, sessionState(thread)),
       ),
     ),
   );
