@@ -319,6 +319,23 @@ async def test_edit_an_earlier_message_opens_a_branch_and_the_arrows_go_back(fil
         1, timeout=WAIT_MS
     )
 
+    # A message sent from the original goes where the gateway sends it, the newest branch: it opens.
+    await (
+        page.locator("#transcript .msg.user", has_text="Second question, edited.")
+        .locator("button.prev")
+        .click()
+    )
+    await expect(page).to_have_url(re.compile(f"thread={re.escape(original)}$"), timeout=WAIT_MS)
+    await expect(page.locator("#transcript .branch-nav .position")).to_have_text("1 / 2", timeout=WAIT_MS)
+    await page.locator("#message").fill("Third question.")
+    await page.locator("#send").click()
+    await expect(page).to_have_url(re.compile(f"thread={re.escape(branch)}$"), timeout=WAIT_MS)
+    await expect(page.locator("#transcript .msg.user .text").last).to_have_text(
+        "Third question.", timeout=WAIT_MS
+    )
+    kept = await files.thread(original)
+    assert kept is not None and kept["requests"] == 2, "the original is unchanged"
+
 
 async def test_regenerate_opens_a_branch_and_the_first_answer_stays_readable(files: Files) -> None:
     page = await files.page()
