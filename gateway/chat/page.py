@@ -26,7 +26,10 @@ STATIC = Path(__file__).parent / "static"
 PAGE_HEADERS = {
     "Cache-Control": "no-cache",
     # The page's own files only, and no framing: its approve buttons cannot be clickjacked.
-    "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'; base-uri 'none'",
+    # Images also from blob: URLs, the attachments' thumbnails (fetched with the bearer token).
+    "Content-Security-Policy": (
+        "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; img-src 'self' blob:"
+    ),
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }

@@ -1,8 +1,10 @@
 """A principal's threads over HTTP: list them, read one, fork it, reset it (the chat page's API).
 
-    GET  /api/threads                           this principal's sessions, newest first (at most 100)
+    GET  /api/threads                           this principal's sessions, last used first (at most 100)
     GET  /api/threads/{agent}/{thread}          status, usage and cost, Web UI links, the last entries
     POST /api/threads/{agent}/{thread}/fork     {"seq"?: int, "thread_id"?: str} -> the new thread
+                                                {"branch": "edit"|"regenerate", "message_seq": int,
+                                                 "text"?: str} -> a new branch of its family
     GET  /api/threads/{agent}/{thread}/branches the branches of its family (docs/branches.md)
     POST /api/threads/{agent}/{thread}/reset    {"reason"?: str} -> the context op's ack
     PUT  /api/threads/{agent}/{thread}/title    {"title": str} -> the name listings show
@@ -25,12 +27,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from clients.branches import user_message
+from clients.inputs import new_id
 from contracts import Usage
+from contracts.branches import BranchKind
 from contracts.session import RequestRecord, SessionStatus
 from conversation.thread import ContextOpEntry, Entry, MessageEntry
 from gateway.context import GatewayContext
 from gateway.core import RequestCore, Thread, temporal_reads
-from gateway.core.branches import thread_of
+from gateway.core.branches import branch, edit_at, thread_of
 from gateway.core.listing import list_threads
 from gateway.errors import GatewayError, not_found
 from gateway.http_input import principal_of, read_json
@@ -101,6 +106,8 @@ class _ThreadsApi:
     async def fork(self, request: Request) -> Response:
         thread = await self._owned(request)
         body = await _object(request)
+        if "branch" in body:
+            return await self._branch(thread, body)
         seq = body.get("seq")
         if seq is not None and (not isinstance(seq, int) or isinstance(seq, bool) or seq < 0):
             raise GatewayError.invalid_input("`seq` must be a thread entry's number (an integer >= 0)")
@@ -116,6 +123,43 @@ class _ThreadsApi:
                 "thread_id": forked.thread.thread_id,
                 "session_id": forked.thread.session_id,
                 "seq": forked.seq,
+            }
+        )
+
+    async def _branch(self, thread: Thread, body: dict[str, Any]) -> Response:
+        """Fork before user message `message_seq` as a branch of the family, recorded at its root.
+
+        Nothing is asked: the caller asks the branch's first message (`text`, default the
+        message's own) with the answer's `request_id` (docs/branches.md).
+        """
+        kind = body.get("branch")
+        if kind not in ("edit", "regenerate"):
+            raise GatewayError.invalid_input("`branch` must be `edit` or `regenerate`")
+        chosen: BranchKind = "edit" if kind == "edit" else "regenerate"
+        if "seq" in body or "thread_id" in body:
+            raise GatewayError.invalid_input("a branch forks before its message and is named by the gateway")
+        message_seq = body.get("message_seq")
+        if not isinstance(message_seq, int) or isinstance(message_seq, bool) or message_seq < 0:
+            raise GatewayError.invalid_input("`message_seq` must be a user message's seq (an integer >= 0)")
+        text = body.get("text")
+        if text is not None and not isinstance(text, str):
+            raise GatewayError.invalid_input("`text` must be a string")
+        if text is None:
+            with temporal_reads():
+                text = (await user_message(self._core.session(thread), message_seq)).payload.content
+        point = await edit_at(self._core, thread, message_seq, text)
+        asked = new_id()
+        made = await branch(self._ctx, self._core, thread, point, chosen, asked)
+        return JSONResponse(
+            {
+                "agent": made.agent,
+                "thread_id": made.thread_id,
+                "session_id": made.session_id,
+                "seq": point.seq,
+                "kind": chosen,
+                "message_seq": point.message_seq,
+                "request_id": asked,
+                "text": point.text,
             }
         )
 

@@ -159,6 +159,63 @@ async def test_fork_from_a_message_starts_a_thread_of_the_same_owner(gateway: Ga
     await listed(gateway, ALICE, {thread, f"{thread}-fork-1", "my-fork"})
 
 
+async def test_a_branch_fork_is_recorded_in_the_family_and_asks_nothing(gateway: GatewayServer) -> None:
+    thread, session = await asked(gateway, "alice", "Fork me?")
+    await session.ask_sync("And then?")
+    path = f"/api/threads/default/{thread}/fork"
+    async with gateway.http(ALICE) as http:
+        edited = await http.post(path, json={"branch": "edit", "message_seq": 2, "text": "And after?"})
+        assert edited.status_code == 200, edited.text
+        made = edited.json()
+        asked_id = made.pop("request_id")
+        assert len(asked_id) == 32
+        assert made == {
+            "agent": "default",
+            "thread_id": f"{thread}-fork-1",
+            "session_id": f"gw/alice/default/{thread}-fork-1",
+            "seq": 1,
+            "kind": "edit",
+            "message_seq": 2,
+            "text": "And after?",
+        }
+        # Nothing asked: the branch holds the conversation before the edited message.
+        details = (await http.get(f"/api/threads/default/{thread}-fork-1")).json()
+        assert [m["kind"] for m in details["messages"]] == ["op"]
+        assert [m["content"] for m in details["messages"][0]["context"]] == [
+            "Fork me?",
+            "Hello from the gateway, streamed in small pieces.",
+        ]
+        again = await http.post(path, json={"branch": "regenerate", "message_seq": 0})
+        assert again.status_code == 200, again.text
+        assert (again.json()["seq"], again.json()["text"]) == (-1, "Fork me?")
+
+        family = (await http.get(f"/api/threads/default/{thread}/branches")).json()
+        assert family["head"] == f"{thread}-fork-2"
+        _, edit, regenerate = family["branches"]
+        assert (edit["kind"], edit["forked_from"], edit["message_seq"]) == ("edit", thread, 2)
+        assert (edit["request_id"], edit["first_message"]) == (asked_id, "And after?")
+        assert (regenerate["kind"], regenerate["message_seq"], regenerate["first_message"]) == (
+            "regenerate",
+            0,
+            "Fork me?",
+        )
+        for body, code in [
+            ({"branch": "edit", "message_seq": 1, "text": "x"}, "unknown_message"),
+            ({"branch": "edit", "message_seq": 2, "text": "  "}, "invalid_input"),
+            ({"branch": "merge", "message_seq": 2}, "invalid_input"),
+            ({"branch": "edit", "message_seq": "2", "text": "x"}, "invalid_input"),
+            ({"branch": "edit", "message_seq": 2, "text": "x", "seq": 1}, "invalid_input"),
+        ]:
+            refused = await http.post(path, json=body)
+            assert (refused.status_code, refused.json()["error"]["code"]) == (400, code), body
+        unchanged = (await http.get(f"/api/threads/default/{thread}/branches")).json()
+        assert len(unchanged["branches"]) == 3, "a refused branch forks nothing"
+        missing = await http.post(
+            f"/api/threads/default/{thread}-nope/fork", json={"branch": "regenerate", "message_seq": 0}
+        )
+        assert (missing.status_code, missing.json()) == (404, NOT_FOUND)
+
+
 async def test_reset_starts_the_conversation_afresh(gateway: GatewayServer) -> None:
     thread, session = await asked(gateway, "alice", "Remember me?")
     async with gateway.http(ALICE) as http:
@@ -262,7 +319,18 @@ async def test_the_agents_and_the_page_files(gateway: GatewayServer) -> None:
         assert page.headers["content-security-policy"].startswith(
             "default-src 'self'; frame-ancestors 'none'"
         )
-        for name in ("app.js", "api.js", "approvals.js", "render.js", "sse.js", "style.css"):
+        assert "img-src 'self' blob:" in page.headers["content-security-policy"]  # the thumbnails
+        files = (
+            "app.js",
+            "api.js",
+            "approvals.js",
+            "render.js",
+            "sse.js",
+            "files.js",
+            "branches.js",
+            "style.css",
+        )
+        for name in files:
             served = await anonymous.get(f"/static/{name}")
             assert served.status_code == 200, name
         assert "javascript" in (await anonymous.get("/static/app.js")).headers["content-type"]

@@ -54,6 +54,16 @@ export async function postJson(path, body) {
   return (await checked(await fetch(path, init))).json();
 }
 
+// One file's bytes as the body (POST /api/files): its declared type, or none (the gateway reads the bytes).
+export async function postBytes(path, blob) {
+  const init = { method: "POST", headers: headers({ "Content-Type": blob.type || "application/octet-stream" }), body: blob };
+  return (await checked(await fetch(path, init))).json();
+}
+
+export async function getBlob(path) {
+  return (await checked(await fetch(path, { headers: headers() }))).blob();
+}
+
 export async function deleteJson(path) {
   return (await checked(await fetch(path, { method: "DELETE", headers: headers() }))).json();
 }

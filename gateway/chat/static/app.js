@@ -1,10 +1,12 @@
-// The chat page: sessions, a live AG-UI run, approvals, steering, fork and reset.
+// The chat page: sessions, a live AG-UI run, approvals, steering, files, branches, fork and reset.
 // The thread id is kept in the URL and localStorage, the last event id in localStorage: a
 // reload re-attaches to the running request (replayed from its start), a dropped
 // connection resumes right after the last event it saw.
 
 import * as api from "./api.js";
 import { Approvals } from "./approvals.js";
+import { Branches } from "./branches.js";
+import { acceptFiles, mediaParts, PendingFiles, savedFiles, sentFiles } from "./files.js";
 import { el, LiveView, transcriptItems } from "./render.js";
 import { MemoryPanel } from "./memory.js";
 import { SchedulesPanel } from "./schedules.js";
@@ -150,12 +152,16 @@ function closeStreams() {
   setRunning();
 }
 
-async function send(text) {
-  const onBusy = $("on-busy").value;
+// Ask `text` with `files` ({attachment, preview}) in the open thread (`runId`: a branch's first ask
+// has its request id). A message with files cannot steer: it is queued after the answer instead.
+async function ask(text, files, runId = api.randomId("run-")) {
+  const chosen = $("on-busy").value;
+  const onBusy = chosen === "steer" && files.length ? "enqueue" : chosen;
   const forwardedProps = { on_busy: onBusy, ...(onBusy === "steer" ? { mode: $("steer-mode").value } : {}) };
-  live.user(text);
-  const message = { id: api.randomId("msg-"), role: "user", content: text };
-  await stream((signal, handler) => api.run(state.agent, runInput([message], { forwardedProps }), handler, signal));
+  live.user(text, sentFiles(files, showError));
+  const content = files.length ? [{ type: "text", text }, ...mediaParts(files.map((f) => f.attachment))] : text;
+  const message = { id: api.randomId("msg-"), role: "user", content };
+  await stream((signal, handler) => api.run(state.agent, runInput([message], { forwardedProps, runId }), handler, signal));
   void loadSessions();
   void guarded(() => memory.load()); // the agent may have saved (or forgotten) something
 }
@@ -175,6 +181,7 @@ async function loadThread(retries = 0) {
     if (stale()) return null;
     if (error.status !== 404) throw error;
     $("transcript").replaceChildren(); // not asked yet: a new chat
+    branches.family = null;
     return null;
   }
   if (stale()) return null;
@@ -192,7 +199,11 @@ async function loadThread(retries = 0) {
     return thread; // the live view stays until the session has recorded the run
   }
   const shown = thread.messages.filter((entry) => !(busy && entry.request_id === thread.active_request_id && entry.role !== "user"));
-  $("transcript").replaceChildren(...transcriptItems(shown, (seq) => guarded(() => fork(seq))));
+  const family = await branches.load(agent, threadId);
+  if (stale()) return null;
+  const items = transcriptItems(shown, (seq) => guarded(() => fork(seq)), (attachments) => savedFiles(attachments, showError));
+  branches.decorate(agent, threadId, shown, family, items, busy);
+  $("transcript").replaceChildren(...items);
   if (retries > 0) live.clear();
   return thread;
 }
@@ -214,6 +225,7 @@ async function reset() {
 async function openThread(agent, threadId) {
   closeStreams();
   live.clear();
+  pending.clear();
   if (agent !== state.agent) void guarded(() => memory.reset()); // the panel follows the agent
   state.agent = agent;
   state.threadId = threadId;
@@ -229,6 +241,8 @@ async function openThread(agent, threadId) {
 function newChat() {
   closeStreams();
   live.clear();
+  pending.clear();
+  branches.family = null;
   state.threadId = api.randomId("chat-");
   $("transcript").replaceChildren();
   $("thread-title").textContent = "New chat";
@@ -246,6 +260,17 @@ function markCurrent() {
   }
 }
 
+// A session's title when the listing gives one (its first message, or a name), else its thread id.
+function sessionName(thread) {
+  return thread.title || thread.thread_id;
+}
+
+// When it was last used, when the listing says; else when a live session started, or how it ended.
+function sessionState(thread) {
+  if (thread.last_used_at) return new Date(thread.last_used_at).toLocaleString();
+  return thread.status === "running" ? new Date(thread.started_at).toLocaleString() : thread.status;
+}
+
 async function loadSessions() {
   const { threads } = await api.getJson("/api/threads");
   $("sessions").dataset.loaded = "yes";
@@ -254,8 +279,8 @@ async function loadSessions() {
       el(
         "li",
         { "data-agent": thread.agent, "data-thread": thread.thread_id, title: thread.session_id, onclick: () => guarded(() => openThread(thread.agent, thread.thread_id)) },
-        thread.agent === "default" ? thread.thread_id : `${thread.agent} / ${thread.thread_id}`,
-        el("span", { class: "state" }, thread.status === "running" ? new Date(thread.started_at).toLocaleString() : thread.status),
+        thread.agent === "default" ? sessionName(thread) : `${thread.agent} / ${sessionName(thread)}`,
+        el("span", { class: "state" }, sessionState(thread)),
       ),
     ),
   );
@@ -268,6 +293,12 @@ async function loadAgents() {
   $("agent").value = state.agent;
 }
 
+const pending = new PendingFiles($("attachments"), () => ({ agent: state.agent, threadId: state.threadId }), showError);
+const branches = new Branches(
+  openThread,
+  (text, attachments, runId) => ask(text, attachments.map((attachment) => ({ attachment, preview: null })), runId),
+  guarded,
+);
 const schedules = new SchedulesPanel(() => ({ agent: state.agent, threadId: state.threadId }), guarded);
 const memory = new MemoryPanel(() => state.agent, guarded);
 
@@ -303,13 +334,40 @@ async function start() {
   for (const panel of panels) await panel;
 }
 
+// The composer's message and files. It waits for the files still uploading: one refused, nothing is
+// sent (the refusal is shown; the text and the other files stay). A message to a family's root goes
+// to its newest branch (docs/branches.md): that branch is opened first, so the answer shows.
+let composing = false;
+async function send(text) {
+  let files;
+  composing = true;
+  try {
+    if (!(await pending.settled())) return;
+    $("message").value = "";
+    files = pending.take();
+    const target = branches.reaches(state.threadId);
+    if (target !== state.threadId) {
+      await openThread(state.agent, target);
+      live.note(`this conversation continues on its newest branch, ${target}`);
+    }
+  } finally {
+    composing = false;
+  }
+  await ask(text, files);
+}
+
 $("composer").addEventListener("submit", (event) => {
   event.preventDefault();
   const text = $("message").value.trim();
-  if (!text || $("send").disabled) return; // starting: the text stays for the next Enter
-  $("message").value = "";
+  if (!text || $("send").disabled || composing) return; // starting: the text stays for the next Enter
   void guarded(() => send(text));
 });
+$("attach").addEventListener("click", () => $("files").click());
+$("files").addEventListener("change", () => {
+  pending.add([...$("files").files]);
+  $("files").value = "";
+});
+acceptFiles(pending, [$("chat")], $("message"));
 $("message").addEventListener("keydown", (event) => {
   if (event.key === "Enter" && !event.shiftKey) {
     event.preventDefault();

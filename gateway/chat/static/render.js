@@ -41,9 +41,10 @@ export function showResult(card, content) {
   result.hidden = false;
 }
 
-// The saved thread's entries (`onFork(seq)` forks after one): messages, tool calls with their
-// results, context ops (a fork shows the context it started from).
-export function transcriptItems(entries, onFork) {
+// The saved thread's entries (`onFork(seq)` forks after one): messages (`files(attachments)` shows
+// a message's files), tool calls with their results, context ops (a fork shows the context it
+// started from).
+export function transcriptItems(entries, onFork, files = () => null) {
   const items = [];
   const cards = new Map();
   const forkButton = (seq) => el("button", { class: "fork", type: "button", title: "Fork from here", onclick: () => onFork(seq) }, "fork");
@@ -57,7 +58,8 @@ export function transcriptItems(entries, onFork) {
     if (message.content || message.thinking || message.role === "user") {
       const attrs = { class: `msg ${message.role}`, "data-seq": seq };
       const thinking = message.thinking ? el("div", { class: "thinking" }, message.thinking) : null;
-      items.push(el("li", attrs, thinking, el("div", { class: "text" }, message.content), seq === null ? null : forkButton(seq)));
+      const text = el("div", { class: "text" }, message.content);
+      items.push(el("li", attrs, thinking, text, files(message.attachments), seq === null ? null : forkButton(seq)));
     }
     for (const call of message.tool_calls || []) {
       const card = toolCard(call.id, call.name, call.arguments);
@@ -97,8 +99,8 @@ export class LiveView {
     this.list.append(el("li", { class: `msg ${kind}` }, text));
   }
 
-  user(text) {
-    this.list.append(el("li", { class: "msg user" }, el("div", { class: "text" }, text)));
+  user(text, files = null) {
+    this.list.append(el("li", { class: "msg user" }, el("div", { class: "text" }, text), files));
   }
 
   message(id, role = "assistant") {
