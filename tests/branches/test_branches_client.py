@@ -17,10 +17,10 @@ from clients.sessions import Sessions
 from contracts.session import AskInput
 from conversation import Message, MessageEntry
 from payloads.blob_store import BlobStore
-from tests.attachment_helpers import PNG, stored
 from tests.cli.test_cli_follow import cli
 from tests.helpers import turn, workflow_exists
 from tests.session_helpers import config, new_session_id, script
+from tests.stored_attachments import PNG, stored
 
 ANSWER = "the answer"
 

@@ -30,7 +30,7 @@ from playwright.async_api import Browser, FilePayload, Locator, Page, Route, exp
 from contracts import ScriptTurn
 from payloads.attachment_policy import AttachmentPolicy
 from testing import AgentTestEnvironment, scripted_agent
-from tests.attachments_helpers import png
+from tests.attachment_delivery import png
 from tests.browser_helpers import chromium
 from tests.gateway_helpers import ALICE, TEST_TOKENS, GatewayServer, running_gateway
 

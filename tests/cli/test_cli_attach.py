@@ -16,7 +16,7 @@ from temporalio.service import RPCError
 
 from clients.sessions import Sessions
 from payloads.blob_store import BlobStore
-from tests.attachments_helpers import pdf, png
+from tests.attachment_delivery import pdf, png
 from tests.cli.test_cli_follow import cli, script_file
 from tests.cli.test_cli_output import product_queue
 

@@ -22,7 +22,7 @@ from aiohttp import web
 
 from payloads.attachment_policy import AttachmentPolicy
 from testing import AgentTestEnvironment, answer, scripted_agent
-from tests.attachments_helpers import File, delivered, pdf, png, thread_messages
+from tests.attachment_delivery import File, delivered, pdf, png, thread_messages
 from tests.gateway_helpers import ALICE, BOB, TEST_TOKENS, GatewayServer, loopback_socket, running_gateway
 from tests.mcp_helpers import mcp_client, result_of
 

@@ -4,7 +4,7 @@ The AI SDK (`ai`'s `DefaultChatTransport`, file parts as `convertFileListToFileU
 and AG-UI (`@ag-ui/client`'s `HttpAgent`, `image` and `document` parts with `data` sources) run in
 node (tests/js/attachments_client.mjs); A2A (`a2a-sdk`, `raw` parts with `filename` and
 `media_type`), MCP (the `mcp` client, `ask` with base64 attachments) and the typed client (paths
-and bytes) run here. For each, the request is answered, and `tests.attachments_helpers.delivered`
+and bytes) run here. For each, the request is answered, and `tests.attachment_delivery.delivered`
 checks the thread's user message carries the references, `GET /api/files/{id}` gives the same bytes
 to their owner only, and no workflow history holds the bytes. The gateway is the real one on a real
 dev server and worker (`tests.gateway_helpers`).
@@ -24,7 +24,7 @@ from a2a.types.a2a_pb2 import Part, TaskState
 from clients.attachment_intake import AttachmentSource
 from conversation.attachments import Attachment
 from tests.a2a_helpers import a2a_client, final_task, message, stream_events
-from tests.attachments_helpers import File, delivered, no_bytes_in_histories, pdf, png, thread_messages
+from tests.attachment_delivery import File, delivered, no_bytes_in_histories, pdf, png, thread_messages
 from tests.gateway_helpers import ALICE, GatewayServer, installed_js_clients, module_gateway
 from tests.mcp_helpers import mcp_client, result_of
 

@@ -18,9 +18,9 @@ from conversation import Message
 from conversation.attachments import Attachment
 from conversation.budget import estimate_tokens
 from conversation.media import IMAGE_TOKENS
-from tests.attachment_helpers import PNG, pdf_with_text, stored
 from tests.fake_openai import FakeOpenAI
 from tests.llm_activity_helpers import STORE, llm_error, run_llm
+from tests.stored_attachments import PNG, pdf_with_text, stored
 
 CSV = b"name,qty\nbolt,7\n"
 

@@ -24,8 +24,8 @@ from contracts.session import AskInput
 from conversation import MessageEntry
 from conversation.attachments import Attachment
 from payloads.blob_store import BlobStore
-from tests.attachment_helpers import PNG, pdf_with_text, stored
 from tests.session_helpers import config, new_session_id, script, session_thread
+from tests.stored_attachments import PNG, pdf_with_text, stored
 
 DESCRIBE = ScriptTurn(describe_input=True)
 

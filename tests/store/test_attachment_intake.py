@@ -24,7 +24,7 @@ from payloads.blob_store import LocalDiskBlobStore
 from payloads.env_values import SettingsError
 from payloads.url_fetch import UrlRefusedError, fetch_url
 from store.files import FileStore
-from tests.attachments_helpers import pdf, png
+from tests.attachment_delivery import pdf, png
 from tests.postgres_server import fresh_database
 
 POLICY = AttachmentPolicy(max_bytes=50_000, per_message=3, request_bytes=80_000, quota_bytes=120_000)
