@@ -295,7 +295,7 @@ class DurableReactPlugin(SimplePlugin):
             from activities.background.run_admission import check_admission_slots
             from activities.background.webhook_post import deliver_webhook
             from activities.evals.scoring import EvalActivities
-            from activities.llm.attachment_parts import model_media_activity
+            from activities.llm.attachment_parts import ModelMediaActivity
             from activities.llm.live_partial import LivePartialActivity
             from activities.llm.llm_call import LLMActivities
             from activities.llm.message_cache import MessageCache
@@ -312,7 +312,8 @@ class DurableReactPlugin(SimplePlugin):
             from hosting.retention import sweep_idle_threads
 
             tools = ToolActivities(self.registry)
-            llm = LLMActivities(self.registry, MessageCache(self.blob_store), self.live_channel)
+            media = self.settings.model_media
+            llm = LLMActivities(self.registry, MessageCache(self.blob_store), self.live_channel, media)
             archive = ArchiveActivities(self.blob_store)
             agents = ResolveAgentsActivity(self.agents)
             transform = TransformRequestActivity(self._transformers or RequestTransformers())
@@ -342,7 +343,7 @@ class DurableReactPlugin(SimplePlugin):
                 memory.memory_recall,
                 sweep_idle_threads,
                 UsageActivities(memory).record_usage,
-                model_media_activity,
+                ModelMediaActivity(media).model_media,
                 evals.score_eval_case,
                 evals.finish_eval,
             ]

@@ -20,6 +20,10 @@ on where large payloads live and how payloads are encrypted.
 - `REACT_WORKFLOW_SANDBOX`: `on` runs the worker's workflows in Temporal's sandbox (default
   off; see `hosting.sandbox.workflow_runner`).
 - `REACT_ACTIVITY_OPTIONS`: the deployment's activity option overrides, JSON (`payloads.activity_overrides`).
+- `REACT_MODEL_MEDIA`: what models take beyond text, over litellm's model map (a local or
+  unmapped model that reads images, a mapped one to keep text-only): `model=kinds[,...]`,
+  kinds `images`, `pdfs` joined by `+`, or `none`; e.g.
+  `openai/llava=images,openai/gpt-4o=images+pdfs,ollama/llama3=none`.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from urllib.parse import urlsplit
 from temporalio.service import TLSConfig
 
 from contracts.activities import ActivityOverride
+from contracts.llm import ModelMedia
 from payloads.activity_overrides import parse_activity_overrides
 from payloads.env_values import SettingsError, flag, value
 from payloads.tls_settings import tls_from_env
@@ -96,6 +101,8 @@ class Settings:
     activity_options: Mapping[str, ActivityOverride] = field(
         default_factory=dict[str, ActivityOverride], hash=False
     )
+    model_media: Mapping[str, ModelMedia] = field(default_factory=dict[str, ModelMedia], hash=False)
+    """What models take beyond text, over litellm's model map (`REACT_MODEL_MEDIA`)."""
 
     @property
     def encryption_on(self) -> bool:
@@ -124,6 +131,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         api_key=api_key,
         workflow_sandbox=bool(flag(env, "REACT_WORKFLOW_SANDBOX")),
         activity_options=_activity_options(env),
+        model_media=_model_media(env),
     )
 
 
@@ -231,3 +239,25 @@ def _activity_options(env: Mapping[str, str]) -> dict[str, ActivityOverride]:
         return {} if text is None else parse_activity_overrides(text)
     except ValueError as error:
         raise SettingsError(name, str(error)) from None
+
+
+MEDIA_KINDS = frozenset({"images", "pdfs"})
+
+
+def _model_media(env: Mapping[str, str]) -> dict[str, ModelMedia]:
+    name = "REACT_MODEL_MEDIA"
+    text = value(env, name)
+    media: dict[str, ModelMedia] = {}
+    for item in (text or "").split(","):
+        if not item.strip():
+            continue
+        model, equals, kinds_text = item.strip().rpartition("=")
+        kinds = {k.strip() for k in kinds_text.split("+")}
+        if not equals or not model.strip():
+            raise SettingsError(name, f"expected model=kinds, got {item.strip()!r}")
+        if kinds != {"none"} and not kinds <= MEDIA_KINDS:
+            raise SettingsError(name, f"{model.strip()}: kinds are images, pdfs (joined by +) or none")
+        if model.strip() in media:
+            raise SettingsError(name, f"{model.strip()} is named twice")
+        media[model.strip()] = ModelMedia(images="images" in kinds, pdfs="pdfs" in kinds)
+    return media

@@ -13,9 +13,9 @@ input, not in its result. Content-addressed bytes make every retry send the same
 - its text first, then, for each attachment, a text part naming it (`Attachment <name>
   (<media type>):`) followed by
 - an image: an `image_url` part with a base64 data URL, for a model that takes images
-  (`litellm.supports_vision`);
+  (`litellm.supports_vision`, unless the deployment says otherwise: `REACT_MODEL_MEDIA`);
 - a PDF: a `file` part (`file_data` data URL and `filename`) for a model that takes PDFs
-  (`litellm.supports_pdf_input`), else its text extracted with `pypdf`;
+  (`litellm.supports_pdf_input`, or `REACT_MODEL_MEDIA`), else its text extracted with `pypdf`;
 - a text-like file: its text (UTF-8, undecodable bytes replaced), for every model.
 
 A kind the model cannot take (an image for a text-only model, a type no model takes) is
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import base64
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from temporalio import activity
@@ -45,13 +45,16 @@ from payloads.blob_store import BlobMissingError, BlobStore, digest_of
 ALL_MEDIA = ModelMedia(images=True, pdfs=True)
 
 
-def model_media(model: str) -> ModelMedia:
-    """What `model` takes, as litellm's model map says (the scripted model takes everything).
+def model_media(model: str, overrides: Mapping[str, ModelMedia] | None = None) -> ModelMedia:
+    """What `model` takes: the deployment's word (`overrides`, `REACT_MODEL_MEDIA`), else litellm's map.
 
-    Loads litellm for a provider model: call it once litellm is loaded (`load_litellm`).
+    The scripted model takes everything. Loads litellm for a provider model: call it once
+    litellm is loaded (`load_litellm`).
     """
     if model == SCRIPTED_MODEL:
         return ALL_MEDIA
+    if overrides and model in overrides:
+        return overrides[model]
     from activities.llm._litellm import litellm
 
     def asked(name: str) -> bool:
@@ -63,12 +66,19 @@ def model_media(model: str) -> ModelMedia:
     return ModelMedia(images=asked("supports_vision"), pdfs=asked("supports_pdf_input"))
 
 
-@activity.defn(name=MODEL_MEDIA_ACTIVITY)
-async def model_media_activity(request: ModelMediaRequest) -> ModelMedia:
-    """What `request.model` takes beyond text (`model_media`): for the ask-time refusal in workflows."""
-    if request.model != SCRIPTED_MODEL:
-        await load_litellm()
-    return model_media(request.model)
+class ModelMediaActivity:
+    """The `model_media` activity, with the deployment's overrides (`Settings.model_media`)."""
+
+    def __init__(self, overrides: Mapping[str, ModelMedia]) -> None:
+        """Answer with `overrides` first, then litellm's model map."""
+        self._overrides = overrides
+
+    @activity.defn(name=MODEL_MEDIA_ACTIVITY)
+    async def model_media(self, request: ModelMediaRequest) -> ModelMedia:
+        """What `request.model` takes beyond text (`model_media`): for the ask-time refusal in workflows."""
+        if request.model != SCRIPTED_MODEL and request.model not in self._overrides:
+            await load_litellm()
+        return model_media(request.model, self._overrides)
 
 
 def _data_url(media_type: str, data: bytes) -> str:
@@ -105,8 +115,16 @@ class AttachmentParts:
         self._files = files
 
     @classmethod
-    async def load(cls, store: BlobStore, model: str, messages: Sequence[Message]) -> AttachmentParts | None:
+    async def load(
+        cls,
+        store: BlobStore,
+        model: str,
+        messages: Sequence[Message],
+        overrides: Mapping[str, ModelMedia] | None = None,
+    ) -> AttachmentParts | None:
         """The parts of `messages`' attachments, read from `store`; None when they have none.
+
+        What the model takes is `model_media(model, overrides)`.
 
         Raises:
             ApplicationError: non-retryable `blob_missing` (a blob missing, or bytes that do
@@ -115,7 +133,7 @@ class AttachmentParts:
         attachments = [a for m in messages for a in m.attachments or ()]
         if not attachments:
             return None
-        media = model_media(model)
+        media = model_media(model, overrides)
         files: dict[str, bytes] = {}
         for attachment in attachments:
             _check_kind(model, media, attachment)

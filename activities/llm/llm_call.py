@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
@@ -43,7 +43,7 @@ from activities.output.output_parsing import apply_output
 from activities.tools.tool_registry import ToolRegistry
 from contracts.activities import LLM_ACTIVITY
 from contracts.errors import INVALID_INPUT, UNKNOWN_TOOL
-from contracts.llm import SCRIPTED_MODEL, LLMRequest, LLMResponse, ToolSpec, Usage
+from contracts.llm import SCRIPTED_MODEL, LLMRequest, LLMResponse, ModelMedia, ToolSpec, Usage
 from conversation import ToolCall
 from live.channel import LiveChannel
 
@@ -125,15 +125,23 @@ def unique_call_ids(calls: list[ToolCall]) -> list[ToolCall]:
 class LLMActivities:
     """The LLM activity, bound to the worker's tool registry and the message cache."""
 
-    def __init__(self, registry: ToolRegistry, cache: MessageCache, live: LiveChannel | None = None) -> None:
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        cache: MessageCache,
+        live: LiveChannel | None = None,
+        model_media: Mapping[str, ModelMedia] | None = None,
+    ) -> None:
         """Serve tool specs from `registry`; resolve and cache messages with `cache`.
 
         With the worker's `live` channel, streamed calls publish their deltas there
-        (`activities.llm.delta_publisher`).
+        (`activities.llm.delta_publisher`). `model_media`: what models take beyond text, over
+        litellm's map (`REACT_MODEL_MEDIA`).
         """
         self._registry = registry
         self._cache = cache
         self._live = live
+        self._model_media = model_media or {}
 
     @activity.defn(name=LLM_ACTIVITY)
     async def llm_call(self, request: LLMRequest) -> LLMResponse:
@@ -154,7 +162,7 @@ class LLMActivities:
         tools = self._tool_specs(request.tools, request.tool_specs)
         if request.model != SCRIPTED_MODEL and any(m.attachments for m in messages):
             await load_litellm()  # what the model takes is litellm's model map
-        files = await AttachmentParts.load(self._cache.store, request.model, messages)
+        files = await AttachmentParts.load(self._cache.store, request.model, messages, self._model_media)
         if request.stream is None:
             response = await complete(inline, attempt=attempt, tools=tools, attachments=files)
         else:

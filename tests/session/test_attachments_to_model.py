@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import ApplicationError
+from temporalio.worker import Worker
 
 from clients.errors import RejectedError
 from clients.sessions import Sessions
@@ -23,7 +24,10 @@ from contracts.errors import UNSUPPORTED_MEDIA_TYPE
 from contracts.session import AskInput
 from conversation import MessageEntry
 from conversation.attachments import Attachment
+from hosting.plugin import DurableReactPlugin
 from payloads.blob_store import BlobStore
+from payloads.settings import load_settings
+from tests.fake_openai import FakeOpenAI
 from tests.session_helpers import config, new_session_id, script, session_thread
 from tests.stored_attachments import PNG, pdf_with_text, stored
 
@@ -142,3 +146,38 @@ async def test_a_run_started_directly_refuses_an_image_its_model_does_not_take(
         for e in (await handle.fetch_history()).events
         if e.HasField("activity_task_scheduled_event_attributes")
     )
+
+
+async def test_the_deployment_says_what_a_model_takes_over_litellms_map(
+    client: Client, store: BlobStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # REACT_MODEL_MEDIA: gpt-3.5-turbo (text-only in litellm's map) reads images in this deployment,
+    # gpt-4o-mini (a vision model there) none: the ask-time check and the parts sent follow it.
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-model-media")
+    settings = load_settings({"REACT_MODEL_MEDIA": "openai/gpt-3.5-turbo=images,openai/gpt-4o-mini=none"})
+    image = await stored(store, PNG, "dot.png", "image/png")
+    task_queue = f"model-media-{uuid.uuid4().hex[:8]}"
+    plugin = DurableReactPlugin(settings=settings, store=store)
+    async with (
+        FakeOpenAI() as server,
+        Worker(client, task_queue=task_queue, plugins=[plugin], max_cached_workflows=0),
+    ):
+        sessions = Sessions(client, task_queue=task_queue)
+        provider = {"extra": {"api_base": server.base_url}}
+        taking = sessions.get(new_session_id())
+        accepted = await taking.ask(
+            AskInput(query="Look", attachments=[image]),
+            config=config(model="openai/gpt-3.5-turbo", model_settings=provider),
+        )
+        assert (await taking.await_result(accepted.request_id)).status == "completed"
+        refusing = sessions.get(new_session_id())
+        with pytest.raises(RejectedError) as refused:
+            await refusing.ask(
+                AskInput(query="Look", attachments=[image]),
+                config=config(model="openai/gpt-4o-mini", model_settings=provider),
+            )
+    assert refused.value.code == UNSUPPORTED_MEDIA_TYPE and "openai/gpt-4o-mini" in str(refused.value)
+    assert len(server.requests) == 1, "the refused ask reached no model"
+    sent = server.requests[0].body["messages"][-1]["content"]
+    assert [part["type"] for part in sent] == ["text", "text", "image_url"]
+    assert sent[2]["image_url"]["url"] == "data:image/png;base64," + base64.b64encode(PNG).decode()

@@ -271,6 +271,32 @@ def test_bad_activity_options_in_the_environment_are_named(value: str, problem: 
     assert caught.value.variable == "REACT_ACTIVITY_OPTIONS" and problem in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("openai/llava", "expected model=kinds, got 'openai/llava'"),
+        ("=images", "expected model=kinds"),
+        ("openai/llava=png", "openai/llava: kinds are images, pdfs (joined by +) or none"),
+        ("a=images+none", "a: kinds are images, pdfs"),
+        ("a=images,a=none", "a is named twice"),
+    ],
+)
+def test_bad_model_media_in_the_environment_is_named(value: str, problem: str) -> None:
+    with pytest.raises(SettingsError) as caught:
+        load_settings({"REACT_MODEL_MEDIA": value})
+    assert caught.value.variable == "REACT_MODEL_MEDIA" and problem in str(caught.value)
+
+
+def test_model_media_names_what_each_model_takes() -> None:
+    media = load_settings({"REACT_MODEL_MEDIA": " openai/llava=images, ollama/x:7b=images+pdfs,gpt-4o=none "})
+    assert {model: (m.images, m.pdfs) for model, m in media.model_media.items()} == {
+        "openai/llava": (True, False),
+        "ollama/x:7b": (True, True),
+        "gpt-4o": (False, False),
+    }
+    assert load_settings({}).model_media == {}
+
+
 def test_the_worker_process_refuses_bad_activity_options_in_one_line() -> None:
     env = {**os.environ, "REACT_ACTIVITY_OPTIONS": '{"llm_call": {"maximum_attempts": -1}}'}
     done = subprocess.run(
