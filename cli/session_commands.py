@@ -1,4 +1,4 @@
-"""The session commands: ask, await, status, history, export and chat (on the app of `cli.commands`).
+"""The session commands: ask, await, status, history, export, case, chat... (on the app of `cli.commands`).
 
 A session is an `AgentSession` workflow: one conversation that outlives its runs.
 Its id is the workflow id, given as the first argument or with --session, or
@@ -40,7 +40,7 @@ from cli.params import (
 )
 from cli.schedule_commands import schedule_app
 from cli.session_args import resume_hint, session_id_of
-from cli.session_inspect_commands import export, history, status
+from cli.session_inspect_commands import case, export, history, status
 from cli.usage_commands import usage
 from cli.webhook_commands import webhook
 from clients import session_ask
@@ -216,7 +216,9 @@ def chat(
 
 app.command()(with_groups(ask))
 app.command("await")(with_groups(await_request))
-for command in (status, history, export, fork, regenerate, edit, branches, reset, delete, webhook, chat):
+for command in (status, history, export, case, fork, regenerate, edit, branches, reset, delete, webhook):
+    app.command()(with_groups(command))
+for command in (chat,):
     app.command()(with_groups(command))
 app.add_typer(schedule_app, name="schedule")
 app.add_typer(memory_app, name="memory")

@@ -1,10 +1,11 @@
-"""The session commands that read a session: status, history (its thread or its requests) and export.
+"""The session commands that read a session: status, history (its thread or its requests), export, case.
 
 Registered on the app by `cli.session_commands`.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
 import typer
@@ -75,3 +76,20 @@ def export(
     typer.echo(result.token)
     if result.expires_at is not None:
         err_console.print(f"expires at {result.expires_at:%Y-%m-%d %H:%M:%S %Z}", style="dim")
+
+
+def case(
+    ctx: typer.Context,
+    *,
+    ref: SessionRef,
+    request: Annotated[str | None, option("--request", help="The request (default: the last).")] = None,
+    name: Annotated[str | None, option(help="The case's name (default: the request id).")] = None,
+    server: ServerOptions,
+) -> None:
+    """Print a request as an evaluation case (JSON): its query, the tool results its run got, its answer.
+
+    Add it to a dataset's `cases` (docs/evaluations.md, "From a thread"): a run of the case answers
+    its tool calls from the recorded results.
+    """
+    found = on_session(ctx, server, ref, lambda handle: handle.eval_case(request, name=name))
+    typer.echo(json.dumps(found, indent=2, ensure_ascii=False))

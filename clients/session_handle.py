@@ -27,6 +27,7 @@ from clients.branches import (
 )
 from clients.erase import ErasedSession, delete_workflows, terminate_all, workflows_of
 from clients.errors import RejectedError, workflow_rejection
+from clients.eval_cases import case_from_thread
 from clients.inputs import new_id, request_ref
 from clients.run_start import is_not_found
 from clients.runs import RunHandle
@@ -335,6 +336,24 @@ class SessionHandle(WorkflowControls):
         """
         payload = session_inputs.fork_input(request or seq, session_id)
         return await self._update("fork", payload, ForkResult, self._timeouts.work)
+
+    async def eval_case(
+        self, request_id: str | None = None, *, name: str | None = None
+    ) -> dict[str, JsonValue]:
+        """Request `request_id` (default: the last) as an evaluation case ("from a thread").
+
+        pydantic-evals' case form: `inputs` is the query and the tool results its run got,
+        `expected_output` its answer (`clients.eval_cases`); `name` defaults to the request id.
+
+        Raises:
+            RejectedError: `unknown_request` (no such request, or none asked yet).
+        """
+        if request_id is None:
+            records = await self.requests()
+            if not records:
+                raise RejectedError(UNKNOWN_REQUEST, "the session has no request yet")
+            request_id = records[-1].request_id
+        return await case_from_thread(self.thread(0), request_id, name or request_id)
 
     async def rename(self, title: str) -> str:
         """Name the thread: listings show `title` instead of its first message (`contracts.session_memo`).

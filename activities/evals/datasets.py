@@ -12,6 +12,7 @@ which the scorer reads again with pydantic-evals.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -98,15 +99,20 @@ def _case_input(inputs: object, name: str) -> tuple[str, list[RecordedToolResult
     )
 
 
-def read_dataset(dataset: object) -> ReadDataset:
+def read_dataset(dataset: object, extra_cases: Sequence[Mapping[str, Any]] = ()) -> ReadDataset:
     """The dataset read with pydantic-evals, checked and split into one `EvalCase` per case.
+
+    `extra_cases` (cases made from recorded requests: `clients.eval_cases`) follow the dataset's
+    own, which may then have none.
 
     Raises:
         DatasetError: `invalid_dataset`, `unknown_evaluator` or `unknown_judge_model`.
     """
     data = _as_mapping(dataset)
     data.pop("$schema", None)
-    raw_cases = data.get("cases")
+    raw_cases = data.get("cases", [] if extra_cases else None)
+    if isinstance(raw_cases, list) and extra_cases:
+        raw_cases = data["cases"] = [*cast(list[Any], raw_cases), *(dict(c) for c in extra_cases)]
     if not isinstance(raw_cases, list) or not raw_cases:
         raise DatasetError(INVALID_DATASET, "the dataset has no `cases`")
     cases_list = cast(list[Any], raw_cases)

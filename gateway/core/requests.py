@@ -155,6 +155,24 @@ class RequestCore:
             raise not_found("request in this thread")
         return found
 
+    async def eval_case(self, thread: Thread, request_id: str | None = None) -> dict[str, JsonValue]:
+        """Request `request_id` (default: the last) as an evaluation case `<thread>/<request>`.
+
+        pydantic-evals' case form, with the tool results its run got (`clients.eval_cases`).
+
+        Raises:
+            GatewayError: 404 `not_found` (the thread, or the request), 503 `unavailable`.
+        """
+        records = await self.records(thread)
+        if request_id is None:
+            if not records:
+                raise not_found("request in this thread")
+            request_id = records[-1].request_id
+        else:
+            await self.record(thread, request_id)
+        with temporal_reads("request in this thread"):
+            return await self.session(thread).eval_case(request_id, name=f"{thread.thread_id}/{request_id}")
+
     async def pending(self, run_workflow_id: str) -> list[PendingApproval]:
         """The calls of a run awaiting a decision, oldest first (none before its start or after its end).
 

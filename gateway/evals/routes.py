@@ -1,13 +1,17 @@
 """`/api/evals`: run an agent on a pydantic-evals dataset as a durable `EvalRun`, read it, compare two.
 
     POST /api/evals                        {"agent": "name" | "name@N", "dataset": <JSON form or YAML text>,
+                                            "from_threads"?: [{"thread", "request_id"?}],
                                             "concurrency"?} -> 202 {"eval_id"}
     GET  /api/evals/{id}                   {"status", "cases": [{"name", "passed", "output", "scores"}],
                                             "summary"}
     GET  /api/evals/{id}/compare/{other}   {"a", "b", "differences"}
 
-A bad dataset, an unknown evaluator or judge model, an unknown agent are refused by name before
-anything is created (`activities.evals.datasets`); an evaluation is its maker's (another
+`from_threads` adds a case per recorded request of the caller's threads with that agent (default:
+a thread's last request), its tool results recorded (`clients.eval_cases`), after the dataset's own
+cases. A bad dataset, an unknown evaluator or judge model, an unknown agent, a thread or request
+not the caller's (404 `not_found`) are refused by name before anything is created
+(`activities.evals.datasets`); an evaluation is its maker's (another
 principal's is 404 `not_found`, as a missing one).
 """
 
@@ -15,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from pydantic import ValidationError
+from pydantic import JsonValue, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -23,15 +27,20 @@ from starlette.routing import BaseRoute, Route
 from activities.evals.datasets import DatasetError, read_dataset
 from clients.evals import Evals, compare
 from contracts.agent import AgentConfig
-from contracts.evals import DEFAULT_EVAL_CONCURRENCY
+from contracts.evals import DEFAULT_EVAL_CONCURRENCY, MAX_EVAL_CASES
 from gateway.context import GatewayContext, resolve_agent
+from gateway.core import RequestCore, open_thread
+from gateway.core.inputs import check_request_id
 from gateway.core.store_calls import store_call
 from gateway.errors import GatewayError, not_found
 from gateway.http_input import principal_of, read_json
+from gateway.identity.principal import Principal
+from gateway.owners import check_thread_id
 
 __all__ = ["EvalsApi", "resolve_agent"]
 
-BODY_FIELDS = frozenset({"agent", "dataset", "concurrency"})
+BODY_FIELDS = frozenset({"agent", "dataset", "concurrency", "from_threads"})
+THREAD_CASE_FIELDS = frozenset({"thread", "request_id"})
 
 
 async def evaluated_config(ctx: GatewayContext, agent: str) -> AgentConfig:
@@ -49,6 +58,7 @@ class EvalsApi:
     def __init__(self, ctx: GatewayContext) -> None:
         """Bind the context; the store opens on first use."""
         self._ctx = ctx
+        self._core = RequestCore(ctx)
         self._evals = Evals(
             ctx.client, task_queue=ctx.settings.task_queue, store_url=ctx.settings.memory_store_url
         )
@@ -81,8 +91,9 @@ class EvalsApi:
             raise GatewayError.invalid_input(
                 "`dataset` is required: pydantic-evals' JSON form or its YAML text"
             )
+        from_threads = await self._thread_cases(principal_of(request), agent, fields.get("from_threads", []))
         try:
-            read = read_dataset(fields["dataset"])
+            read = read_dataset(fields["dataset"], from_threads)
         except DatasetError as exc:
             raise GatewayError(400, exc.code, str(exc)) from None
         principal = principal_of(request).name
@@ -93,6 +104,30 @@ class EvalsApi:
         except ValidationError as exc:
             raise GatewayError.invalid_input(f"the evaluation: {exc.errors()[0]['msg']}") from None
         return JSONResponse({"eval_id": eval_id}, status_code=202)
+
+    async def _thread_cases(
+        self, principal: Principal, agent: str, asked: object
+    ) -> list[dict[str, JsonValue]]:
+        """The cases `from_threads` names: each a recorded request of one of the caller's threads."""
+        if not isinstance(asked, list):
+            raise GatewayError.invalid_input("`from_threads` must be a list of {thread, request_id?}")
+        items = cast(list[object], asked)
+        if len(items) > MAX_EVAL_CASES:
+            raise GatewayError.invalid_input(
+                f"`from_threads` names {len(items)} requests; at most {MAX_EVAL_CASES}"
+            )
+        cases: list[dict[str, JsonValue]] = []
+        for item in items:
+            if not isinstance(item, dict) or set(cast(dict[str, object], item)) - THREAD_CASE_FIELDS:
+                raise GatewayError.invalid_input("each of `from_threads` is {thread, request_id?}")
+            named = cast(dict[str, object], item)
+            thread_id, request_id = named.get("thread"), named.get("request_id")
+            if not isinstance(thread_id, str):
+                raise GatewayError.invalid_input("`from_threads[].thread` must be a thread id")
+            thread = await open_thread(self._ctx, principal, agent, check_thread_id(thread_id))
+            chosen = None if request_id is None else check_request_id(request_id, "from_threads[].request_id")
+            cases.append(await self._core.eval_case(thread, chosen))
+        return cases
 
     async def _view(self, request: Request, eval_id: str) -> dict[str, Any]:
         view = await store_call(self._evals.show(eval_id, principal_of(request).name))

@@ -8,6 +8,7 @@
     GET  /api/threads/{agent}/{thread}/branches the branches of its family (docs/branches.md)
     POST /api/threads/{agent}/{thread}/reset    {"reason"?: str} -> the context op's ack
     PUT  /api/threads/{agent}/{thread}/title    {"title": str} -> the name listings show
+    GET  /api/threads/{agent}/{thread}/requests/{id}/case  the request as an evaluation case
     DELETE /api/threads/{agent}/{thread}        ?memories=true -> what was erased (docs/erasing-data.md)
 
 A thread is the caller's session `gw/<principal>/<agent>/<thread>` (`gateway.owners`): another
@@ -36,6 +37,7 @@ from conversation.thread import ContextOpEntry, Entry, MessageEntry
 from gateway.context import GatewayContext
 from gateway.core import RequestCore, Thread, temporal_reads
 from gateway.core.branches import branch, edit_at, thread_of
+from gateway.core.inputs import check_request_id
 from gateway.core.listing import list_threads
 from gateway.errors import GatewayError, not_found
 from gateway.http_input import principal_of, read_json
@@ -61,6 +63,7 @@ def routes(ctx: GatewayContext) -> list[BaseRoute]:
         Route("/api/threads/{agent}/{thread}/branches", api.branches, methods=["GET"]),
         Route("/api/threads/{agent}/{thread}/reset", api.reset, methods=["POST"]),
         Route("/api/threads/{agent}/{thread}/title", api.rename, methods=["PUT"]),
+        Route("/api/threads/{agent}/{thread}/requests/{request_id}/case", api.case, methods=["GET"]),
     ]
 
 
@@ -221,6 +224,11 @@ class _ThreadsApi:
             raise GatewayError.invalid_input("`title` must be a string")
         kept = await self._core.rename(thread, title)
         return JSONResponse({"agent": thread.agent, "thread_id": thread.thread_id, "title": kept})
+
+    async def case(self, request: Request) -> Response:
+        thread = await self._owned(request)
+        request_id = check_request_id(request.path_params["request_id"], "request_id")
+        return JSONResponse(await self._core.eval_case(thread, request_id))
 
     async def erase(self, request: Request) -> Response:
         thread = await self._owned(request)

@@ -9,6 +9,7 @@ every bad input is refused by name with nothing created; another principal's eva
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -18,6 +19,8 @@ import pytest_asyncio
 from clients.evals import eval_workflow_id
 from contracts.evals import EvalResult
 from conversation import Entry, MessageEntry
+from gateway.identity.principal import Principal
+from gateway.owners import session_id
 from store.evals import EvalStore
 from testing import AgentTestEnvironment, answer, call_tools, scripted_agent, tool_call
 from tests.fake_openai import FakeOpenAI, chat_completion
@@ -243,3 +246,87 @@ async def test_an_llm_judge_grades_each_case_through_a_real_openai_compatible_se
     summary = body["summary"]
     assert (summary["passed"], summary["failed"]) == (1, 1)
     assert summary["by_evaluator"]["LLMJudge"] == {"passed": 1, "failed": 1, "pass_rate": 0.5}
+
+
+async def asked_in_thread(gateway: GatewayServer, owner: str, agent: str, question: str) -> tuple[str, str]:
+    """A finished ask of `owner`'s new thread with `agent`: (thread id, request id)."""
+    thread = f"t-{uuid.uuid4().hex[:8]}"
+    session = gateway.ctx.sessions.get(session_id(Principal(owner), agent, thread))
+    accepted = await session.ask(question, config=AGENTS[agent], agent_id=agent)
+    assert (await session.await_result(accepted.request_id)).status == "completed"
+    return thread, accepted.request_id
+
+
+async def test_a_recorded_request_becomes_a_case_that_answers_from_the_same_tool_results(
+    gateway: GatewayServer,
+) -> None:
+    thread, request_id = await asked_in_thread(gateway, "alice", "geo", "Capital, and 2+2?")
+    async with gateway.http(ALICE) as http:
+        got = await http.get(f"/api/threads/geo/{thread}/requests/{request_id}/case")
+        assert got.status_code == 200, got.text
+        assert got.json() == {
+            "name": f"{thread}/{request_id}",
+            "inputs": {
+                "query": "Capital, and 2+2?",
+                "tool_results": [
+                    {"name": "calculator", "arguments": {"expression": "2+2"}, "result": 4, "ok": True}
+                ],
+            },
+            "expected_output": "Paris",
+        }
+    async with gateway.http(BOB) as http:  # another principal's thread: the same 404 as a missing one
+        others = await http.get(f"/api/threads/geo/{thread}/requests/{request_id}/case")
+        assert (others.status_code, others.json()["error"]["code"]) == (404, "not_found")
+
+    # A dataset made partly from the thread: its own case, then the recorded request (its last).
+    dataset: dict[str, Any] = {
+        "name": "mixed",
+        "cases": [{"name": "france", "inputs": "Capital of France?"}],
+        "evaluators": ["EqualsExpected", {"ToolTrajectory": {"expected": ["calculator"]}}],
+    }
+    async with gateway.http(ALICE) as http:
+        posted = await http.post(
+            "/api/evals", json={"agent": "geo", "dataset": dataset, "from_threads": [{"thread": thread}]}
+        )
+        assert posted.status_code == 202, posted.text
+        eval_id = posted.json()["eval_id"]
+        handle = gateway.ctx.client.get_workflow_handle(eval_workflow_id(eval_id), result_type=EvalResult)
+        await handle.result()
+        body = (await http.get(f"/api/evals/{eval_id}")).json()
+    cases = {c["name"]: c for c in body["cases"]}
+    assert list(cases) == ["france", f"{thread}/{request_id}"]
+    recorded = cases[f"{thread}/{request_id}"]
+    assert recorded["passed"] is True and recorded["output"] == "Paris"
+    # Its run answered the calculator call from the record: no tool activity ran.
+    history = await gateway.ctx.client.get_workflow_handle(recorded["run_workflow_id"]).fetch_history()
+    scheduled = [
+        e.activity_task_scheduled_event_attributes.activity_type.name
+        for e in history.events
+        if e.HasField("activity_task_scheduled_event_attributes")
+    ]
+    assert "run_tool" not in scheduled and "llm_call" in scheduled
+
+
+async def test_cases_from_threads_refused_by_name_create_nothing(gateway: GatewayServer) -> None:
+    thread, _ = await asked_in_thread(gateway, "alice", "geo", "Capital, and 2+2?")
+    evaluators = {"evaluators": ["EqualsExpected"]}
+    bad: list[tuple[object, int, str]] = [
+        ([{"thread": thread}], 404, "not_found"),  # bob asks for alice's thread
+        ([{"thread": "t-none"}], 404, "not_found"),
+        ([{"thread": thread, "request_id": "nope"}], 404, "not_found"),
+        ({"thread": thread}, 400, "invalid_input"),
+        ([{"thread": thread, "extra": 1}], 400, "invalid_input"),
+        ([{"thread": 3}], 400, "invalid_input"),
+        ([{"thread": "bad id/with slash"}], 400, "invalid_input"),
+        ([], 400, "invalid_dataset"),  # no case at all
+    ]
+    before = await _eval_count()
+    async with gateway.http(BOB) as http:
+        for from_threads, status, code in bad:
+            body = {"agent": "geo", "dataset": evaluators, "from_threads": from_threads}
+            refused = await http.post("/api/evals", json=body)
+            assert (refused.status_code, refused.json()["error"]["code"]) == (status, code), (
+                from_threads,
+                refused.text,
+            )
+    assert await _eval_count() == before
