@@ -71,6 +71,9 @@ JSONRPC_PREFIXES = ("/a2a/", "/mcp")
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 ATTACHMENT_PREFIXES = ("/ai-sdk/", "/agui/", "/a2a/", "/api/files")
 """The routes whose bodies may carry attachments (and `/mcp`): they take `attachment_body_bytes`."""
+RAW_BODY_PATHS = frozenset({"/api/files"})
+"""The routes whose body is a file's bytes, never parsed as JSON: no JSON depth check (an image's
+bytes hold brackets at random, which the scan would count as nesting)."""
 
 
 def body_limit(path: str, settings: GatewaySettings) -> int:
@@ -110,7 +113,8 @@ class _Guard:
             if scope["method"] in BODY_METHODS:
                 body, receive = await _read_body(receive, limit, settings.body_timeout_s)
                 try:
-                    check_json_depth(body)
+                    if path not in RAW_BODY_PATHS:
+                        check_json_depth(body)
                 except GatewayError as err:
                     await _refusal(scope["path"], err, PARSE_ERROR)(scope, receive, send)
                     return

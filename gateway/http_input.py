@@ -1,11 +1,12 @@
 """What a route reads of its request: the authenticated principal and a JSON body, never nested too deep.
 
 JSON nests at most `MAX_JSON_DEPTH` levels of arrays and objects in any request body. The app's
-guard checks every body (`check_json_depth`, a scan over the raw bytes) before any route or any
-protocol library parses it, so no parser recurses into a hostile body: deeper JSON is refused by
-name (400 `invalid_input`; a JSON-RPC parse error, -32700, on `/a2a/` and `/mcp`). 64 levels is far
-more than any request the product takes needs (a tool's edited arguments, a client's JSON Schemas,
-an A2A data part) and below protobuf's 100-level recursion limit that `a2a-sdk` parses under.
+guard checks every body (`check_json_depth`, a scan over the raw bytes) but a file upload's raw
+bytes (`POST /api/files`, never parsed) before any route or any protocol library parses it, so
+no parser recurses into a hostile body: deeper JSON is refused by name (400 `invalid_input`; a
+JSON-RPC parse error, -32700, on `/a2a/` and `/mcp`). 64 levels is far more than any request
+the product takes needs (a tool's edited arguments, a client's JSON Schemas, an A2A data part)
+and below protobuf's 100-level recursion limit that `a2a-sdk` parses under.
 """
 
 from __future__ import annotations

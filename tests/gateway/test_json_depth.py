@@ -2,7 +2,8 @@
 
 The depth scan is checked as a plain function against Python's own parser on random shapes; the
 refusals go through a real uvicorn server: 400 `invalid_input` on AG-UI, fork and reset, and a
-JSON-RPC parse error (-32700) on A2A and MCP, whose libraries parse bodies themselves.
+JSON-RPC parse error (-32700) on A2A and MCP, whose libraries parse bodies themselves. A file
+upload's raw bytes are not JSON and are not scanned: brackets in them are stored as they are.
 """
 
 from __future__ import annotations
@@ -85,6 +86,19 @@ async def test_deep_json_gets_a_jsonrpc_parse_error_on_a2a_and_mcp(gateway: Gate
         assert body["error"]["code"] == -32700, body
         assert body["error"]["data"]["code"] == "invalid_input"
         assert f"deeper than {MAX_JSON_DEPTH} levels" in body["error"]["message"]
+
+
+async def test_an_uploaded_file_full_of_brackets_is_stored_not_scanned(gateway: GatewayServer) -> None:
+    data = b"[{" * DEEP  # what a large image's bytes hold at random, here as text
+    async with gateway.http(ALICE) as http:
+        uploaded = await http.post(
+            "/api/files",
+            params={"name": "brackets.txt"},
+            content=data,
+            headers={"content-type": "text/plain"},
+        )
+        assert uploaded.status_code == 201, uploaded.text
+        assert (await http.get(f"/api/files/{uploaded.json()['id']}")).content == data
 
 
 async def test_json_at_the_limit_still_works(gateway: GatewayServer, agents: AgentTestEnvironment) -> None:
