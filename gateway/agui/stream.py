@@ -123,8 +123,8 @@ async def _interrupted(
     core: RequestCore, session: SessionHandle, spec: StreamSpec, renderer: RequestRenderer
 ) -> list[Emitted]:
     """The run's end as an interrupt, if the call that asked for approval still waits (else nothing)."""
-    pending = await core.pending(spec.run_workflow_id)
-    if not any(p.call_id == renderer.awaiting for p in pending):
+    pending = await core.awaiting(spec.run_workflow_id, [renderer.awaiting] if renderer.awaiting else [])
+    if not pending:
         return []
     snapshot = await _snapshot(session, spec, renderer)
     outcome = RunFinishedInterruptOutcome(interrupts=[interrupt_of(p) for p in pending])

@@ -242,15 +242,10 @@ async def _run_chunks(
             yield chunk
         if encoder.ended:
             return
-        if encoder.awaiting and await _still_awaiting(core, plan.run_workflow_id, encoder.awaiting):
+        if encoder.awaiting and await core.awaiting(plan.run_workflow_id, encoder.awaiting):
             for chunk in encoder.pause():
                 yield chunk
             return
-
-
-async def _still_awaiting(core: RequestCore, run_workflow_id: str, calls: list[str]) -> bool:
-    """Whether one of `calls` still waits for a decision (a replay may pass requests decided since)."""
-    return any(p.call_id in calls for p in await core.pending(run_workflow_id))
 
 
 def _ended(state: RequestState) -> list[Chunk]:

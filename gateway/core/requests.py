@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -188,12 +188,26 @@ class RequestCore:
             log.warning("a read of a run's pending approvals failed: %s %s", error.status.name, error.message)
             raise GatewayError.unavailable() from None
 
-    async def _awaiting(self, run_workflow_id: str) -> bool:
-        """Whether a run that has just asked for approval lists a call awaiting it (unread: not yet)."""
+    async def awaiting(
+        self, run_workflow_id: str, calls: Collection[str] | None = None
+    ) -> list[PendingApproval]:
+        """The run's calls awaiting a decision if one of `calls` (any, when None) is among them, else none.
+
+        The one rule of "still awaiting approval" for every stream that pauses there: an
+        `approval_requested` a stream replays may name a call decided since, so only a call
+        the run still lists counts. Answers every pending call (the interrupts to show).
+
+        Raises:
+            GatewayError: 503 `unavailable` (`pending`).
+        """
+        pending = await self.pending(run_workflow_id)
+        return pending if calls is None or any(p.call_id in calls for p in pending) else []
+
+    async def _still_awaiting(self, run_workflow_id: str) -> bool:
         try:
-            return bool(await self.pending(run_workflow_id))
+            return bool(await self.awaiting(run_workflow_id))
         except GatewayError:
-            return False  # the wait goes on; the next event (or the caller's timeout) looks again
+            return False  # unread: the wait goes on; the next event (or the caller's timeout) looks again
 
     async def trace_head(self, run_workflow_id: str) -> int:
         """The seq of the run's newest trace event (-1 before its first): where a continuing stream starts.
@@ -660,7 +674,7 @@ class RequestCore:
                     if isinstance(event, DeltaEvent):
                         if event.text and report is not None:
                             await report(event.text)
-                    elif event.event.kind == "approval_requested" and await self._awaiting(run_id):
+                    elif event.event.kind == "approval_requested" and await self._still_awaiting(run_id):
                         break
         return await self.state(thread, request_id)
 
