@@ -1,4 +1,4 @@
-"""`client.py eval run|show|compare`: an agent evaluated on a pydantic-evals dataset, as a durable `EvalRun`.
+"""`client.py eval run|show|compare|report`: an agent evaluated on a dataset, as a durable `EvalRun`.
 
 `eval run DATASET --agent name` reads the dataset file (pydantic-evals' YAML or JSON file format),
 checks it (a dataset pydantic-evals cannot read, an unknown evaluator or judge model, an unknown
@@ -6,7 +6,9 @@ agent: refused by name, exit 1, nothing created), starts the evaluation and prin
 --wait, its result once it ends). The agent is a profile of --agents (else `REACT_AGENTS`);
 `name@N` is accepted and recorded (its versions are resolved where agent versions are). The
 evaluations are --principal's (default `local`); the store is `REACT_STORE_URL`'s. `eval show`
-prints an evaluation as JSON; `eval compare A B` the two side by side (`clients.evals.compare`).
+prints an evaluation as JSON; `eval compare A B` the two side by side (`clients.evals.compare`);
+`eval report A [B] --out FILE` writes the one-file HTML report (`clients.eval_report`: the same
+bytes as `GET /api/evals/{id}/report.html`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from cli import ops
 from cli.common import say, target_of
 from cli.errors import reported
 from cli.params import argument, option
+from clients.eval_report import render_report
 from clients.evals import Evals, compare
 from contracts import TASK_QUEUE
 from contracts.evals import DEFAULT_EVAL_CONCURRENCY
@@ -138,3 +141,26 @@ def compare_command(
         _refuse(f"refused (not_found): no evaluation {first if a is None else second!r} of {principal!r}")
         return
     _print(compare(a, b))
+
+
+@eval_app.command("report")
+def report(
+    ctx: typer.Context,
+    first: Annotated[str, argument(help="An evaluation's id.")],
+    out: Annotated[Path, option(help="The HTML file to write.")],
+    second: Annotated[str | None, argument(help="Another evaluation's id, shown beside it.")] = None,
+    principal: PrincipalOpt = LOCAL_PRINCIPAL,
+    task_queue: QueueOpt = TASK_QUEUE,
+) -> None:
+    """Write the evaluation's report (beside another's) as one HTML file: charts, cases, what differs."""
+    ids = [first] if second is None else [first, second]
+
+    async def shown(evals: Evals) -> list[dict[str, Any] | None]:
+        return [await evals.show(eval_id, principal) for eval_id in ids]
+
+    views = _on_evals(ctx, task_queue, shown)
+    missing = [eval_id for eval_id, view in zip(ids, views, strict=True) if view is None]
+    if missing:
+        _refuse(f"refused (not_found): no evaluation {missing[0]!r} of {principal!r}")
+    out.write_bytes(render_report([view for view in views if view is not None]).encode("utf-8"))
+    say(str(out))

@@ -1,6 +1,6 @@
 """The gateway's ASGI app: guards (CORS, tokens, body limit), health, AG-UI, the AI SDK, and the other routes.
 
-Every request but `/healthz`, `/readyz`, the chat page's files and A2A agent cards must carry a
+Every request but `/healthz`, `/readyz`, the chat and report pages' files and A2A agent cards must carry a
 valid bearer token when tokens are configured (`gateway.guard.static_tokens`); the principal is in
 `request.state.principal` (`principal_of`). A body over its route's limit (`body_limit`:
 `attachment_body_bytes` on the routes that carry attachments, `ATTACHMENT_PREFIXES` and `/mcp`;
@@ -53,6 +53,7 @@ from gateway.identity.scopes import ADMIN, require
 from gateway.jsonrpc import INVALID_REQUEST, PARSE_ERROR, jsonrpc_error_body
 from gateway.mcp import McpEndpoint
 from gateway.memory import routes as memory_routes
+from gateway.report import routes as report_routes
 from gateway.schedules import routes as schedules_routes
 from gateway.server.metrics import REGISTRY, ActiveRuns, RequestMetrics
 from gateway.settings import GatewaySettings
@@ -63,8 +64,8 @@ from gateway.usage import routes as usage_routes
 __all__ = ["build_app", "is_public", "principal_of", "read_json"]
 
 METRICS_PATH = "/metrics"
-PUBLIC_PATHS = frozenset({"/", "/healthz", "/readyz", "/favicon.ico"})
-PUBLIC_PREFIXES = ("/static/",)
+PUBLIC_PATHS = frozenset({"/", "/report", "/healthz", "/readyz", "/favicon.ico"})
+PUBLIC_PREFIXES = ("/static/", "/report/static/")
 PUBLIC_SUFFIXES = ("/.well-known/agent-card.json",)
 READY_TIMEOUT_S = 3.0
 JSONRPC_PREFIXES = ("/a2a/", "/mcp")
@@ -84,7 +85,7 @@ def body_limit(path: str, settings: GatewaySettings) -> int:
 
 
 def is_public(path: str) -> bool:
-    """Paths served without a token: health, the chat page's files, A2A agent cards."""
+    """Paths served without a token: health, the chat and report pages' files, A2A agent cards."""
     return path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES) or path.endswith(PUBLIC_SUFFIXES)
 
 
@@ -230,6 +231,7 @@ def build_app(ctx: GatewayContext) -> Starlette:
         *a2a_routes(ctx),
         mcp.route,
         *chat_routes(ctx),
+        *report_routes(),
         *threads_routes(ctx),
         *files_routes(ctx),
         *resource_metadata.routes(ctx.settings.identity.oidc),

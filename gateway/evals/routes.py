@@ -6,13 +6,16 @@
     GET  /api/evals/{id}                   {"status", "cases": [{"name", "passed", "output", "scores"}],
                                             "summary"}
     GET  /api/evals/{id}/compare/{other}   {"a", "b", "differences"}
+    GET  /api/evals/{id}/report.html?with=OTHER
+                                           the report as one HTML file (`clients.eval_report`), an
+                                           attachment `eval-<id>.html`; `with`: another evaluation beside it
 
 `from_threads` adds a case per recorded request of the caller's threads with that agent (default:
 a thread's last request), its tool results recorded (`clients.eval_cases`), after the dataset's own
 cases. A bad dataset, an unknown evaluator or judge model, an unknown agent, a thread or request
 not the caller's (404 `not_found`) are refused by name before anything is created
 (`activities.evals.datasets`); an evaluation is its maker's (another
-principal's is 404 `not_found`, as a missing one).
+principal's is 404 `not_found`, as a missing one; in the report's `with` too).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from activities.evals.datasets import DatasetError, read_dataset
+from clients.eval_report import REPORT_CSP, render_report
 from clients.evals import Evals, compare
 from contracts.agent import AgentConfig
 from contracts.evals import DEFAULT_EVAL_CONCURRENCY, MAX_EVAL_CASES
@@ -69,6 +73,7 @@ class EvalsApi:
             Route("/api/evals", self.create, methods=["POST"]),
             Route("/api/evals/{eval_id}", self.show, methods=["GET"]),
             Route("/api/evals/{eval_id}/compare/{other}", self.compare, methods=["GET"]),
+            Route("/api/evals/{eval_id}/report.html", self.report, methods=["GET"]),
         ]
 
     async def create(self, request: Request) -> Response:
@@ -144,6 +149,23 @@ class EvalsApi:
         first = await self._view(request, request.path_params["eval_id"])
         second = await self._view(request, request.path_params["other"])
         return JSONResponse(compare(first, second))
+
+    async def report(self, request: Request) -> Response:
+        """The evaluation's report (beside `?with=`'s, when given) as one HTML file to save and share."""
+        views = [await self._view(request, request.path_params["eval_id"])]
+        other = request.query_params.get("with")
+        if other:
+            views.append(await self._view(request, other))
+        return Response(
+            render_report(views).encode("utf-8"),
+            media_type="text/html; charset=utf-8",
+            headers={
+                "Content-Disposition": f'attachment; filename="eval-{views[0]["eval_id"]}.html"',
+                "Content-Security-Policy": REPORT_CSP,
+                "X-Content-Type-Options": "nosniff",
+                "Cache-Control": "no-store",
+            },
+        )
 
     async def close(self) -> None:
         """Close the store."""

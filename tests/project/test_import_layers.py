@@ -20,7 +20,7 @@ those under `if TYPE_CHECKING:`, which never run. The layering, lowest first:
   which nothing else in the product imports.
 - `gateway` (and `gateway.py`) beside them, on the typed client. Inside it each protocol adapter
   has a room (`GATEWAY_ROOMS`: AG-UI, A2A, the AI SDK, MCP, the chat page, threads, schedules,
-  memory, usage): a room imports the shared gateway parts and itself, never another room; the
+  memory, usage, the report page): a room imports the shared gateway parts and itself, never another room; the
   shared parts import no room, except `gateway.app`, which assembles them, and none imports a part above it
   (`GATEWAY_LAYERS`: the refusals, the server's plumbing and the feed; identity; the settings,
   the owners and a request's input; the agent catalog; the context; the guard; the request core;
@@ -79,6 +79,7 @@ GATEWAY_ROOMS = (
     "gateway.evals",
     "gateway.mcp",
     "gateway.memory",
+    "gateway.report",
     "gateway.schedules",
     "gateway.threads",
     "gateway.usage",
