@@ -14,6 +14,10 @@ the client (the typed client for ours, a plain Temporal client for the floors). 
   running that activity; the client awaits the child's result;
 - **ours, unstreamed**: `SessionHandle.ask` on a session, then `RunHandle.result()` (the
   scripted model answers the same 400 characters at once);
+- **ours, unstreamed, memory recall**: the same agent with `memory.recall` 3 and tools off: each
+  run searches the store for its query (`memory_recall`, one activity) before its LLM call, over
+  `RECALL_ITEMS` items the benchmark put in the worker's store (its own SQLite file) first; the
+  benchmark prints what recall adds to the unstreamed row: worker CPU and history events a turn;
 - **ours, streamed 400 chars**: the same, followed with `RunHandle.events()`, the scripted model
   streaming 4 characters every 5 ms;
 - **ours, streamed 2,000 tokens**: 8,000 characters the same way (about 10 s a turn; `--long-turns`),
@@ -74,17 +78,23 @@ from bench.gateway_agents import ANSWER as GATEWAY_ANSWER
 from bench.live import answer_turn
 from bench.turn_floors import BARE_TURN, SESSION_FLOOR
 from clients.errors import RejectedError
+from clients.memory import Memory
 from clients.runs import Runs
 from clients.session_handle import SessionHandle
 from clients.sessions import Sessions
 from contracts import AgentConfig, ScriptTurn
 from contracts.errors import BUSY
+from contracts.memory import MemoryConfig
 from contracts.session import AskAccepted
 from contracts.stream import DeltaEvent
 from hosting.connection import connect
 from live.channel import LIVE_URL_ENV
 from live.dev_redis import free_port, start_redis
 
+RECALL_ITEMS = 500
+"""Memory items the recall row's store holds (the local principal's, in its agent's namespace)."""
+RECALL_NAMESPACE = "bench-recall"
+RECALL_MEMORY = MemoryConfig(tools=False, recall=3, namespace=RECALL_NAMESPACE)
 SHORT = 400
 LONG = 8_000
 ANSWER = ("word " * (LONG // 5 + 1))[:LONG]
@@ -209,14 +219,24 @@ def floor_rows(plain: Client, queue: str, pid: int, queries: QueryCounter, size:
 
 
 def our_row(
-    label: str, client: Client, queue: str, pid: int, queries: QueryCounter, size: int, stream: bool
+    label: str,
+    client: Client,
+    queue: str,
+    pid: int,
+    queries: QueryCounter,
+    size: int,
+    stream: bool,
+    memory: MemoryConfig | None = None,
 ) -> Row:
-    """Our session ask: unstreamed (`result()`), or streamed and followed (`events()`, then `result()`)."""
+    """Our session ask: unstreamed (`result()`), or streamed and followed (`events()`, then `result()`).
+
+    `memory`: the agent's memory (recall before the LLM call).
+    """
     sessions, runs = Sessions(client, task_queue=queue), Runs(client, task_queue=queue)
     content = ANSWER[:size]
     agent = AgentConfig(model="scripted", script=[answer_turn(content, stream)], stream=stream)
     if not stream:  # answered at once, like the floors' activity
-        agent = AgentConfig(model="scripted", script=[ScriptTurn(content=content)])
+        agent = AgentConfig(model="scripted", script=[ScriptTurn(content=content)], memory=memory)
 
     async def open_ours() -> Conversation:
         return Conversation(f"bench-turn-{uuid.uuid4().hex[:10]}")
@@ -237,6 +257,34 @@ def our_row(
         return Turn(first, time.perf_counter() - began, [accepted.run_workflow_id])
 
     return Row(label, pid, open_ours, ours, queries, stream_size=size if stream else None)
+
+
+RECALL_ROW = "ours, unstreamed, memory recall"
+TOPICS = ("tea", "trains", "cats", "Lyon", "jazz", "hiking", "chess", "bread", "rain", "maps")
+
+
+async def seed_memory(url: str) -> None:
+    """`RECALL_ITEMS` short items in the recall row's namespace (the local principal's)."""
+    memory = Memory(url)
+    try:
+        for i in range(RECALL_ITEMS):
+            topic = TOPICS[i % len(TOPICS)]
+            await memory.put(RECALL_NAMESPACE, f"item-{i}", f"Likes {topic}, note {i}: a story about {topic}")
+    finally:
+        await memory.close()
+
+
+def recall_lines(rows: list[Row]) -> None:
+    """What recall adds to the unstreamed turn: worker CPU, history events and time to the answer."""
+    by_label = {row.label: row for row in rows}
+    plain, recall = by_label["ours, unstreamed"].figures, by_label[RECALL_ROW].figures
+    print(
+        f"\nmemory recall over {RECALL_ITEMS} items, next to the unstreamed turn: worker CPU "
+        f"{recall['worker_ms']:.1f} ms a turn, {recall['worker_ms'] / plain['worker_ms']:.2f}x "
+        f"{plain['worker_ms']:.1f} ms (target at most 1.10x); history events {recall['events']:g}, "
+        f"{recall['events'] - plain['events']:+g} (target: one activity's); answer "
+        f"{recall['answer_ms']:.0f} ms, {recall['answer_ms'] - plain['answer_ms']:+.0f} ms"
+    )
 
 
 async def ask(session: SessionHandle, agent: AgentConfig) -> AskAccepted:
@@ -525,6 +573,9 @@ async def main(turns: int, long_turns: int, count: int, workers: int) -> int:
         extra: list[subprocess.Popen[bytes]] = []
         http: httpx.AsyncClient | None = None
         try:
+            store_url = f"sqlite:///{Path(work) / 'memory.db'}"
+            stack.env["REACT_STORE_URL"] = store_url
+            await seed_memory(store_url)
             await stack.start_server()
             await stack.start_worker()
             floors = await start_floors(stack)
@@ -557,6 +608,7 @@ async def main(turns: int, long_turns: int, count: int, workers: int) -> int:
             rows = [
                 *floor_rows(plain, f"{stack.queue}-floors", floors.pid, floor_queries),
                 our_row("ours, unstreamed", client, stack.queue, pid, ours_queries, SHORT, False),
+                our_row(RECALL_ROW, client, stack.queue, pid, ours_queries, SHORT, False, RECALL_MEMORY),
                 our_row("ours, streamed 400 chars", client, stack.queue, pid, ours_queries, SHORT, True),
             ]
             live_row = our_row(
@@ -594,6 +646,7 @@ async def main(turns: int, long_turns: int, count: int, workers: int) -> int:
                     await sequential(row, client, stack.server.pid, long_turns)
             measured = [*rows, *([*long_floors, long, long_live] if long_turns else [])]
             report(measured, turns, long_turns, 0)
+            recall_lines(rows)
             model_lines(measured, {SHORT: await model_stream_ms(SHORT), LONG: await model_stream_ms(LONG)})
             if count:
                 for row in rows:
