@@ -22,6 +22,7 @@ outside the guard.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -56,6 +57,7 @@ from gateway.memory import routes as memory_routes
 from gateway.report import routes as report_routes
 from gateway.schedules import routes as schedules_routes
 from gateway.server.metrics import REGISTRY, ActiveRuns, RequestMetrics
+from gateway.server.upload_budget import UploadBudget
 from gateway.settings import GatewaySettings
 from gateway.threads import routes as threads_routes
 from gateway.usage import UsageApi
@@ -96,11 +98,18 @@ class _Guard:
         self._app = app
         self._ctx = ctx
         self._identity = identity
+        self._uploads = UploadBudget(ctx.settings.upload_memory_bytes)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self._app(scope, receive, send)
             return
+        async with contextlib.AsyncExitStack() as held:
+            await self._guarded(scope, receive, send, held)
+
+    async def _guarded(
+        self, scope: Scope, receive: Receive, send: Send, held: contextlib.AsyncExitStack
+    ) -> None:
         settings = self._ctx.settings
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         try:
@@ -112,6 +121,9 @@ class _Guard:
             if declared is not None and declared.isdigit() and int(declared) > limit:
                 raise GatewayError.too_large(limit)
             if scope["method"] in BODY_METHODS:
+                if path in RAW_BODY_PATHS:  # an authenticated upload, held to the budget until answered
+                    size = int(declared) if declared is not None and declared.isdigit() else limit
+                    await held.enter_async_context(self._uploads.hold(min(size, limit)))
                 body, receive = await _read_body(receive, limit, settings.body_timeout_s)
                 try:
                     if path not in RAW_BODY_PATHS:

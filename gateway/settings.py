@@ -59,6 +59,7 @@ DEFAULT_MAX_CONNECTIONS = 4096
 DEFAULT_HEADER_TIMEOUT_S = 10.0
 DEFAULT_KEEPALIVE_S = 5
 DEFAULT_BODY_TIMEOUT_S = 30.0
+DEFAULT_UPLOAD_MEMORY_BYTES = 16 * 1024 * 1024
 TOKENS_ENV = "REACT_GATEWAY_TOKENS"
 CORS_ENV = "REACT_GATEWAY_CORS_ORIGINS"
 MAX_BODY_ENV = "REACT_GATEWAY_MAX_BODY_BYTES"
@@ -67,6 +68,7 @@ MAX_CONNECTIONS_ENV = "REACT_GATEWAY_MAX_CONNECTIONS"
 HEADER_TIMEOUT_ENV = "REACT_GATEWAY_HEADER_TIMEOUT_S"
 KEEPALIVE_ENV = "REACT_GATEWAY_KEEPALIVE_S"
 BODY_TIMEOUT_ENV = "REACT_GATEWAY_BODY_TIMEOUT_S"
+UPLOAD_MEMORY_ENV = "REACT_GATEWAY_UPLOAD_MEMORY_BYTES"
 METRICS_ENV = "REACT_GATEWAY_METRICS"
 MetricsAccess = Literal["public", "admin", "off"]
 METRICS_ACCESS: tuple[MetricsAccess, ...] = ("public", "admin", "off")
@@ -101,9 +103,11 @@ class GatewaySettings:
     keepalive_s: int = DEFAULT_KEEPALIVE_S
     """A kept-alive connection idle this long after a response is closed (uvicorn's `timeout_keep_alive`)."""
     body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S
+    """A request's body must be whole this long after its headers (else 408 `invalid_input`)."""
+    upload_memory_bytes: int = DEFAULT_UPLOAD_MEMORY_BYTES
+    """Upload bodies (`POST /api/files`) held in memory at once; more wait (`server.upload_budget`)."""
     memory_store_url: str | None = None
     """The long-term store `/api/memory` reads and writes (default `REACT_STORE_URL`: `store.settings`)."""
-    """A request's body must be whole this long after its headers (else 408 `invalid_input`)."""
     metrics: MetricsAccess = "public"
     """Who may read `GET /metrics`: anyone (`public`, as `/healthz`), a token with `agents:admin`
     (`admin`), or nobody (`off`: 404); docs/metrics.md."""
@@ -246,6 +250,7 @@ def load_settings(
     header_timeout_s = _number(env, HEADER_TIMEOUT_ENV, DEFAULT_HEADER_TIMEOUT_S, float, low=0.1)
     keepalive_s = _number(env, KEEPALIVE_ENV, DEFAULT_KEEPALIVE_S, int, low=1)
     body_timeout_s = _number(env, BODY_TIMEOUT_ENV, DEFAULT_BODY_TIMEOUT_S, float, low=0.1)
+    upload_memory = _number(env, UPLOAD_MEMORY_ENV, DEFAULT_UPLOAD_MEMORY_BYTES, int, low=1024 * 1024)
     metrics = env.get(METRICS_ENV, "").strip() or "public"
     if metrics not in METRICS_ACCESS:
         choices = ", ".join(METRICS_ACCESS)
@@ -270,6 +275,7 @@ def load_settings(
         header_timeout_s=header_timeout_s,
         keepalive_s=keepalive_s,
         body_timeout_s=body_timeout_s,
+        upload_memory_bytes=upload_memory,
         metrics=metrics,
         attachments=attachments,
     )

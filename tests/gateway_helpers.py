@@ -143,13 +143,15 @@ async def running_gateway(
     metrics: MetricsAccess = "public",
     memory_store_url: str | None = None,
     attachments: AttachmentPolicy | None = None,
+    upload_memory_bytes: int | None = None,
 ) -> AsyncIterator[GatewayServer]:
     """A gateway on a free loopback port of this event loop, on `env`'s worker, until the block ends.
 
     `identity`: its OpenID provider and quotas (the static tokens' scopes come from `tokens`);
     `sock`: the socket to serve on (`loopback_socket()`), when the test needs its URL first;
     `memory_store_url`: the store `/api/memory` uses (default `REACT_STORE_URL`);
-    `attachments`: the attachment policy (default `AttachmentPolicy()`: no URL is fetched).
+    `attachments`: the attachment policy (default `AttachmentPolicy()`: no URL is fetched);
+    `upload_memory_bytes`: the upload bodies held at once (default the gateway's).
     """
     scoped = [(token, scopes) for token, _, scopes in token_entries(tokens) if scopes is not None]
     identity = identity or IdentitySettings()
@@ -170,6 +172,8 @@ async def running_gateway(
         memory_store_url=memory_store_url,
         attachments=attachments or AttachmentPolicy(),
     )
+    if upload_memory_bytes is not None:
+        settings = dataclasses.replace(settings, upload_memory_bytes=upload_memory_bytes)
     ctx = build_context(settings, env.client, env.store)
     app = build_app(ctx)
     sock = sock or loopback_socket()
