@@ -58,8 +58,8 @@ SEED: Final = 38
 DRINKS = ("green tea", "black coffee", "oat milk lattes", "sparkling water", "chamomile tea", "espresso",
           "orange juice", "hot chocolate", "mint tea", "decaf coffee")  # fmt: skip
 CITIES = ("Lisbon", "Berlin", "Toronto", "Osaka", "Nairobi", "Lyon", "Denver", "Krakow", "Austin", "Porto")
-JOBS = ("nurse", "software engineer", "teacher", "architect", "accountant", "chef", "pharmacist",
-        "data analyst", "electrician", "translator")  # fmt: skip
+JOBS = ("a nurse", "a software engineer", "a teacher", "an architect", "an accountant", "a chef",
+        "a pharmacist", "a data analyst", "an electrician", "a translator")  # fmt: skip
 FOODS = ("peanuts", "gluten", "lactose", "penicillin", "cats", "pollen", "eggs", "soy")
 PETS = ("dog", "cat", "parrot", "hamster", "rabbit", "goldfish")
 NAMES = ("Milo", "Luna", "Biscuit", "Pepper", "Olive", "Rocky", "Nala", "Ziggy", "Maple", "Otis")
@@ -71,7 +71,7 @@ TIMES = ("in the morning", "after lunch", "on Tuesdays", "before 10am", "late in
 TEMPLATES: tuple[Callable[[random.Random], str], ...] = (
     lambda r: f"Prefers {r.choice(DRINKS)}",
     lambda r: f"Lives in {r.choice(CITIES)}",
-    lambda r: f"Works as a {r.choice(JOBS)} in {r.choice(CITIES)}",
+    lambda r: f"Works as {r.choice(JOBS)} in {r.choice(CITIES)}",
     lambda r: f"Allergic to {r.choice(FOODS)}",
     lambda r: f"Has a {r.choice(PETS)} named {r.choice(NAMES)}",
     lambda r: f"Enjoys {r.choice(HOBBIES)} on weekends",
