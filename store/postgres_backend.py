@@ -185,11 +185,18 @@ class PostgresBackend:
         return [(_row(values[:-1]), float(values[-1])) for values in rows]
 
     async def recent(self, prefix: str, limit: int, now: float) -> list[Row]:
-        """The most recently updated items under `prefix`."""
+        """The most recently updated items under `prefix`.
+
+        The namespace itself and the namespaces under it are read apart, each its newest `limit`
+        (the exact one walks the `(ns, updated_at)` index backwards), then merged.
+        """
+        exact, low, high = prefix_bounds(prefix)
         rows = await self._fetch(
-            f"SELECT {_COLUMNS} FROM memory_items WHERE {_UNDER} AND {_LIVE} "
-            "ORDER BY updated_at DESC LIMIT %s",
-            (*prefix_bounds(prefix), now, limit),
+            f"(SELECT {_COLUMNS} FROM memory_items WHERE ns = %s AND {_LIVE} "
+            "ORDER BY updated_at DESC LIMIT %s) UNION ALL "
+            f"(SELECT {_COLUMNS} FROM memory_items WHERE ns >= %s AND ns < %s AND {_LIVE} "
+            "ORDER BY updated_at DESC LIMIT %s) ORDER BY updated_at DESC LIMIT %s",
+            (exact, now, limit, low, high, now, limit, limit),
         )
         return [_row(values) for values in rows]
 

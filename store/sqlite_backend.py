@@ -212,11 +212,19 @@ class SqliteBackend:
             return [(_row(values[:-1]), float(values[-1])) for values in await cursor.fetchall()]
 
     async def recent(self, prefix: str, limit: int, now: float) -> list[Row]:
-        """The most recently updated items under `prefix`."""
+        """The most recently updated items under `prefix`.
+
+        The namespace itself and the namespaces under it are read apart, each its newest `limit`
+        (the exact one walks the `(ns, updated_at)` index backwards: an `OR` of the two would
+        read and sort every item of the namespace), then merged.
+        """
+        exact, low, high = prefix_bounds(prefix)
         return await self._select(
-            f"SELECT {_M_COLUMNS} FROM memory_items m WHERE {_UNDER} AND {_LIVE} "
-            "ORDER BY m.updated_at DESC LIMIT ?",
-            (*prefix_bounds(prefix), now, limit),
+            f"SELECT * FROM (SELECT {_M_COLUMNS} FROM memory_items m WHERE m.ns = ? AND {_LIVE} "
+            "ORDER BY m.updated_at DESC LIMIT ?) UNION ALL "
+            f"SELECT * FROM (SELECT {_M_COLUMNS} FROM memory_items m WHERE m.ns >= ? AND m.ns < ? "
+            f"AND {_LIVE} ORDER BY m.updated_at DESC LIMIT ?) ORDER BY updated_at DESC LIMIT ?",
+            (exact, now, limit, low, high, now, limit, limit),
         )
 
     async def delete_written(self, prefix: str, write_ids: list[str]) -> int:
