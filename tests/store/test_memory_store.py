@@ -11,6 +11,7 @@ import pytest_asyncio
 
 from contracts.memory import MAX_MEMORY_TEXT_CHARS, MAX_MEMORY_VALUE_BYTES, MAX_TTL_S
 from store import MemoryStore, StoreInputError, StoreUnavailableError
+from store.items import namespace_id
 from store.memory_store import backend_for
 from store.postgres_backend import MIGRATIONS as PG_MIGRATIONS
 from store.sqlite_backend import MIGRATIONS as SQLITE_MIGRATIONS
@@ -141,6 +142,25 @@ async def test_list_pages_by_namespace_prefix(memory: MemoryStore) -> None:
     assert [item.key for item in (await memory.list((*NS, "prefs"))).items] == ["food"]
     assert await memory.count(("alice",)) == 7
     assert await memory.count(("bob",)) == 1
+
+
+async def test_recent_items_are_the_newest_of_the_namespace_and_the_ones_under_it(
+    store_url: str, clock: Clock
+) -> None:
+    # The namespace itself and the range under it are read apart and merged (`Backend.recent`).
+    backend = backend_for(store_url)
+    store = MemoryStore(backend, clock=clock)
+    await store.migrate()
+    try:
+        for index, namespace in enumerate([NS, (*NS, "prefs"), NS, ("alice_", "assistant"), (*NS, "prefs")]):
+            clock.now += 1
+            await store.put(namespace, f"k{index}", f"note {index}")
+        prefix = namespace_id(NS, prefix=True)
+        newest = await backend.recent(prefix, 3, clock.now)
+        assert [row.key for row in newest] == ["k4", "k2", "k1"]  # k3 is another principal's
+        assert [row.key for row in await backend.recent(prefix, 10, clock.now)] == ["k4", "k2", "k1", "k0"]
+    finally:
+        await store.close()
 
 
 async def test_search_ranks_by_text_and_meaning_within_the_namespace(memory: MemoryStore) -> None:
