@@ -156,6 +156,20 @@ async def test_make_publish_roll_back_and_pin_each_answer_naming_its_version(age
     async with agents_page.gateway.http(MANAGER) as http:
         assert (await http.get(f"/api/agents/{name}")).json()["latest"] == 1  # the pin moved nothing
 
+    # Another tab of the browser (its localStorage, no form state) opens the pinned conversation, and
+    # the form starts from the last config published here.
+    url = page.url
+    page = await page.context.new_page()
+    await page.goto(url)
+    await expect(page.locator("#agent")).to_have_value(name, timeout=WAIT_MS)
+    await expect(page.locator("#agent-version")).to_have_value("2", timeout=WAIT_MS)
+    await expect(page.locator("#transcript .msg.assistant .version")).to_have_text(
+        ["v1", "v2", "v1", "v2"], timeout=WAIT_MS
+    )
+    await expect(page.locator("#agent-name")).to_have_value(name)
+    await expect(page.locator("#agent-prompt")).to_have_value("You are v2.")
+    assert json.loads(await page.locator("#agent-config").input_value()) == json.loads(script("two"))
+
 
 async def test_refusals_show_by_name_in_the_panel_and_make_nothing(agents_page: Agents) -> None:
     name = f"refused-{uuid.uuid4().hex[:6]}"
