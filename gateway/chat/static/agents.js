@@ -36,7 +36,6 @@ export class AgentsPanel {
     this.pick = pick;
     this.guarded = guarded;
     this.details = new Map(); // name -> {name, kind, read_only, latest?}
-    this.record = null; // GET /api/agents/{name} of the picked agent made at run time
     $("agent").addEventListener("change", () => this.pick($("agent").value, false));
     $("agent-version").addEventListener("change", () => {
       const version = $("agent-version").value;
@@ -71,18 +70,23 @@ export class AgentsPanel {
     $("agent-version").hidden = !runtime;
     $("agent-publish").disabled = !runtime;
     $("agent-publish").textContent = runtime ? `Publish a version of ${name}` : "Publish version";
+    this.versionOptions(null, null); // none until this agent's are read: no pin of another agent's version
     if (!runtime) {
-      this.record = null;
       $("agent-versions").replaceChildren();
       $("agent-versions").dataset.agent = name;
       $("agent-versions-title").textContent = detail ? `${name}: a code profile (read-only)` : "";
-      this.versionOptions(null, null);
       return;
     }
     this.prefill(name);
-    const record = await api.getJson(`/api/agents/${encodeURIComponent(name)}`);
+    let record;
+    try {
+      record = await api.getJson(`/api/agents/${encodeURIComponent(name)}`);
+    } catch (error) {
+      if (!(error instanceof api.ApiError)) throw error;
+      this.status(error.message, "refused"); // the conversation works without the versions
+      return;
+    }
     if (this.current() !== agent) return; // another agent (or version) was picked meanwhile
-    this.record = record;
     this.versionOptions(record, version);
     $("agent-versions-title").textContent = `${name}: ${record.versions.length} versions, latest v${record.latest}`;
     $("agent-versions").replaceChildren(...[...record.versions].reverse().map((v) => this.item(name, v, record.latest)));
@@ -91,7 +95,8 @@ export class AgentsPanel {
   }
 
   versionOptions(record, pinned) {
-    const options = record ? [el("option", { value: "" }, `latest (v${record.latest})`), ...record.versions.map((v) => el("option", { value: String(v.version) }, `v${v.version}`))] : [];
+    const latest = record ? [el("option", { value: "" }, `latest (v${record.latest})`)] : [];
+    const options = [...latest, ...(record?.versions || []).map((v) => el("option", { value: String(v.version) }, `v${v.version}`))];
     $("agent-version").replaceChildren(...options);
     $("agent-version").value = pinned ? String(pinned) : "";
   }

@@ -231,7 +231,7 @@ async function openThread(agent, threadId) {
   if (agent !== state.agent) void guarded(() => memory.reset()); // the panel follows the agent
   state.agent = agent;
   state.threadId = threadId;
-  void guarded(() => agents.show(agent));
+  void agents.show(agent).catch(showError);
   remember();
   markCurrent();
   const thread = await loadThread();
@@ -305,7 +305,7 @@ const agents = new AgentsPanel(
     if (sameThread) return void guarded(() => openThread(agent, state.threadId));
     state.agent = agent;
     newChat();
-    void guarded(() => agents.show(agent));
+    void agents.show(agent).catch(showError);
     void guarded(() => memory.reset());
   },
   guarded,
