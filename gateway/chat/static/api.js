@@ -54,6 +54,11 @@ export async function postJson(path, body) {
   return (await checked(await fetch(path, init))).json();
 }
 
+export async function putJson(path, body) {
+  const init = { method: "PUT", headers: headers({ "Content-Type": "application/json" }), body: JSON.stringify(body ?? {}) };
+  return (await checked(await fetch(path, init))).json();
+}
+
 // One file's bytes as the body (POST /api/files): its declared type, or none (the gateway reads the bytes).
 export async function postBytes(path, blob) {
   const init = { method: "POST", headers: headers({ "Content-Type": blob.type || "application/octet-stream" }), body: blob };

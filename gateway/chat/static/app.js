@@ -3,6 +3,7 @@
 // reload re-attaches to the running request (replayed from its start), a dropped
 // connection resumes right after the last event it saw.
 
+import { AgentsPanel, markVersions, parseAgent } from "./agents.js";
 import * as api from "./api.js";
 import { Approvals } from "./approvals.js";
 import { Branches } from "./branches.js";
@@ -203,6 +204,7 @@ async function loadThread(retries = 0) {
   if (stale()) return null;
   const items = transcriptItems(shown, (seq) => guarded(() => fork(seq)), (attachments) => savedFiles(attachments, showError));
   branches.decorate(agent, threadId, shown, family, items, busy);
+  markVersions(items, shown, thread.request_records || []);
   $("transcript").replaceChildren(...items);
   if (retries > 0) live.clear();
   return thread;
@@ -229,7 +231,7 @@ async function openThread(agent, threadId) {
   if (agent !== state.agent) void guarded(() => memory.reset()); // the panel follows the agent
   state.agent = agent;
   state.threadId = threadId;
-  $("agent").value = agent;
+  void agents.show(agent).catch(showError);
   remember();
   markCurrent();
   const thread = await loadThread();
@@ -255,8 +257,9 @@ function newChat() {
 }
 
 function markCurrent() {
+  const { name } = parseAgent(state.agent); // a pinned version is the same conversation
   for (const item of $("sessions").children) {
-    item.classList.toggle("current", item.dataset.agent === state.agent && item.dataset.thread === state.threadId);
+    item.classList.toggle("current", item.dataset.agent === name && item.dataset.thread === state.threadId);
   }
 }
 
@@ -287,12 +290,6 @@ async function loadSessions() {
   markCurrent();
 }
 
-async function loadAgents() {
-  const { agents } = await api.getJson("/api/agents");
-  $("agent").replaceChildren(...agents.map((name) => el("option", { value: name }, name)));
-  $("agent").value = state.agent;
-}
-
 const pending = new PendingFiles($("attachments"), () => ({ agent: state.agent, threadId: state.threadId }), showError);
 const branches = new Branches(
   openThread,
@@ -301,6 +298,18 @@ const branches = new Branches(
 );
 const schedules = new SchedulesPanel(() => ({ agent: state.agent, threadId: state.threadId }), guarded);
 const memory = new MemoryPanel(() => state.agent, guarded);
+// Another agent starts a new chat; another version of the open one asks in the same thread.
+const agents = new AgentsPanel(
+  () => state.agent,
+  (agent, sameThread) => {
+    if (sameThread) return void guarded(() => openThread(agent, state.threadId));
+    state.agent = agent;
+    newChat();
+    void agents.show(agent).catch(showError);
+    void guarded(() => memory.reset());
+  },
+  guarded,
+);
 
 // The stored token in the token field, unless someone is typing one there: the page's start (after
 // the sign-in set-up's fetch) may come while a token is being typed, and must not wipe it.
@@ -320,7 +329,7 @@ async function start() {
     const params = new URL(location.href).searchParams;
     const saved = JSON.parse(localStorage.getItem(CURRENT_KEY) || "null");
     const current = params.get("thread") ? { agent: params.get("agent") || "default", threadId: params.get("thread") } : saved;
-    await loadAgents();
+    await agents.load();
     await loadSessions();
     if (current) await openThread(current.agent, current.threadId);
     else newChat();
@@ -377,11 +386,6 @@ $("message").addEventListener("keydown", (event) => {
 $("token").addEventListener("change", () => {
   api.setToken($("token").value.trim());
   void guarded(start);
-});
-$("agent").addEventListener("change", () => {
-  state.agent = $("agent").value;
-  newChat();
-  void guarded(() => memory.reset());
 });
 $("new-chat").addEventListener("click", newChat);
 $("reset").addEventListener("click", () => guarded(reset));
