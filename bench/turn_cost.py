@@ -22,6 +22,9 @@ the client (the typed client for ours, a plain Temporal client for the floors). 
   streaming 4 characters every 5 ms;
 - **ours, streamed 2,000 tokens**: 8,000 characters the same way (about 10 s a turn; `--long-turns`),
   against the floors answering 8,000 characters;
+- **ours via gateway, a version made at run time**: the same gateway ask to `made-at-run-time@1`,
+  an agent made at run time (`POST /api/agents`) with the code profile's config, which the gateway
+  reads from the store on each ask: what a version lookup adds (target: at most 1.02x worker CPU);
 - with a second `worker.py` writing to a live channel (a `redis-server` the benchmark starts) and
   the client reading it, the streamed rows again (**live channel**), and each through `gateway.py`.
 
@@ -75,6 +78,7 @@ from bench._dev_server import BenchError, die_with_parent
 from bench._process_stack import REPO, Stack, machine
 from bench.gateway import cpu_s, start_gateway
 from bench.gateway_agents import ANSWER as GATEWAY_ANSWER
+from bench.gateway_agents import streamed_agent
 from bench.live import answer_turn
 from bench.turn_floors import BARE_TURN, SESSION_FLOOR
 from clients.errors import RejectedError
@@ -287,6 +291,32 @@ def recall_lines(rows: list[Row]) -> None:
     )
 
 
+RUNTIME_AGENT = "made-at-run-time"
+VERSIONED_ROW = "ours via gateway, a version made at run time"
+
+
+async def make_runtime_agent(http: httpx.AsyncClient, url: str) -> None:
+    """The code profile `default`'s config as version 1 of an agent made at run time (in the store)."""
+    config = streamed_agent().model_dump(mode="json", exclude_defaults=True)
+    made = await http.post(f"{url}/api/agents", json={"name": RUNTIME_AGENT, "config": config})
+    if made.status_code != 201:
+        raise BenchError(f"the agent made at run time was refused: {made.text}")
+
+
+def version_lines(rows: list[Row]) -> None:
+    """What looking a version up adds to an ask through the gateway: worker and gateway CPU, answer."""
+    by_label = {row.label: row for row in rows}
+    profile, version = by_label["ours via gateway, streamed 400"].figures, by_label[VERSIONED_ROW].figures
+    print(
+        f"\na version made at run time (`{RUNTIME_AGENT}@1`, read from the store) next to the code "
+        f"profile, through the gateway: worker CPU {version['worker_ms']:.1f} ms a turn, "
+        f"{version['worker_ms'] / profile['worker_ms']:.2f}x {profile['worker_ms']:.1f} ms (target at most "
+        f"1.02x); the gateway's CPU {version['gateway_ms']:.1f} ms, "
+        f"{version['gateway_ms'] / profile['gateway_ms']:.2f}x; "
+        f"answer {version['answer_ms']:.0f} ms, {version['answer_ms'] - profile['answer_ms']:+.0f} ms"
+    )
+
+
 async def ask(session: SessionHandle, agent: AgentConfig) -> AskAccepted:
     """Ask; a `busy` refusal is asked again (the session has not applied the last run's end yet).
 
@@ -303,15 +333,21 @@ async def ask(session: SessionHandle, agent: AgentConfig) -> AskAccepted:
 
 
 def gateway_row(
-    label: str, url: str, http: httpx.AsyncClient, reader: Client, worker_pid: int, gateway_pid: int
+    label: str,
+    url: str,
+    http: httpx.AsyncClient,
+    reader: Client,
+    worker_pid: int,
+    gateway_pid: int,
+    agent: str = "default",
 ) -> Row:
-    """Our session ask through the gateway: an AG-UI POST per turn, read to RUN_FINISHED.
+    """Our session ask through the gateway: an AG-UI POST per turn to `agent`, read to RUN_FINISHED.
 
     The gateway's own queries (its hub's reads) are billed too but are not counted (another process).
     """
 
     async def open_thread() -> Conversation:
-        return Conversation(f"gw/local/default/turn-{uuid.uuid4().hex[:10]}")
+        return Conversation(f"gw/local/{agent.split('@')[0]}/turn-{uuid.uuid4().hex[:10]}")  # a pin is no id
 
     async def through_gateway(conversation: Conversation) -> Turn:
         thread = conversation.workflow_id.rsplit("/", 1)[1]
@@ -320,7 +356,7 @@ def gateway_row(
         began = time.perf_counter()
         while True:  # a `busy` refusal (the session has not applied the last run's end) is asked again
             first, text, finished, busy = None, "", False, False
-            async with http.stream("POST", f"{url}/agui/default", json=body) as response:
+            async with http.stream("POST", f"{url}/agui/{agent}", json=body) as response:
                 if response.status_code >= 400:
                     refusal = (await response.aread()).decode()
                     if "busy" not in refusal:
@@ -620,6 +656,12 @@ async def main(turns: int, long_turns: int, count: int, workers: int) -> int:
             rows.append(
                 gateway_row("ours via gateway, streamed 400", gateway_url, http, reader, pid, gateway.pid)
             )
+            await make_runtime_agent(http, gateway_url)
+            rows.append(
+                gateway_row(
+                    VERSIONED_ROW, gateway_url, http, reader, pid, gateway.pid, agent=f"{RUNTIME_AGENT}@1"
+                )
+            )
             rows.append(
                 gateway_row(
                     "ours via gateway, live channel",
@@ -647,6 +689,7 @@ async def main(turns: int, long_turns: int, count: int, workers: int) -> int:
             measured = [*rows, *([*long_floors, long, long_live] if long_turns else [])]
             report(measured, turns, long_turns, 0)
             recall_lines(rows)
+            version_lines(rows)
             model_lines(measured, {SHORT: await model_stream_ms(SHORT), LONG: await model_stream_ms(LONG)})
             if count:
                 for row in rows:
