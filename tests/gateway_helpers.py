@@ -84,7 +84,8 @@ TEST_AGENTS: Mapping[str, AgentConfig] = MappingProxyType(
             stream=True,
         ),
         "held": scripted_agent(
-            answer("A held answer " * 20, delay_s=1.5).model_copy(update={"chunk_chars": 1000}),
+            # Long enough that the next ask reaches it running on a loaded machine (MCP's asks are slowest).
+            answer("A held answer " * 20, delay_s=4).model_copy(update={"chunk_chars": 1000}),
             stream=True,
         ),
         "steerable": scripted_agent(

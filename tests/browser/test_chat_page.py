@@ -72,7 +72,9 @@ class Chat:
         await page.locator("#token").fill(token)
         await page.locator("#token").press("Enter")
         await page.locator("#token").blur()
-        await expect(page.locator("#agent option")).to_have_count(len(PAGE_AGENTS), timeout=WAIT_MS)
+        await expect(page.locator("#agent option[data-kind=profile]")).to_have_count(
+            len(PAGE_AGENTS), timeout=WAIT_MS
+        )
         return page
 
     def session(self, owner: str, agent: str, thread: str) -> SessionHandle:
@@ -247,7 +249,9 @@ async def test_a_second_principal_sees_none_of_the_first_ones_sessions(chat: Cha
     )
     assert statuses == [404, 404]
     await bob.goto(f"{chat.gateway.url}/?agent=default&thread={thread}")
-    await expect(bob.locator("#agent option")).to_have_count(len(PAGE_AGENTS), timeout=WAIT_MS)
+    await expect(bob.locator("#agent option[data-kind=profile]")).to_have_count(
+        len(PAGE_AGENTS), timeout=WAIT_MS
+    )
     await expect(bob.locator("#transcript li")).to_have_count(0)
     assert "Alice's secret." not in await bob.locator("#chat").inner_text()
 

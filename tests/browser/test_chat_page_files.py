@@ -84,7 +84,9 @@ class Files:
         await page.locator("#token").fill(ALICE)
         await page.locator("#token").press("Enter")
         await page.locator("#token").blur()
-        await expect(page.locator("#agent option")).to_have_count(len(AGENTS), timeout=WAIT_MS)
+        await expect(page.locator("#agent option[data-kind=profile]")).to_have_count(
+            len(AGENTS), timeout=WAIT_MS
+        )
         await expect(page.locator("#send")).to_be_enabled(timeout=WAIT_MS)
         await page.locator("#new-chat").click()
         return page

@@ -50,7 +50,9 @@ class Memories:
         await page.locator("#token").fill(token)
         await page.locator("#token").press("Enter")
         await page.locator("#token").blur()
-        await expect(page.locator("#agent option")).to_have_count(len(AGENTS), timeout=WAIT_MS)
+        await expect(page.locator("#agent option[data-kind=profile]")).to_have_count(
+            len(AGENTS), timeout=WAIT_MS
+        )
         return page
 
 

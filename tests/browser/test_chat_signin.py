@@ -78,7 +78,7 @@ async def test_a_user_signs_in_at_the_provider_talks_to_an_agent_renews_and_sign
     assert "code=" not in page.url
     first = await _token(page)
     assert jwt.decode(first, options={"verify_signature": False})["sub"] == "alice"
-    await expect(page.locator("#agent option")).to_have_count(1, timeout=WAIT_MS)
+    await expect(page.locator("#agent option[data-kind=profile]")).to_have_count(1, timeout=WAIT_MS)
 
     await page.locator("#message").fill("Hi")
     await page.locator("#send").click()

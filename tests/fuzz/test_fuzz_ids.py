@@ -119,8 +119,8 @@ async def one_session_id(client: Client, task_queue: str, session_id: str) -> No
             await handle.execute_update("ask", ask)  # pyright: ignore[reportUnknownMemberType]
         except WorkflowUpdateFailedError as refused:
             assert isinstance(refused.cause, ApplicationError) and refused.cause.type == "invalid_input"
-        except RPCError as closed:  # the session failed before the ask reached it
-            assert "closing workflow" in str(closed), closed
+        except RPCError as closed:  # the session failed before the ask reached it (or while it did)
+            assert "closing workflow" in str(closed) or "already completed" in str(closed), closed
         try:
             await handle.result()
         except WorkflowFailureError as failed:
