@@ -18,21 +18,11 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from gateway.context import GatewayContext
+from gateway.server.page_headers import PAGE_HEADERS
 
 __all__ = ["STATIC", "routes"]
 
 STATIC = Path(__file__).parent / "static"
-
-PAGE_HEADERS = {
-    "Cache-Control": "no-cache",
-    # The page's own files only, and no framing: its approve buttons cannot be clickjacked.
-    # Images also from blob: URLs, the attachments' thumbnails (fetched with the bearer token).
-    "Content-Security-Policy": (
-        "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; img-src 'self' blob:"
-    ),
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-}
 
 
 def routes(ctx: GatewayContext) -> list[BaseRoute]:

@@ -18,20 +18,11 @@ from starlette.responses import FileResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-__all__ = ["PAGE_HEADERS", "STATIC", "routes"]
+from gateway.server.page_headers import PAGE_HEADERS
+
+__all__ = ["STATIC", "routes"]
 
 STATIC = Path(__file__).parent / "static"
-
-PAGE_HEADERS = {
-    "Cache-Control": "no-cache",
-    # The gateway's own files only (the page's and the chat page's api.js), no framing; the
-    # download of the one-file report is a blob: URL made from a fetched answer.
-    "Content-Security-Policy": (
-        "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; img-src 'self' blob:"
-    ),
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-}
 
 
 def routes() -> list[BaseRoute]:
