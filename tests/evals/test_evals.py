@@ -23,6 +23,7 @@ from gateway.identity.principal import Principal
 from gateway.owners import session_id
 from store.evals import EvalStore
 from testing import AgentTestEnvironment, answer, call_tools, scripted_agent, tool_call
+from tests.eval_helpers import evaluate
 from tests.fake_openai import FakeOpenAI, chat_completion
 from tests.fake_openai import tool_call as openai_tool_call
 from tests.gateway_helpers import ALICE, BOB, TEST_AGENTS, TEST_TOKENS, GatewayServer, running_gateway
@@ -82,19 +83,6 @@ async def gateway(agents: AgentTestEnvironment) -> AsyncIterator[GatewayServer]:
 def tool_contents(entries: list[Entry]) -> list[str]:
     """The contents of a run's tool messages."""
     return [e.payload.content for e in entries if isinstance(e, MessageEntry) and e.payload.role == "tool"]
-
-
-async def evaluate(gateway: GatewayServer, token: str, agent: str, dataset: object) -> dict[str, Any]:
-    async with gateway.http(token) as http:
-        posted = await http.post("/api/evals", json={"agent": agent, "dataset": dataset, "concurrency": 2})
-        assert posted.status_code == 202, posted.text
-        eval_id: str = posted.json()["eval_id"]
-        handle = gateway.ctx.client.get_workflow_handle(eval_workflow_id(eval_id), result_type=EvalResult)
-        await handle.result()
-        shown = await http.get(f"/api/evals/{eval_id}")
-        assert shown.status_code == 200, shown.text
-        body: dict[str, Any] = shown.json()
-        return body
 
 
 async def test_each_case_is_a_run_scored_by_its_evaluators(gateway: GatewayServer) -> None:
