@@ -150,7 +150,7 @@ async def _from_channel(
     handle = client.get_workflow_handle(workflow_id)
     offset, any_item, order = START, False, _DeltasAfterStart()
     loop = asyncio.get_running_loop()
-    began = loop.time()
+    first_task_done_at: float | None = None  # when the run's first workflow task was seen done
     while not gaps.ended:
         items = await channel.read(workflow_id, offset, IDLE_CHECK_S)
         if items:
@@ -183,14 +183,17 @@ async def _from_channel(
             continue
         described = await handle.describe()
         running = described.status == WorkflowExecutionStatus.RUNNING
+        if first_task_done_at is None and described.history_length > 3:
+            first_task_done_at = loop.time()
         if (
             not any_item
-            and described.history_length > 3
-            and (loop.time() - began >= NO_CHANNEL_AFTER_S or not running)
+            and first_task_done_at is not None
+            and (loop.time() - first_task_done_at >= NO_CHANNEL_AFTER_S or not running)
             and not await channel.exists(workflow_id)
         ):
             # The run's first workflow task is long done (or the run has closed) and wrote nothing
-            # here: its worker has no channel.
+            # here: its worker has no channel. Counted from that task, not from the follow's start:
+            # a worker that starts late (a queue nobody polled yet) writes its first items late too.
             yield None
             return
         if not running:  # what the channel has not got yet comes from the run's trace

@@ -23,7 +23,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from clients.live_follow import client_channel
+from clients.live_follow import NO_CHANNEL_AFTER_S, client_channel
 from clients.runs import Runs
 from clients.sessions import Sessions
 from clients.stream import TextAssembler
@@ -397,6 +397,23 @@ class LateTraceChannel:
         await self.inner.close()
 
 
+class SlowToConnectChannel(LateTraceChannel):
+    """A channel nothing of a run reaches for `delay_s` after the worker first writes.
+
+    Its LLM activity's first deltas wait too (a worker whose connection to Redis is slow to open).
+    """
+
+    def __init__(self, inner: LiveChannel, delay_s: float) -> None:
+        super().__init__(inner, delay_s)
+        self._open_at: float | None = None
+
+    async def publish_delta(self, workflow_id: str, delta: LiveDelta) -> bool:
+        now = asyncio.get_running_loop().time()
+        self._open_at = now + self.delay_s if self._open_at is None else self._open_at
+        await asyncio.sleep(max(0.0, self._open_at - now))
+        return await self.inner.publish_delta(workflow_id, delta)
+
+
 async def test_a_worker_that_writes_its_first_items_late_is_still_followed_on_the_channel(
     live_agents: AgentTestEnvironment, follow_live: str
 ) -> None:
@@ -421,6 +438,40 @@ async def test_a_worker_that_writes_its_first_items_late_is_still_followed_on_th
             run = await runs.start("Tell me.", config)
             text, _, events = await asyncio.wait_for(follow(runs, run.workflow_id), 60)
     finally:
+        await channel.close()
+    assert text == content
+    assert any(isinstance(e, DeltaEvent) for e in events)
+
+
+async def test_a_run_whose_worker_starts_after_the_follow_is_still_followed_on_the_channel(
+    live_agents: AgentTestEnvironment, follow_live: str
+) -> None:
+    # The follower starts first; the queue's worker only later than `NO_CHANNEL_AFTER_S` (a worker
+    # process still importing, or restarted), and its first items reach the channel late too. The
+    # wait for the channel counts from the run's first workflow task, not from the follow's start
+    # (CI saw a worker killed mid-stream never killed: its follower had taken the stream instead).
+    queue = f"live-later-{uuid.uuid4().hex[:8]}"
+    channel = SlowToConnectChannel(open_channel(follow_live), delay_s=2.5)
+    plugin = DurableReactPlugin(live_channel=channel, store=blob_store_from_env())
+    content = "lorem ipsum " * 20
+    config = AgentConfig.model_validate(
+        {
+            "model": "scripted",
+            "script": [turn(content, chunk_chars=4, chunk_delay_s=0.08)],
+            "stream": True,
+            "stream_interval_s": 0.05,
+        }
+    )
+    runs = Runs(live_agents.client, task_queue=queue)
+    run = await runs.start("Tell me.", config)
+    following = asyncio.create_task(follow(runs, run.workflow_id))
+    try:
+        await asyncio.sleep(NO_CHANNEL_AFTER_S + 1)
+        assert not following.done()
+        async with Worker(live_agents.client, task_queue=queue, plugins=[plugin], max_cached_workflows=0):
+            text, _, events = await asyncio.wait_for(following, 60)
+    finally:
+        following.cancel()
         await channel.close()
     assert text == content
     assert any(isinstance(e, DeltaEvent) for e in events)
