@@ -85,7 +85,7 @@ APPROVE = {
     "call_id": ident(required=True),
     "approved": Spec(st.sampled_from([[], {}, "maybe", 2, 1.5])),
     "reason": text(1_000),
-    "arguments": json_object(64 * KIB),
+    "arguments": json_object(64 * KIB, nullable=True),  # null: the call's own arguments
     "approver": text(200),
     "approval_id": ident(),
     "reply_to": ident(),

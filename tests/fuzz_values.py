@@ -123,8 +123,10 @@ def real(low: float, high: float, *, above_low: bool = False) -> Spec:
     return Spec(NOT_NUMBER | outside | odd | st.just(2**1100))
 
 
-def json_object(limit: int) -> Spec:
-    return Spec(NOT_OBJECT | st.none(), st.just({"big": "x" * (limit + 1)}))
+def json_object(limit: int, *, nullable: bool = False) -> Spec:
+    """A JSON object field of at most `limit` bytes (`nullable`: null is valid, so never drawn as wrong)."""
+    wrong = NOT_OBJECT if nullable else NOT_OBJECT | st.none()
+    return Spec(wrong, st.just({"big": "x" * (limit + 1)}))
 
 
 def string_map(entries: int, key_chars: int, value_chars: int) -> Spec:

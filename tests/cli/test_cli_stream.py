@@ -164,7 +164,9 @@ async def test_steer_flags(client: Client, product_queue: str, tmp_path: Path) -
     assert bad.code == 1 and "--interrupt" in bad.err
     run_id = f"cli-steer-{uuid.uuid4().hex[:8]}"
     slow = script_file(
-        tmp_path, [{"content": STORY, "chunk_chars": 4, "chunk_delay_s": 0.2}, {"content": "ok"}]
+        # About 30 s of streaming: the steer's own CLI process may take seconds to start on a loaded machine.
+        tmp_path,
+        [{"content": STORY * 3, "chunk_chars": 4, "chunk_delay_s": 0.2}, {"content": "ok"}],
     )
     following = await spawn(client, "run", "Tell me a story.", "--script", slow, "--id", run_id)
     assert following.stdout is not None
