@@ -1,8 +1,9 @@
 """An ask, whole: its payload, the session it may start, update-with-start, a stale `busy`.
 
 `ask_input` builds the payload (checked before it is sent), `session_input` the input of the
-session it may start; `ask_with_start` sends it; `busy_with_an_ended_run` tells a stale `busy`
-refusal (then `SessionHandle.ask` retries).
+session it may start; `ask_with_start` sends it (written once, in `with_start`: a schedule's
+firing sends the same); `ended_busy_request` tells a stale `busy` refusal (then
+`SessionHandle.ask` retries).
 
 `SessionHandle.ask` (in `clients.session_handle`) documents each option; the checks are those of
 `clients.inputs` (the payload model's limits, blank text, the webhook allow-list).
@@ -11,17 +12,10 @@ refusal (then `SessionHandle.ask` retries).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import timedelta
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from pydantic import JsonValue
-from temporalio.client import (
-    Client,
-    WithStartWorkflowOperation,
-    WorkflowExecutionStatus,
-    WorkflowQueryFailedError,
-)
-from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowQueryFailedError
 from temporalio.service import RPCError
 
 from clients import inputs
@@ -29,10 +23,23 @@ from clients.errors import RejectedError
 from clients.output import OutputLike, output_override
 from clients.session_attachments import AttachmentLike
 from clients.stream import SessionReader
-from contracts import TASK_QUEUE, AgentConfig
-from contracts.session import SESSION_WORKFLOW_TYPE, AskAccepted, AskInput, OnBusy, SessionInput
+from contracts import AgentConfig
+from contracts.session import AskInput, OnBusy, SessionInput
 from conversation import ContextPolicy
 from conversation.attachments import Attachment
+from with_start import ask_with_start
+
+__all__ = [
+    "ASK_FIELDS",
+    "DEFAULT_AGENT_ID",
+    "AskOptions",
+    "ask_input",
+    "ask_payload",
+    "ask_with_start",
+    "ended_busy_request",
+    "session_input",
+    "start_payload",
+]
 
 DEFAULT_AGENT_ID = "default"
 # The options an `AskInput` carries: with a built one, the caller has already chosen them.
@@ -178,40 +185,6 @@ def start_payload(config: AgentConfig, options: AskOptions) -> SessionInput:
         snapshot=options.get("snapshot"),
         webhook_url=options.get("session_webhook_url"),
     )
-
-
-async def ask_with_start(
-    client: Client,
-    session_id: str,
-    ask_input: AskInput,
-    session: SessionInput,
-    *,
-    task_queue: str = TASK_QUEUE,
-    summary: str | None = None,
-    details: str | None = None,
-    wait: timedelta | None = None,
-) -> AskAccepted:
-    """The `ask` Update, starting the session with `session` if it does not run yet.
-
-    `wait` bounds each call to the server (None: no bound); `summary` and `details` are the
-    new session's static summary and details in the Web UI.
-
-    Raises:
-        WorkflowUpdateFailedError: the ask was rejected (`busy`, `invalid_input`, ...).
-    """
-    start: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
-        SESSION_WORKFLOW_TYPE,
-        session,
-        id=session_id,
-        task_queue=task_queue,
-        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-        static_summary=summary,
-        static_details=details,
-    )
-    accepted: AskAccepted = await client.execute_update_with_start_workflow(  # pyright: ignore[reportUnknownMemberType]
-        "ask", ask_input, start_workflow_operation=start, result_type=AskAccepted, rpc_timeout=wait
-    )
-    return accepted
 
 
 async def ended_busy_request(client: Client, session: SessionReader, busy: RejectedError) -> str | None:

@@ -1,6 +1,6 @@
 """A schedule's firing asks its session: `ask_for_schedule`, the ask's update-with-start from a worker.
 
-It is the same Update-with-start a client's ask sends (`clients.session_ask.ask_with_start`:
+It is the same Update-with-start a client's ask sends (`with_start.ask_with_start`:
 `ask`, starting the session with the schedule's agent if it does not run yet,
 `USE_EXISTING`), sent with the worker's own Temporal client (`activity.client()`). A
 refusal by the session is the firing's answer, not a failure to retry: `busy` (overlap
@@ -18,11 +18,9 @@ retried; an ask that made no new request gives its slot back.
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from temporalio import activity
-from temporalio.client import WithStartWorkflowOperation, WorkflowUpdateFailedError
-from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.client import WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 
 from activities.background.run_admission import admit_request, release_request
@@ -30,9 +28,10 @@ from contracts.activities import ASK_FOR_SCHEDULE_ACTIVITY
 from contracts.admission import SlotHolder, max_active_of
 from contracts.errors import BUSY, INVALID_INPUT, QUOTA_EXCEEDED
 from contracts.schedules import FIRING_REF, SCHEDULE_REF, FiringAsk, FiringResult, owner_of
-from contracts.session import SESSION_WORKFLOW_TYPE, AskAccepted, AskInput, SessionInput
+from contracts.session import AskInput, SessionInput
 from contracts.web_ui import static_details, static_summary
 from contracts.workflow_ids import bounded_id
+from with_start import ask_with_start
 
 
 def firing_ask(request: FiringAsk) -> AskInput:
@@ -57,15 +56,6 @@ async def ask_for_schedule(request: FiringAsk) -> FiringResult:
     firing = request.firing
     ask = firing_ask(request)
     session = SessionInput(agent_id=firing.agent_id, config=firing.config)
-    start: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
-        SESSION_WORKFLOW_TYPE,
-        session,
-        id=request.session_id,
-        task_queue=activity.info().task_queue,
-        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-        static_summary=static_summary(firing.config, firing.query, firing.agent_id),
-        static_details=static_details(firing.config, firing.query, None, firing.agent_id),
-    )
     client = activity.client()
     owner = owner_of(firing.schedule_id)
     holder = SlotHolder(session_id=request.session_id, request_id=ask.request_id or request.firing_id)
@@ -86,8 +76,14 @@ async def ask_for_schedule(request: FiringAsk) -> FiringResult:
                 message=message,
             )
     try:
-        accepted: AskAccepted = await client.execute_update_with_start_workflow(  # pyright: ignore[reportUnknownMemberType]
-            "ask", ask, start_workflow_operation=start, result_type=AskAccepted
+        accepted = await ask_with_start(
+            client,
+            request.session_id,
+            ask,
+            session,
+            task_queue=activity.info().task_queue,
+            summary=static_summary(firing.config, firing.query, firing.agent_id),
+            details=static_details(firing.config, firing.query, None, firing.agent_id),
         )
     except WorkflowUpdateFailedError as error:
         cause = error.cause

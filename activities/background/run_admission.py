@@ -1,28 +1,23 @@
 """A principal's run admission from the asker's side, and the check that frees the slots of ended requests.
 
-`admit_request` sends `admit` to the principal's `RunAdmission` (Update-with-start, so the first
-ask starts it) and `release_request` frees a slot whose ask made no new request; the gateway's
-request core and a schedule's firing (`ask_for_schedule`) both admit through them, so one rule
-bounds every ask. `check_admission_slots` is the workflow's activity: it reads each holder's
-session (`requests`, one query per session) and keeps the slots whose request still waits or
-runs (status `running`: queued, running or awaiting approval), and those whose ask has not
-arrived within the grace; a session that is gone or closed holds nothing.
+`admit_request` sends `admit` to the principal's `RunAdmission` (Update-with-start,
+`with_start.update_with_start`, so the first ask starts it) and `release_request` frees a slot
+whose ask made no new request; the gateway's request core and a schedule's firing
+(`ask_for_schedule`) both admit through them, so one rule bounds every ask.
+`check_admission_slots` is the workflow's activity: it reads each holder's session (`requests`,
+one query per session) and keeps the slots whose request still waits or runs (status `running`:
+queued, running or awaiting approval), and those whose ask has not arrived within the grace; a
+session that is gone or closed holds nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
 
 from temporalio import activity
-from temporalio.client import (
-    Client,
-    WithStartWorkflowOperation,
-    WorkflowQueryRejectedError,
-    WorkflowUpdateFailedError,
-)
-from temporalio.common import QueryRejectCondition, WorkflowIDConflictPolicy
+from temporalio.client import Client, WorkflowQueryRejectedError, WorkflowUpdateFailedError
+from temporalio.common import QueryRejectCondition
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -42,6 +37,7 @@ from contracts.admission import (
     admission_workflow_id,
 )
 from contracts.session import RequestRecord
+from with_start import update_with_start
 
 __all__ = ["admit_request", "check_admission_slots", "release_request"]
 
@@ -65,17 +61,17 @@ async def admit_request(
     """
     ask = AdmitInput(session_id=holder.session_id, request_id=holder.request_id, limit=limit)
     for attempt in range(ADMIT_ATTEMPTS):
-        start: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
-            ADMISSION_WORKFLOW_TYPE,
-            AdmissionState(),
-            id=admission_workflow_id(principal),
-            task_queue=task_queue,
-            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-            static_summary=f"active-request admission of {principal}",
-        )
         try:
-            return await client.execute_update_with_start_workflow(  # pyright: ignore[reportUnknownMemberType]
-                ADMIT_UPDATE, ask, start_workflow_operation=start, result_type=AdmitDecision
+            return await update_with_start(
+                client,
+                ADMISSION_WORKFLOW_TYPE,
+                AdmissionState(),
+                ADMIT_UPDATE,
+                ask,
+                workflow_id=admission_workflow_id(principal),
+                task_queue=task_queue,
+                result_type=AdmitDecision,
+                summary=f"active-request admission of {principal}",
             )
         except WorkflowUpdateFailedError as error:
             cause = error.cause

@@ -13,6 +13,8 @@ that edit the thread's (`gateway.agui.edits`) branch it there (docs/branches.md)
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ag_ui.core import BaseEvent, RunAgentInput
 from sse_starlette import EventSourceResponse
 from starlette.requests import Request
@@ -51,8 +53,7 @@ def routes(ctx: GatewayContext) -> list[BaseRoute]:
             spec = await _resume(ctx, core, thread, run_input)
         else:
             spec = await _ask(ctx, core, thread, run_input)
-        spec.named = run_input.thread_id
-        return _response(ctx, core, spec)
+        return _response(ctx, core, replace(spec, named=run_input.thread_id))
 
     async def events(request: Request) -> EventSourceResponse:
         principal = principal_of(request)
@@ -62,8 +63,7 @@ def routes(ctx: GatewayContext) -> list[BaseRoute]:
         thread = await head_of(core, named)
         last = request.headers.get("last-event-id") or request.query_params.get("after")
         spec = await _reattach(ctx, core, thread, last)
-        spec.named = named.thread_id
-        return _response(ctx, core, spec)
+        return _response(ctx, core, replace(spec, named=named.thread_id))
 
     return [
         Route("/agui/{agent}", run, methods=["POST"]),
@@ -103,9 +103,7 @@ async def _ask(
     )
     if asked.refusal is not None:
         refused = asked.refusal
-        preamble: list[BaseEvent] = [
-            custom("ask_refused", {"reason": refused.code, "message": refused.message})
-        ]
+        preamble = (custom("ask_refused", {"reason": refused.code, "message": refused.message}),)
         return StreamSpec(
             thread=thread,
             run_id=run_input.run_id,
@@ -124,7 +122,7 @@ async def _ask(
         after=Position(asked.origin, 0, DONE_CHARS) if asked.origin is not None else START,
         origin=asked.origin,
         preamble_kind="steered" if steered else "ask",
-        preamble=[custom("ask", ack)],
+        preamble=(custom("ask", ack),),
         wait_until_started=asked.queued,
     )
 
@@ -135,33 +133,37 @@ async def _resume(
     """Decide the interrupted calls, then continue the request right after their approval requests."""
     chosen = decisions(run_input)
     status = await core.status(thread)
+    request_id, run_workflow_id = status.active_request_id, status.active_run_workflow_id
+    if request_id is None or run_workflow_id is None:
+        return StreamSpec(
+            thread=thread,
+            run_id=run_input.run_id,
+            request_id=request_id_for(run_input.run_id),
+            preamble_kind="approvals",
+            refusal=GatewayError.refused("idle", "the thread has no running request awaiting a decision"),
+        )
     spec = StreamSpec(
         thread=thread,
         run_id=run_input.run_id,
-        request_id=request_id_for(run_input.run_id),
+        request_id=request_id,
+        run_workflow_id=run_workflow_id,
         preamble_kind="approvals",
     )
-    if status.active_request_id is None or status.active_run_workflow_id is None:
-        spec.refusal = GatewayError.refused("idle", "the thread has no running request awaiting a decision")
-        return spec
-    spec.request_id, spec.run_workflow_id = status.active_request_id, status.active_run_workflow_id
     acks: list[dict[str, object]] = []
     for decision in chosen:
         try:
-            ack = await core.approve(thread, spec.request_id, decision, approver=thread.principal.name)
+            ack = await core.approve(thread, request_id, decision, approver=thread.principal.name)
         except GatewayError as refused:
             if refused.code in HTTP_REFUSALS - {NOT_FOUND}:
                 raise
             refusal = {"status": "rejected", "call_id": decision.call_id, "reason": refused.code}
-            spec.preamble = [custom("approval_refused", {**refusal, "message": refused.message})]
-            spec.refusal = refused
-            return spec
+            preamble = (custom("approval_refused", {**refusal, "message": refused.message}),)
+            return replace(spec, preamble=preamble, refusal=refused)
         acks.append(ack.model_dump(mode="json", exclude_none=True))
-    spec.preamble = [custom("approvals", acks)]
     # Right after the newest of the decided calls' approval requests (the run's start if none is found).
-    asked_at = await core.approvals_asked_at(spec.run_workflow_id, {d.call_id for d in chosen})
-    spec.after = START if asked_at is None else Position(asked_at, 0, DONE_CHARS)
-    return spec
+    asked_at = await core.approvals_asked_at(run_workflow_id, {d.call_id for d in chosen})
+    after = START if asked_at is None else Position(asked_at, 0, DONE_CHARS)
+    return replace(spec, after=after, preamble=(custom("approvals", acks),))
 
 
 async def _reattach(ctx: GatewayContext, core: RequestCore, thread: Thread, last: str | None) -> StreamSpec:
@@ -173,20 +175,22 @@ async def _reattach(ctx: GatewayContext, core: RequestCore, thread: Thread, last
         record = _find(records, request_id)
         if record is None:
             raise not_found("event id in this thread")
-        spec = StreamSpec(
+        opened = opened_with(after)
+        kind, preamble = "", ()
+        if opened is not None:  # right after RUN_STARTED: its preamble again, from durable facts
+            after, kind = opened
+            preamble = tuple(await _preamble_again(ctx, core, thread, record, after, kind))
+        return StreamSpec(
             thread=thread,
             run_id=request_id,
             request_id=request_id,
             run_workflow_id=record.run_workflow_id,
             after=after,
             run_started=False,
+            preamble_kind=kind,
+            preamble=preamble,
             wait_until_started=True,
         )
-        opened = opened_with(after)
-        if opened is not None:  # right after RUN_STARTED: its preamble again, from durable facts
-            spec.after, spec.preamble_kind = opened
-            spec.preamble = await _preamble_again(ctx, core, thread, record, opened[0], opened[1])
-        return spec
     request_id = status.active_request_id or (records[-1].request_id if records else None)
     record = _find(records, request_id)
     if record is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 
 from ag_ui.core import (
@@ -43,9 +43,13 @@ __all__ = ["StreamSpec", "sse", "stream_run"]
 LOST_HERE = f"{LOST}; reconnect with the last event id"
 
 
-@dataclass
+@dataclass(frozen=True)
 class StreamSpec:
-    """What one AG-UI run streams: request `request_id` (run `run_workflow_id`) after `after`."""
+    """What one AG-UI run streams: request `request_id` (run `run_workflow_id`) after `after`.
+
+    Built whole by the route that answers (`gateway.agui.routes`; the thread id the client named
+    added with `dataclasses.replace`), never written after.
+    """
 
     thread: Thread
     run_id: str
@@ -56,7 +60,7 @@ class StreamSpec:
     run_started: bool = True
     preamble_kind: str = ""
     """What the preamble says (`gateway.agui.render.PREAMBLES`): RUN_STARTED's position names it."""
-    preamble: list[BaseEvent] = field(default_factory=list[BaseEvent])
+    preamble: tuple[BaseEvent, ...] = ()
     refusal: GatewayError | None = None
     wait_until_started: bool = False
     named: str = ""

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from pydantic import JsonValue
 from sse_starlette import EventSourceResponse
@@ -64,15 +64,18 @@ HEADERS = {k: v for k, v in UI_MESSAGE_STREAM_HEADERS.items() if k not in ("cont
 LOST_HERE = f"{LOST}; resume the stream"
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Plan:
-    """What one response streams: request `request_id` (run `run_workflow_id`) after trace seq `origin`."""
+    """What one response streams: request `request_id` (run `run_workflow_id`) after trace seq `origin`.
+
+    Built whole by the route that answers (`_ask`, `_decide`, `resume`), never written after.
+    """
 
     thread: Thread
     request_id: str
     run_workflow_id: str = ""
     origin: int = -1
-    after_requests: set[str] = field(default_factory=set[str])
+    after_requests: frozenset[str] = frozenset()
     """Calls whose approval requests the stream starts after (`origin` is found in the run's replay)."""
     metadata: dict[str, JsonValue] | None = None
     refusal: GatewayError | None = None
@@ -180,7 +183,6 @@ async def _ask(ctx: GatewayContext, core: RequestCore, thread: Thread, asked: Ch
 async def _decide(core: RequestCore, thread: Thread, asked: ChatRequest) -> _Plan:
     """Apply the decisions to the request the assistant message is; continue it after their requests."""
     record = await core.record(thread, request_id_for(asked.message_id))
-    plan = _Plan(thread, record.request_id, record.run_workflow_id)
     for answer in asked.approvals:
         decision = Decision(approved=answer.approved, reason=answer.reason, call_id=answer.call_id)
         try:
@@ -188,11 +190,14 @@ async def _decide(core: RequestCore, thread: Thread, asked: ChatRequest) -> _Pla
         except GatewayError as refused:
             if refused.code in HTTP_REFUSALS:
                 raise
-            plan.refusal = refused
-            return plan
-    plan.after_requests = {a.call_id for a in asked.approvals}
-    plan.metadata = {"disposition": "decided", "request_id": record.request_id}
-    return plan
+            return _Plan(thread, record.request_id, record.run_workflow_id, refusal=refused)
+    return _Plan(
+        thread,
+        record.request_id,
+        record.run_workflow_id,
+        after_requests=frozenset(a.call_id for a in asked.approvals),
+        metadata={"disposition": "decided", "request_id": record.request_id},
+    )
 
 
 async def _stream(ctx: GatewayContext, core: RequestCore, plan: _Plan) -> AsyncIterator[bytes]:
@@ -222,6 +227,7 @@ async def _run_chunks(
     ctx: GatewayContext, core: RequestCore, plan: _Plan, encoder: RequestChunks
 ) -> AsyncIterator[Chunk]:
     """The request's run as chunks, until it ends or pauses for approval."""
+    after_requests = set(plan.after_requests)  # those whose approval request the replay has not passed
     if plan.wait_until_started:
         await core.until_started(plan.thread, plan.request_id)
     async for item in follow_run(ctx, plan.run_workflow_id):
@@ -231,9 +237,9 @@ async def _run_chunks(
             return
         enriched = await item.enriched()
         event = enriched.event
-        if plan.after_requests and isinstance(event, TraceItem) and event.event.kind == "approval_requested":
-            plan.after_requests.discard(event.event.call_id or "")
-            if not plan.after_requests:
+        if after_requests and isinstance(event, TraceItem) and event.event.kind == "approval_requested":
+            after_requests.discard(event.event.call_id or "")
+            if not after_requests:
                 encoder.origin = event.event.seq
         chunks = encoder.feed(event, enriched.entries)
         if encoder.ended:  # every read after the stream (the thread, the resume route) agrees with its end

@@ -12,6 +12,8 @@ those under `if TYPE_CHECKING:`, which never run. The layering, lowest first:
   modules at `workflows`' top import no room;
 - `payloads`: the payload path (stores, claim check, codec, converter, settings);
 - `store`: the long-term store (memory items on SQLite or PostgreSQL), on contracts only;
+- `with_start`: the one Update-with-start (start a workflow if needed, send it an Update), on
+  contracts only, so that `clients` and `activities`, which may not import each other, share it;
 - `live`: the live channel (on contracts);
 - `activities` and `clients` (on payloads, the live channel and the store):
   the worker's I/O and the typed client;
@@ -46,7 +48,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 _BOTTOM = frozenset({"contracts", "conversation"})
 _PAYLOAD_PATH = _BOTTOM | {"payloads"}
-_BELOW_HOSTING = _PAYLOAD_PATH | {"workflows", "activities", "clients", "store"}
+_WITH_START = frozenset({"with_start"})
+_BELOW_HOSTING = _PAYLOAD_PATH | _WITH_START | {"workflows", "activities", "clients", "store"}
 _PRODUCT = _BELOW_HOSTING | {"hosting", "live", "worker", "client", "cli"}
 
 MAY_IMPORT: dict[str, frozenset[str]] = {
@@ -55,15 +58,16 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "workflows": _BOTTOM | {"workflows"},
     "payloads": _PAYLOAD_PATH,
     "store": _BOTTOM | {"store"},
-    "activities": _PAYLOAD_PATH | {"activities", "live", "store"},
-    "clients": _PAYLOAD_PATH | {"clients", "live", "store"},
+    "with_start": _BOTTOM | _WITH_START,
+    "activities": _PAYLOAD_PATH | _WITH_START | {"activities", "live", "store"},
+    "clients": _PAYLOAD_PATH | _WITH_START | {"clients", "live", "store"},
     "live": _BOTTOM | {"live"},
     "hosting": _BELOW_HOSTING | {"hosting", "live"},
     "worker": _PRODUCT,
     "client": _PRODUCT,
     "cli": _PRODUCT,
     "testing": _PRODUCT | {"testing"},
-    "gateway": _PAYLOAD_PATH | {"clients", "hosting", "activities", "gateway", "live", "store"},
+    "gateway": _PAYLOAD_PATH | _WITH_START | {"clients", "hosting", "activities", "gateway", "live", "store"},
 }
 """For each product folder (or top-level module), the first-party folders it may import."""
 
