@@ -118,7 +118,7 @@ class DurableRequestHandler(RequestHandler):
             async for event in task_events(self._ctx, self._core, ref, first=first, run_id=run_id):
                 yield event
                 if _ends(event):  # `tasks/get` right after agrees with the end
-                    await self._core.recorded(ref.thread, ref.request_id)
+                    await self._core.waits.recorded(ref.thread, ref.request_id)
 
     async def _ask(
         self, principal: Principal, message: Message, incoming: Incoming
@@ -128,7 +128,7 @@ class DurableRequestHandler(RequestHandler):
         ref = await task_ref(self._ctx, principal, self._agent, context_id, request_id)
         expected = incoming.option("expected_last_request")
         attachments = await take_attachments(self._ctx, ref.thread, incoming.files, request_id=request_id)
-        accepted = await self._core.ask(
+        accepted = await self._core.asks.ask(
             ref.thread,
             incoming.text,
             request_id=request_id,
@@ -151,13 +151,13 @@ class DurableRequestHandler(RequestHandler):
         decision = incoming.decision
         if decision is None:
             mode = parse_mode(incoming.option("mode"))
-            await self._core.steer(
+            await self._core.controls.steer(
                 ref.thread, ref.request_id, incoming.text, mode=mode, source=f"a2a:{principal.name}"
             )
             return
         if decision.reason is None and incoming.text:
             decision = decision.model_copy(update={"reason": incoming.text})
-        await self._core.approve(ref.thread, ref.request_id, decision, approver=principal.name)
+        await self._core.controls.approve(ref.thread, ref.request_id, decision, approver=principal.name)
 
     # ---- tasks ---------------------------------------------------------------------------------
 
@@ -166,7 +166,7 @@ class DurableRequestHandler(RequestHandler):
         """The task as its session records it (not found: the same for another principal's)."""
         with a2a_errors():
             ref = await parse_task_id(self._ctx, self._principal(context), self._agent, params.id)
-            return task_of(ref, await self._core.state(ref.thread, ref.request_id))
+            return task_of(ref, await self._core.reads.state(ref.thread, ref.request_id))
 
     @validate_request_params
     async def on_cancel_task(self, params: CancelTaskRequest, context: ServerCallContext) -> Task | None:
@@ -175,7 +175,7 @@ class DurableRequestHandler(RequestHandler):
         with a2a_errors():
             ref = await parse_task_id(self._ctx, principal, self._agent, params.id)
             try:
-                state = await self._core.cancel(
+                state = await self._core.controls.cancel(
                     ref.thread, ref.request_id, reason=f"cancelled through A2A by {principal.name}"
                 )
             except GatewayError as refused:
@@ -202,13 +202,15 @@ class DurableRequestHandler(RequestHandler):
         with a2a_errors():
             try:
                 thread = (await task_ref(self._ctx, principal, self._agent, params.context_id, "x")).thread
-                records = await self._core.records(thread)
+                records = await self._core.reads.records(thread)
             except GatewayError:
                 return ListTasksResponse()
             tasks: list[Task] = []
             for record in records[-(params.page_size or 50) :]:
                 ref = TaskRef(thread, record.request_id)
-                tasks.append(task_of(ref, await self._core.state(thread, record.request_id), history=False))
+                tasks.append(
+                    task_of(ref, await self._core.reads.state(thread, record.request_id), history=False)
+                )
             return ListTasksResponse(tasks=tasks, page_size=len(tasks), total_size=len(tasks))
 
     # ---- not offered -----------------------------------------------------------------------------

@@ -86,12 +86,12 @@ async def task_events(
         GatewayError: no such task for this principal and agent (`not_found`).
     """
     if first is None:
-        state = await core.state(ref.thread, ref.request_id)
+        state = await core.reads.state(ref.thread, ref.request_id)
         first, run_id = task_of(ref, state), state.run_workflow_id
         if state.status == "queued":  # waits behind another request: until it starts
             yield first
-            await core.until_started(ref.thread, ref.request_id)
-            now = task_of(ref, await core.state(ref.thread, ref.request_id), history=False)
+            await core.waits.until_started(ref.thread, ref.request_id)
+            now = task_of(ref, await core.reads.state(ref.thread, ref.request_id), history=False)
             yield status_event(ref, now.status)
             if now.status.state in STOPPING_STATES:
                 return
@@ -125,7 +125,7 @@ async def task_events(
             continue  # the run's result follows at once
         if kind == "approval_requested":
             try:
-                now = task_of(ref, await core.state(ref.thread, ref.request_id), history=False)
+                now = task_of(ref, await core.reads.state(ref.thread, ref.request_id), history=False)
             except GatewayError:
                 now = None  # unread: the task goes on streaming
             if now is not None and now.status.state == TaskState.TASK_STATE_INPUT_REQUIRED:

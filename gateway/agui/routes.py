@@ -132,7 +132,7 @@ async def _resume(
 ) -> StreamSpec:
     """Decide the interrupted calls, then continue the request right after their approval requests."""
     chosen = decisions(run_input)
-    status = await core.status(thread)
+    status = await core.reads.status(thread)
     request_id, run_workflow_id = status.active_request_id, status.active_run_workflow_id
     if request_id is None or run_workflow_id is None:
         return StreamSpec(
@@ -152,7 +152,7 @@ async def _resume(
     acks: list[dict[str, object]] = []
     for decision in chosen:
         try:
-            ack = await core.approve(thread, request_id, decision, approver=thread.principal.name)
+            ack = await core.controls.approve(thread, request_id, decision, approver=thread.principal.name)
         except GatewayError as refused:
             if refused.code in HTTP_REFUSALS - {NOT_FOUND}:
                 raise
@@ -161,15 +161,15 @@ async def _resume(
             return replace(spec, preamble=preamble, refusal=refused)
         acks.append(ack.model_dump(mode="json", exclude_none=True))
     # Right after the newest of the decided calls' approval requests (the run's start if none is found).
-    asked_at = await core.approvals_asked_at(run_workflow_id, {d.call_id for d in chosen})
+    asked_at = await core.reads.approvals_asked_at(run_workflow_id, {d.call_id for d in chosen})
     after = START if asked_at is None else Position(asked_at, 0, DONE_CHARS)
     return replace(spec, after=after, preamble=(custom("approvals", acks),))
 
 
 async def _reattach(ctx: GatewayContext, core: RequestCore, thread: Thread, last: str | None) -> StreamSpec:
     """Continue after event `last`, else follow the running request (or the last one) from its start."""
-    status = await core.status(thread)
-    records = await core.records(thread)
+    status = await core.reads.status(thread)
+    records = await core.reads.records(thread)
     if last:
         request_id, after = parse_event_id(last)
         record = _find(records, request_id)
@@ -212,7 +212,7 @@ async def _preamble_again(
 ) -> list[BaseEvent]:
     """The preamble a stream sent after RUN_STARTED, derived again (marked `resumed`)."""
     if kind == "ask":
-        state = await core.state(thread, record.request_id)
+        state = await core.reads.state(thread, record.request_id)
         disposition = "queued" if state.status == "queued" else "started"
         value = {"disposition": disposition, "request_id": record.request_id, "resumed": True}
         return [custom("ask", {**value, "run_workflow_id": record.run_workflow_id})]

@@ -95,7 +95,7 @@ async def stream_run(
     if spec.refusal is not None:
         return
     if spec.wait_until_started:
-        await core.until_started(spec.thread, spec.request_id)
+        await core.waits.until_started(spec.thread, spec.request_id)
     renderer = RequestRenderer(spec.request_id, after=spec.after, origin=spec.origin)
     try:
         async for item in ctx.hub.follow(spec.run_workflow_id):
@@ -127,7 +127,9 @@ async def _interrupted(
     core: RequestCore, session: SessionHandle, spec: StreamSpec, renderer: RequestRenderer
 ) -> list[Emitted]:
     """The run's end as an interrupt, if the call that asked for approval still waits (else nothing)."""
-    pending = await core.awaiting(spec.run_workflow_id, [renderer.awaiting] if renderer.awaiting else [])
+    pending = await core.reads.awaiting(
+        spec.run_workflow_id, [renderer.awaiting] if renderer.awaiting else []
+    )
     if not pending:
         return []
     snapshot = await _snapshot(session, spec, renderer)

@@ -103,7 +103,7 @@ def routes(ctx: GatewayContext) -> list[BaseRoute]:
             ctx, principal_of(request), request.path_params["agent"], request.path_params["id"]
         )
         thread = await head_of(core, named)
-        status = await core.status(thread)  # another principal's thread, or none: 404 `not_found`
+        status = await core.reads.status(thread)  # another principal's thread, or none: 404 `not_found`
         if status.active_request_id is None or status.active_run_workflow_id is None:
             return Response(status_code=204)
         metadata: dict[str, JsonValue] = {"disposition": "resumed", "request_id": status.active_request_id}
@@ -182,11 +182,11 @@ async def _ask(ctx: GatewayContext, core: RequestCore, thread: Thread, asked: Ch
 
 async def _decide(core: RequestCore, thread: Thread, asked: ChatRequest) -> _Plan:
     """Apply the decisions to the request the assistant message is; continue it after their requests."""
-    record = await core.record(thread, request_id_for(asked.message_id))
+    record = await core.reads.record(thread, request_id_for(asked.message_id))
     for answer in asked.approvals:
         decision = Decision(approved=answer.approved, reason=answer.reason, call_id=answer.call_id)
         try:
-            await core.approve(thread, record.request_id, decision, approver=thread.principal.name)
+            await core.controls.approve(thread, record.request_id, decision, approver=thread.principal.name)
         except GatewayError as refused:
             if refused.code in HTTP_REFUSALS:
                 raise
@@ -229,10 +229,10 @@ async def _run_chunks(
     """The request's run as chunks, until it ends or pauses for approval."""
     after_requests = set(plan.after_requests)  # those whose approval request the replay has not passed
     if plan.wait_until_started:
-        await core.until_started(plan.thread, plan.request_id)
+        await core.waits.until_started(plan.thread, plan.request_id)
     async for item in follow_run(ctx, plan.run_workflow_id):
         if isinstance(item, RunEnd):  # the run ended without a terminal event this stream saw
-            for chunk in _ended(await core.settled(plan.thread, plan.request_id, item.result)):
+            for chunk in _ended(await core.waits.settled(plan.thread, plan.request_id, item.result)):
                 yield chunk
             return
         enriched = await item.enriched()
@@ -243,12 +243,12 @@ async def _run_chunks(
                 encoder.origin = event.event.seq
         chunks = encoder.feed(event, enriched.entries)
         if encoder.ended:  # every read after the stream (the thread, the resume route) agrees with its end
-            await core.recorded(plan.thread, plan.request_id)
+            await core.waits.recorded(plan.thread, plan.request_id)
         for chunk in chunks:
             yield chunk
         if encoder.ended:
             return
-        if encoder.awaiting and await core.awaiting(plan.run_workflow_id, encoder.awaiting):
+        if encoder.awaiting and await core.reads.awaiting(plan.run_workflow_id, encoder.awaiting):
             for chunk in encoder.pause():
                 yield chunk
             return

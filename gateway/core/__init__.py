@@ -2,8 +2,9 @@
 
 `gateway.core.threads` (a principal's thread: the session it is, and what Temporal's answers
 mean), `gateway.core.inputs` (request ids, the busy policy, the decision model, checked once),
-`gateway.core.requests` (`RequestCore`: ask, where a request stands, steer, approve, cancel,
-waiting for a request's start and end, fork), `gateway.core.follow` (a run's events through the
+`gateway.core.requests` (`RequestCore`, of five parts: its reads, where a request stands
+included, its asks, the controls of a running request, the thread operations and the waits),
+`gateway.core.follow` (a run's events through the
 hub, then its result), `gateway.core.request_fold` (a request's run as text parts, under every
 renderer), `gateway.core.streams` (the streaming ask, and what streaming responses share),
 `gateway.core.memory` (`GatewayMemory`: the caller's memory items, for the memory routes and the
@@ -23,7 +24,9 @@ from gateway.core.inputs import (
     parse_on_busy,
     request_id_for,
 )
-from gateway.core.requests import ENDED, Forked, RequestCore, RequestState, RequestStatus, ended_state
+from gateway.core.request_state import ENDED, RequestState, RequestStatus, ended_state
+from gateway.core.requests import RequestCore
+from gateway.core.thread_operations import Forked
 from gateway.core.threads import Thread, open_thread, temporal_reads
 
 __all__ = [

@@ -43,7 +43,7 @@ async def head_of(core: RequestCore, thread: Thread) -> Thread:
         GatewayError: 503 `unavailable`.
     """
     try:
-        status = await core.status(thread)
+        status = await core.reads.status(thread)
     except GatewayError as error:
         if error.code == NOT_FOUND:
             return thread
@@ -52,7 +52,7 @@ async def head_of(core: RequestCore, thread: Thread) -> Thread:
     if head is None:
         return thread
     try:
-        await core.status(head)
+        await core.reads.status(head)
     except GatewayError as error:
         if error.code == NOT_FOUND:
             return thread  # the head was erased: the id reaches the root again, never a new empty session

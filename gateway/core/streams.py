@@ -84,10 +84,10 @@ async def ask_streaming(
         GatewayError: a refusal of `HTTP_REFUSALS` (the others are the returned `refusal`).
     """
     head = (
-        await core.active_head(thread) if policy.on_busy == "steer" else None
+        await core.reads.active_head(thread) if policy.on_busy == "steer" else None
     )  # before the steer reaches it
     try:
-        accepted = await core.ask(
+        accepted = await core.asks.ask(
             thread,
             text,
             request_id=request_id,
@@ -109,5 +109,7 @@ async def ask_streaming(
     origin: int | None = None
     if accepted.disposition == "steered":
         same = head is not None and head[0] == accepted.run_workflow_id
-        origin = head[1] if head is not None and same else await core.trace_head(accepted.run_workflow_id)
+        origin = (
+            head[1] if head is not None and same else await core.reads.trace_head(accepted.run_workflow_id)
+        )
     return StreamingAsk(accepted.request_id, accepted.run_workflow_id, ack, origin=origin, queued=queued)

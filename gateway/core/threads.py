@@ -18,14 +18,14 @@ from temporalio.client import WorkflowQueryFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from clients.errors import RejectedError
-from contracts import AgentConfig
-from contracts.errors import UNKNOWN_REQUEST
+from contracts import Ack, AgentConfig
+from contracts.errors import NOT_RUNNING, UNKNOWN_REQUEST
 from gateway.context import GatewayContext, resolve_agent
 from gateway.errors import GatewayError, not_found
 from gateway.identity.principal import Principal
 from gateway.owners import session_id
 
-__all__ = ["Thread", "open_thread", "temporal_reads"]
+__all__ = ["Thread", "accepted", "open_thread", "temporal_reads"]
 
 log = logging.getLogger(__name__)
 _GONE = (RPCStatusCode.NOT_FOUND, RPCStatusCode.INVALID_ARGUMENT)
@@ -86,3 +86,10 @@ def temporal_reads(what: str = "thread") -> Iterator[None]:
         if rejection.code == UNKNOWN_REQUEST:
             raise not_found(what) from None
         raise GatewayError.refused(rejection.code, rejection.message) from None
+
+
+def accepted(ack: Ack, refused: str) -> Ack:
+    """`ack`, unless it is a refusal (then raised as a `GatewayError` with its code)."""
+    if ack.status == "rejected":
+        raise GatewayError.refused(ack.reason or NOT_RUNNING, ack.message or refused)
+    return ack

@@ -131,7 +131,7 @@ class EvalsApi:
                 raise GatewayError.invalid_input("`from_threads[].thread` must be a thread id")
             thread = await open_thread(self._ctx, principal, agent, check_thread_id(thread_id))
             chosen = None if request_id is None else check_request_id(request_id, "from_threads[].request_id")
-            cases.append(await self._core.eval_case(thread, chosen))
+            cases.append(await self._core.reads.eval_case(thread, chosen))
         return cases
 
     async def _view(self, request: Request, eval_id: str) -> dict[str, Any]:

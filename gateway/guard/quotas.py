@@ -5,7 +5,7 @@
   schedule that asked them (an agent called as a tool is part of its request). Each ask is
   admitted before it is sent: the principal's `RunAdmission` workflow (`admission/<principal>`)
   grants a slot or refuses, one decision at a time, so asks that arrive together never pass the
-  limit together. The request core admits every protocol's ask (`RequestCore.ask`); a schedule's
+  limit together. The request core admits every protocol's ask (`RequestCore.asks.ask`); a schedule's
   firing admits in the worker (`ask_for_schedule`) under the same setting. An ask that made no new
   request (refused by the session, steered into the running one) gives its slot back at once; a
   request's slot is freed once it ends (the workflow checks its holders when full), and a

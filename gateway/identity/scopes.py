@@ -8,7 +8,7 @@ The guard decides every request's scope from one table (`gateway.guard.operation
 the POST bodies of AG-UI, the AI SDK, background requests, A2A and MCP for the operation inside
 (a `HEAD` needs what its `GET` needs); where the thing is done, `require`
 runs again: an MCP tool its `MCP_TOOL_SCOPES` (`gateway.mcp.server`), every approval, whichever
-protocol carries it, `agents:approve` (`gateway.core.RequestCore.approve`).
+protocol carries it, `agents:approve` (`gateway.core.RequestCore.controls.approve`).
 """
 
 from __future__ import annotations

@@ -183,13 +183,13 @@ class McpEndpoint:
                 policy = parse_on_busy(on_busy)
                 sources = [item.source() for item in attachments or []]
                 taken = await take_attachments(ctx, thread, sources, request_id=None)
-                accepted = await core.ask(
+                accepted = await core.asks.ask(
                     thread, query, on_busy=policy, source=f"mcp:{principal.name}", attachments=taken
                 )
                 handle = Handle(thread, accepted.request_id)
                 started = accepted.run_workflow_id if accepted.disposition != "enqueued" else None
                 async with ProgressText(context) as progress:
-                    state = await core.wait(
+                    state = await core.waits.wait(
                         thread, handle.request_id, wait_s, progress.report, run_id=started
                     )
                 return {**state_view(handle, state), "disposition": accepted.disposition}
@@ -200,7 +200,7 @@ class McpEndpoint:
             async def call(principal: Principal) -> dict[str, Any]:
                 parsed = await self._handle(principal, handle)
                 async with ProgressText(context) as progress:
-                    state = await core.wait(parsed.thread, parsed.request_id, wait_s, progress.report)
+                    state = await core.waits.wait(parsed.thread, parsed.request_id, wait_s, progress.report)
                 return state_view(parsed, state)
 
             return await self._call(context, call, "status")
@@ -218,7 +218,9 @@ class McpEndpoint:
                 decision = parse_decision(
                     {"approved": approved, "call_id": call_id, "reason": reason, "arguments": arguments}
                 )
-                ack = await core.approve(parsed.thread, parsed.request_id, decision, approver=principal.name)
+                ack = await core.controls.approve(
+                    parsed.thread, parsed.request_id, decision, approver=principal.name
+                )
                 return {"status": ack.status, "call_id": ack.call_id or call_id, "handle": str(parsed)}
 
             return await self._call(context, call, "approve")
@@ -227,14 +229,16 @@ class McpEndpoint:
             async def call(principal: Principal) -> dict[str, Any]:
                 parsed = await self._handle(principal, handle)
                 reason = f"cancelled through MCP by {principal.name}"
-                return state_view(parsed, await core.cancel(parsed.thread, parsed.request_id, reason=reason))
+                return state_view(
+                    parsed, await core.controls.cancel(parsed.thread, parsed.request_id, reason=reason)
+                )
 
             return await self._call(context, call, "cancel")
 
         async def steer(handle: str, text: str, context: Context, mode: str = "queue") -> CallToolResult:
             async def call(principal: Principal) -> dict[str, Any]:
                 parsed = await self._handle(principal, handle)
-                ack = await core.steer(
+                ack = await core.controls.steer(
                     parsed.thread,
                     parsed.request_id,
                     text,
@@ -273,7 +277,7 @@ class McpEndpoint:
             session: str, context: Context, agent: str = DEFAULT_AGENT, seq: int | None = None
         ) -> CallToolResult:
             async def call(principal: Principal) -> dict[str, Any]:
-                forked = await core.fork(await open_thread(ctx, principal, agent, session), seq=seq)
+                forked = await core.threads.fork(await open_thread(ctx, principal, agent, session), seq=seq)
                 return {"session": forked.thread.thread_id, "agent": agent}
 
             return await self._call(context, call, "fork")
@@ -282,7 +286,7 @@ class McpEndpoint:
             session: str, context: Context, agent: str = DEFAULT_AGENT, memories: bool = False
         ) -> CallToolResult:
             async def call(principal: Principal) -> dict[str, Any]:
-                erased = await core.erase(
+                erased = await core.threads.erase(
                     await open_thread(ctx, principal, agent, session), memories=memories
                 )
                 return {"session": session, "agent": agent, "deleted": erased.json()}

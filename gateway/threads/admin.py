@@ -52,7 +52,7 @@ def routes(ctx: GatewayContext, owner_routes: Sequence[BaseRoute]) -> list[BaseR
 
     async def erase_principal(request: Request) -> Response:
         name = _principal_name(request.path_params["principal"])
-        erased = await core.erase_principal(name)
+        erased = await core.threads.erase_principal(name)
         return JSONResponse({"principal": name, "deleted": erased.json()})
 
     return [

@@ -78,8 +78,8 @@ class _ThreadsApi:
 
     async def thread(self, request: Request) -> Response:
         thread = await self._owned(request)
-        status = await self._core.status(thread)
-        records = await self._core.records(thread)
+        status = await self._core.reads.status(thread)
+        records = await self._core.reads.records(thread)
         usage = Usage()
         for record in records:
             usage = usage.plus(record.outcome.usage)
@@ -117,7 +117,7 @@ class _ThreadsApi:
         new_thread = body.get("thread_id")
         if new_thread is not None and not isinstance(new_thread, str):
             raise GatewayError.invalid_input("`thread_id` must be a string")
-        forked = await self._core.fork(
+        forked = await self._core.threads.fork(
             thread, seq=seq, new_thread_id=check_thread_id(new_thread) if new_thread else None
         )
         return JSONResponse(
@@ -168,13 +168,13 @@ class _ThreadsApi:
 
     async def branches(self, request: Request) -> Response:
         thread = await self._owned(request)
-        await self._core.status(thread)  # another principal's thread, or none: 404 `not_found`
+        await self._core.reads.status(thread)  # another principal's thread, or none: 404 `not_found`
         with temporal_reads():
             family = await self._core.session(thread).branches()
         root = thread_of(thread, family.root_id)
         if root is None:
             raise not_found()
-        records = await self._core.records(root)
+        records = await self._core.reads.records(root)
 
         def thread_id(session: str) -> str | None:
             named = thread_of(thread, session)
@@ -214,7 +214,7 @@ class _ThreadsApi:
         reason = body.get("reason")
         if reason is not None and not isinstance(reason, str):
             raise GatewayError.invalid_input("`reason` must be a string")
-        ack = await self._core.reset(thread, reason=reason)
+        ack = await self._core.threads.reset(thread, reason=reason)
         return JSONResponse(ack.model_dump(mode="json", exclude_none=True))
 
     async def rename(self, request: Request) -> Response:
@@ -222,20 +222,20 @@ class _ThreadsApi:
         title = (await _object(request)).get("title")
         if not isinstance(title, str):
             raise GatewayError.invalid_input("`title` must be a string")
-        kept = await self._core.rename(thread, title)
+        kept = await self._core.threads.rename(thread, title)
         return JSONResponse({"agent": thread.agent, "thread_id": thread.thread_id, "title": kept})
 
     async def case(self, request: Request) -> Response:
         thread = await self._owned(request)
         request_id = check_request_id(request.path_params["request_id"], "request_id")
-        return JSONResponse(await self._core.eval_case(thread, request_id))
+        return JSONResponse(await self._core.reads.eval_case(thread, request_id))
 
     async def erase(self, request: Request) -> Response:
         thread = await self._owned(request)
         memories = request.query_params.get("memories", "false")
         if memories not in ("true", "false"):
             raise GatewayError.invalid_input("`memories` must be `true` or `false`")
-        erased = await self._core.erase(thread, memories=memories == "true")
+        erased = await self._core.threads.erase(thread, memories=memories == "true")
         return JSONResponse(
             {
                 "agent": thread.agent,

@@ -7,8 +7,8 @@
 
 A thin adapter over the request core (`gateway.core`): `open_thread` names the caller's thread
 (the session `gw/<principal>/<agent>/<thread>`; the first request creates it with the agent's
-config), `RequestCore.ask` asks under the busy policy (a refusal such as `busy` is 400 with its
-code, the gateway's one status table), and `RequestCore.wait` / `state` say where the request
+config), `RequestCore.asks.ask` asks under the busy policy (a refusal such as `busy` is 400 with its
+code, the gateway's one status table), and `RequestCore.waits.wait` / `state` say where the request
 stands. Another principal's thread, or an unknown request, is 404 `not_found`.
 
 `status` is the core's: `queued` (waiting behind the active request), `running`,
@@ -87,7 +87,7 @@ class _BackgroundApi:
             raise GatewayError.invalid_input("message: a string is required")
         if webhook_url is not None and not isinstance(webhook_url, str):
             raise GatewayError.invalid_input("webhook_url: an http(s) URL")
-        accepted = await self._core.ask(
+        accepted = await self._core.asks.ask(
             thread,
             message,
             on_busy=parse_on_busy(fields.get("on_busy")),
@@ -99,5 +99,5 @@ class _BackgroundApi:
     async def get(self, request: Request) -> Response:
         thread = await thread_in_path(self._ctx, request)
         wait_s = _wait_s(request.query_params.get("wait_s", "0"))
-        state = await self._core.wait(thread, request.path_params["request_id"], wait_s)
+        state = await self._core.waits.wait(thread, request.path_params["request_id"], wait_s)
         return JSONResponse(_state_body(state))

@@ -50,7 +50,7 @@ class _ThreadWebhookApi:
 
     async def get(self, request: Request) -> Response:
         thread = await thread_in_path(self._ctx, request)
-        return JSONResponse(_body(thread, await self._core.status(thread)))
+        return JSONResponse(_body(thread, await self._core.reads.status(thread)))
 
     async def put(self, request: Request) -> Response:
         thread = await thread_in_path(self._ctx, request)
@@ -60,4 +60,4 @@ class _ThreadWebhookApi:
         url: object = body["webhook_url"]  # pyright: ignore[reportUnknownVariableType]
         if url is not None and not isinstance(url, str):
             raise GatewayError.invalid_input("webhook_url: an http(s) URL, or null to clear it")
-        return JSONResponse(_body(thread, await self._core.set_webhook(thread, url)))
+        return JSONResponse(_body(thread, await self._core.threads.set_webhook(thread, url)))

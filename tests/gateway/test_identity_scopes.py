@@ -89,12 +89,12 @@ async def test_the_request_core_refuses_an_approval_without_the_approve_scope(gw
     core = RequestCore(gw.ctx)
     asker = await open_thread(gw.ctx, Principal("alice", frozenset({ASK})), "approver", thread)
     with pytest.raises(GatewayError) as refused:
-        await core.approve(asker, f"{thread}-r1", Decision(approved=True), approver="alice")
+        await core.controls.approve(asker, f"{thread}-r1", Decision(approved=True), approver="alice")
     assert (refused.value.status, refused.value.code) == (403, "forbidden")
     assert "agents:approve" in refused.value.message
     # Nothing changed: the call still awaits approval.
-    record = await core.running(asker, f"{thread}-r1")
-    assert [p.call_id for p in await core.pending(record.run_workflow_id)] == ["call-calc"]
+    record = await core.controls.running(asker, f"{thread}-r1")
+    assert [p.call_id for p in await core.reads.pending(record.run_workflow_id)] == ["call-calc"]
 
 
 async def test_an_approve_only_token_cannot_ask_read_or_fork(gw: GatewayServer) -> None:
