@@ -24,9 +24,9 @@ from gateway.app import build_app
 from gateway.context import build_context
 from gateway.server.connections import ConnectionLimits, connection_budget, guarded_h11, raise_open_file_limit
 from gateway.server.log_rate import rate_limit_logs
-from gateway.settings import GatewaySettingsError, load_settings
+from gateway.settings import load_settings
 from hosting.connection import connect, temporal_address, temporal_namespace
-from payloads.settings import SettingsError
+from settings.env_values import SettingsError
 
 
 def parser() -> argparse.ArgumentParser:
@@ -89,7 +89,7 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         asyncio.run(serve(parser().parse_args()))
-    except (GatewaySettingsError, ToolLoadError, SettingsError, RuntimeError) as err:
+    except (ToolLoadError, SettingsError, RuntimeError) as err:
         sys.exit(f"gateway: {err}")
     except KeyboardInterrupt:
         pass

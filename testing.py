@@ -59,7 +59,7 @@ from live.channel import LIVE_URL_ENV
 from live.dev_channel import forget, record, redis_installed
 from live.dev_redis import free_port, start_redis
 from payloads.blob_store import BlobStore, LocalDiskBlobStore
-from payloads.settings import Settings
+from settings.deployment import Settings
 
 __all__ = [
     "AgentTestEnvironment",
@@ -186,7 +186,7 @@ class AgentTestEnvironment:
             agents: the worker's agent profiles, which runs may offer as tools (default: none).
             transformers: the worker's request transformers, which configs may name (default: none).
             store: the payload store (default: a temporary folder, removed on exit).
-            settings: the deployment settings (default: from the environment, `payloads.settings`).
+            settings: the deployment settings (default: from the environment, `settings.deployment`).
             activity_options: deployment overrides of activity options (see `DurableReactPlugin`).
             task_queue: the worker's task queue (default: a new random name).
             sandboxed: run the workflows in Temporal's sandbox.

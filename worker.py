@@ -10,7 +10,7 @@ API keys are read from this process's environment by the LLM activity (litellm's
 variables: OPENAI_API_KEY, ANTHROPIC_API_KEY, ...); they never enter workflow history.
 Session snapshot tokens are signed with REACT_SNAPSHOT_SECRET (export/restore refuse to
 work without a strong one). Large payloads go to the payload store, payloads may be
-encrypted, and TLS/API-key settings apply: see `payloads.settings` (REACT_PAYLOAD_STORE,
+encrypted, and TLS/API-key settings apply: see `settings.deployment` (REACT_PAYLOAD_STORE,
 REACT_ENCRYPTION_KEYS, TEMPORAL_TLS_*, TEMPORAL_API_KEY, REACT_ACTIVITY_OPTIONS, ...).
 
 Workflows run outside Temporal's sandbox unless `--sandbox` (or REACT_WORKFLOW_SANDBOX=on)

@@ -64,8 +64,8 @@ from clients.sessions import Sessions
 from gateway.identity.principal import LOCAL
 from gateway.owners import session_id
 from hosting.connection import connect
-from payloads.attachment_policy import DEFAULT_MAX_BYTES, DEFAULT_QUOTA_BYTES, DEFAULT_REQUEST_BYTES, MIB
 from payloads.claim_check import DRIVER_NAME
+from settings.attachment_policy import DEFAULT_MAX_BYTES, DEFAULT_QUOTA_BYTES, DEFAULT_REQUEST_BYTES, MIB
 
 AGENT = "default"
 TARGET_HISTORY_BYTES = 2_000

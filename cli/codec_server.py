@@ -35,7 +35,8 @@ from cli.params import argument, option
 from payloads.blob_store import BlobMissingError, BlobStoreError, check_digest, shared_blob_store
 from payloads.claim_check import DRIVER_NAME, BlobStoreDriver, PayloadClaimError
 from payloads.codec import AesGcmCodec
-from payloads.settings import SettingsError, load_settings
+from settings.deployment import load_settings
+from settings.env_values import SettingsError
 
 DEFAULT_PORT = 8081
 DEFAULT_ORIGINS = ("http://localhost:8233", "http://127.0.0.1:8233", "http://localhost:8080")

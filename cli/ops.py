@@ -33,7 +33,7 @@ from contracts import RunResult, Trace, TraceEvent
 from contracts.stream import DeltaEvent, TraceItem
 from conversation import Entry
 from hosting.connection import connect
-from payloads.settings import SettingsError
+from settings.env_values import SettingsError
 
 CONNECT_TIMEOUT_S = 10.0
 POLL_INTERVAL_S = 0.25

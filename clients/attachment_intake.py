@@ -10,7 +10,7 @@ the payload store (`BlobStore.put`, keyed by their SHA-256) and lets go of them 
 so a request never holds more than one decoded file. Then it records the new files
 (`store.files.FileStore`: id, owner, agent and thread, name, media type, size, sha256, created).
 
-The checks (`policy`: `payloads.attachment_policy`), each a refusal by name
+The checks (`policy`: `settings.attachment_policy`), each a refusal by name
 (`AttachmentRefusedError`, a `RejectedError` with the product's code; nothing is recorded):
 
 - more files than `per_message`: `too_many_attachments`;
@@ -59,9 +59,9 @@ from contracts.errors import (
     URL_REFUSED,
 )
 from conversation.attachments import ATTACHMENT_ID_PATTERN, MAX_ATTACHMENT_NAME_CHARS, Attachment
-from payloads.attachment_policy import AttachmentPolicy
 from payloads.blob_store import BlobStore
 from payloads.url_fetch import UrlRefusedError, UrlTooLargeError, fetch_url
+from settings.attachment_policy import AttachmentPolicy
 from store.files import FileStore
 
 __all__ = [

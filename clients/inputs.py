@@ -30,7 +30,7 @@ from conversation import (
     validate_operation,
 )
 from conversation.thread import OperationReason
-from payloads.webhook_policy import WebhookPolicy
+from settings.webhook_policy import WebhookPolicy
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -89,7 +89,7 @@ def run_input(
 
 
 def check_webhook_url(url: object, field: str = "webhook_url") -> None:
-    """Refuse a webhook URL the deployment's allow-list refuses (`payloads.webhook_policy`), or too long.
+    """Refuse a webhook URL the deployment's allow-list refuses (`settings.webhook_policy`), or too long.
 
     Every place a webhook URL is set calls it, before the input's own validation (so a URL
     over `MAX_WEBHOOK_URL_CHARS` is `invalid_input` naming the field, not `payload_too_large`):

@@ -24,8 +24,8 @@ from pathlib import Path
 from clients.attachment_intake import AttachmentIntake, AttachmentSource
 from contracts.memory import LOCAL_PRINCIPAL
 from conversation.attachments import Attachment
-from payloads.attachment_policy import AttachmentPolicy
 from payloads.blob_store import BlobStore
+from settings.attachment_policy import AttachmentPolicy
 from store.files import FileStore
 
 __all__ = ["AttachmentLike", "resolve_attachments"]

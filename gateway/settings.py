@@ -10,7 +10,7 @@
     REACT_GATEWAY_BODY_TIMEOUT_S=30                   # a request's body must be whole within this
     REACT_WEB_UI_URL="http://localhost:8233"          # links to runs in the Temporal Web UI
     REACT_GATEWAY_METRICS=public                      # GET /metrics: public (default), admin, off
-    REACT_ATTACHMENT_MAX_BYTES=20MiB                  # and the other limits of payloads.attachment_policy
+    REACT_ATTACHMENT_MAX_BYTES=20MiB                  # and the other limits of settings.attachment_policy
 
 The agents are the `--agents MODULE[:ATTR]` profiles (as `worker.py --agents`); `default` is the
 profile of that name if one is registered, else the deployment's default agent: `$REACT_MODEL`
@@ -34,19 +34,13 @@ from activities.llm.models.local_model import BUNDLED_MODEL, DEFAULT_API_BASE
 from activities.tools.tool_loading import AGENTS_ENV, build_agent_profiles, option_values
 from contracts import TASK_QUEUE, AgentConfig, ModelSettings
 from gateway.identity.principal import static_name_problem
-from gateway.identity.settings import (
-    IdentitySettings,
-    IdentitySettingsError,
-    load_identity,
-    parse_static_scopes,
-)
-from payloads.attachment_policy import AttachmentPolicy
-from payloads.env_values import SettingsError
+from gateway.identity.settings import IdentitySettings, load_identity, parse_static_scopes
+from settings.attachment_policy import AttachmentPolicy
+from settings.env_values import SettingsError, value
 
 __all__ = [
     "DEFAULT_AGENT",
     "GatewaySettings",
-    "GatewaySettingsError",
     "default_agent_config",
     "load_settings",
     "parse_tokens",
@@ -73,10 +67,6 @@ METRICS_ENV = "REACT_GATEWAY_METRICS"
 MetricsAccess = Literal["public", "admin", "off"]
 METRICS_ACCESS: tuple[MetricsAccess, ...] = ("public", "admin", "off")
 MIN_TOKEN_CHARS = 8
-
-
-class GatewaySettingsError(ValueError):
-    """A setting the gateway cannot start with; the message is one line and names the setting."""
 
 
 @dataclass(frozen=True)
@@ -112,7 +102,7 @@ class GatewaySettings:
     """Who may read `GET /metrics`: anyone (`public`, as `/healthz`), a token with `agents:admin`
     (`admin`), or nobody (`off`: 404); docs/metrics.md."""
     attachments: AttachmentPolicy = field(default_factory=AttachmentPolicy)
-    """The attachment limits, media types and URL allow-list (`payloads.attachment_policy`)."""
+    """The attachment limits, media types and URL allow-list (`settings.attachment_policy`)."""
 
     @property
     def attachment_body_bytes(self) -> int:
@@ -123,12 +113,14 @@ class GatewaySettings:
         """Refuse a non-loopback address when no token is configured.
 
         Raises:
-            GatewaySettingsError: tokens are needed to listen on `host`.
+            SettingsError: tokens are needed to listen on `host`.
         """
         if not self.tokens and self.identity.oidc is None and not is_loopback(self.host):
-            raise GatewaySettingsError(
+            raise SettingsError(
+                TOKENS_ENV,
                 f"refusing to listen on {self.host} without tokens: set {TOKENS_ENV} "
-                "(token=principal pairs), or listen on 127.0.0.1"
+                "(token=principal pairs), or listen on 127.0.0.1",
+                sentence=True,
             )
 
 
@@ -146,7 +138,7 @@ def parse_tokens(value: str) -> Mapping[str, str]:
     """Token -> principal of `token_entries(value)`.
 
     Raises:
-        GatewaySettingsError: see `token_entries`.
+        SettingsError: see `token_entries`.
     """
     return MappingProxyType({token: principal for token, principal, _ in token_entries(value)})
 
@@ -158,7 +150,7 @@ def token_entries(value: str) -> list[tuple[str, str, frozenset[str] | None]]:
     A principal name never holds `:`, so what follows the first one is the token's scopes.
 
     Raises:
-        GatewaySettingsError: an entry without `=`, a short or repeated token, a principal name
+        SettingsError: an entry without `=`, a short or repeated token, a principal name
             that does not match `PRINCIPAL_PATTERN`, or scopes that are not the gateway's.
     """
     value = value.strip()
@@ -167,7 +159,7 @@ def token_entries(value: str) -> list[tuple[str, str, frozenset[str] | None]]:
         try:
             text = path.read_text(encoding="utf-8")
         except OSError as err:
-            raise GatewaySettingsError(f"{TOKENS_ENV}: cannot read {path}: {err.strerror}") from None
+            raise SettingsError(TOKENS_ENV, f"cannot read {path}: {err.strerror}") from None
         items = [line.strip() for line in text.splitlines() if not line.strip().startswith("#")]
     else:
         items = [item.strip() for item in value.split(",")]
@@ -175,20 +167,17 @@ def token_entries(value: str) -> list[tuple[str, str, frozenset[str] | None]]:
     for number, item in enumerate((i for i in items if i), start=1):
         token, sep, principal = (part.strip() for part in item.partition("="))
         principal, colon, scope_text = principal.partition(":")
-        try:
-            scopes = parse_static_scopes(scope_text, f"{TOKENS_ENV}: entry {number}") if colon else None
-        except IdentitySettingsError as err:
-            raise GatewaySettingsError(str(err)) from None
+        scopes = parse_static_scopes(scope_text, TOKENS_ENV, f"entry {number}") if colon else None
         if not sep or not token:
-            raise GatewaySettingsError(f"{TOKENS_ENV}: entry {number} is not token=principal")
+            raise SettingsError(TOKENS_ENV, f"entry {number} is not token=principal")
         if len(token) < MIN_TOKEN_CHARS:
-            raise GatewaySettingsError(
-                f"{TOKENS_ENV}: entry {number}'s token is shorter than {MIN_TOKEN_CHARS} characters"
+            raise SettingsError(
+                TOKENS_ENV, f"entry {number}'s token is shorter than {MIN_TOKEN_CHARS} characters"
             )
         if (problem := static_name_problem(principal)) is not None:
-            raise GatewaySettingsError(f"{TOKENS_ENV}: {problem}")
+            raise SettingsError(TOKENS_ENV, problem)
         if token in tokens:
-            raise GatewaySettingsError(f"{TOKENS_ENV}: entry {number} repeats a token")
+            raise SettingsError(TOKENS_ENV, f"entry {number} repeats a token")
         tokens[token] = (token, principal, scopes)
     return list(tokens.values())
 
@@ -230,7 +219,7 @@ def load_settings(
     `agents` replaces the `--agents` loading (tests pass their agents directly).
 
     Raises:
-        GatewaySettingsError: a setting cannot be used (see `parse_tokens`), or no token is set and
+        SettingsError: a setting cannot be used (see `parse_tokens`), or no token is set and
             `host` is not loopback.
         ToolLoadError: an `--agents` module cannot be used.
     """
@@ -238,27 +227,25 @@ def load_settings(
     try:
         max_body = int(env.get(MAX_BODY_ENV, "") or DEFAULT_MAX_BODY_BYTES)
     except ValueError:
-        raise GatewaySettingsError(f"{MAX_BODY_ENV} must be a number of bytes") from None
+        raise SettingsError(
+            MAX_BODY_ENV, f"{MAX_BODY_ENV} must be a number of bytes", sentence=True
+        ) from None
     if max_body < 1024:
-        raise GatewaySettingsError(f"{MAX_BODY_ENV} must be at least 1024")
+        raise SettingsError(MAX_BODY_ENV, f"{MAX_BODY_ENV} must be at least 1024", sentence=True)
     entries = token_entries(env.get(TOKENS_ENV, ""))
-    try:
-        identity = load_identity(env, [(token, scopes) for token, _, scopes in entries if scopes is not None])
-    except IdentitySettingsError as err:
-        raise GatewaySettingsError(str(err)) from None
+    identity = load_identity(env, [(token, scopes) for token, _, scopes in entries if scopes is not None])
     max_connections = _number(env, MAX_CONNECTIONS_ENV, DEFAULT_MAX_CONNECTIONS, int, low=16)
     header_timeout_s = _number(env, HEADER_TIMEOUT_ENV, DEFAULT_HEADER_TIMEOUT_S, float, low=0.1)
     keepalive_s = _number(env, KEEPALIVE_ENV, DEFAULT_KEEPALIVE_S, int, low=1)
     body_timeout_s = _number(env, BODY_TIMEOUT_ENV, DEFAULT_BODY_TIMEOUT_S, float, low=0.1)
     upload_memory = _number(env, UPLOAD_MEMORY_ENV, DEFAULT_UPLOAD_MEMORY_BYTES, int, low=1024 * 1024)
-    metrics = env.get(METRICS_ENV, "").strip() or "public"
+    metrics = value(env, METRICS_ENV) or "public"
     if metrics not in METRICS_ACCESS:
         choices = ", ".join(METRICS_ACCESS)
-        raise GatewaySettingsError(f"{METRICS_ENV} must be one of {choices}, not {metrics!r}")
-    try:
-        attachments = AttachmentPolicy.from_env(env)
-    except SettingsError as err:
-        raise GatewaySettingsError(str(err)) from None
+        raise SettingsError(
+            METRICS_ENV, f"{METRICS_ENV} must be one of {choices}, not {metrics!r}", sentence=True
+        )
+    attachments = AttachmentPolicy.from_env(env)
     chosen = dict(agents) if agents is not None else dict(load_agents(agent_specs))
     chosen.setdefault(DEFAULT_AGENT, default_agent_config())
     settings = GatewaySettings(
@@ -268,7 +255,7 @@ def load_settings(
         cors_origins=tuple(o.strip().rstrip("/") for o in env.get(CORS_ENV, "").split(",") if o.strip()),
         max_body_bytes=max_body,
         agents=MappingProxyType(chosen),
-        web_ui_url=(env.get(WEB_UI_ENV, "").strip().rstrip("/") or None),
+        web_ui_url=((value(env, WEB_UI_ENV) or "").rstrip("/") or None),
         task_queue=task_queue or env.get("REACT_TASK_QUEUE", "") or TASK_QUEUE,
         identity=identity,
         max_connections=max_connections,
@@ -290,15 +277,15 @@ def _number(env: Mapping[str, str], name: str, default: _N, kind: type[_N], *, l
     """The number `name` of `env` (`default` when unset), at least `low`.
 
     Raises:
-        GatewaySettingsError: it is not a number of `kind`, or under `low`.
+        SettingsError: it is not a number of `kind`, or under `low`.
     """
-    raw = env.get(name, "").strip()
-    if not raw:
+    raw = value(env, name)
+    if raw is None:
         return default
     try:
-        value = kind(raw)
+        number = kind(raw)
     except ValueError:
-        raise GatewaySettingsError(f"{name} must be a number") from None
-    if not value >= low:  # also refuses nan
-        raise GatewaySettingsError(f"{name} must be at least {low}")
-    return value
+        raise SettingsError(name, f"{name} must be a number", sentence=True) from None
+    if not number >= low:  # also refuses nan
+        raise SettingsError(name, f"{name} must be at least {low}", sentence=True)
+    return number

@@ -4,7 +4,7 @@ Every client the product builds (the worker, `client.py`, the Python API, the te
 carries `hosting.plugin.DurableReactPlugin` (or its `build_data_converter`), so they all
 read and write payloads alike: pydantic models as JSON (readable in the Web UI),
 optionally encrypted (`REACT_ENCRYPTION_KEYS`), and claim-checked into the payload store
-once they reach `REACT_PAYLOAD_THRESHOLD` (`REACT_PAYLOAD_STORE`). See `payloads.settings`
+once they reach `REACT_PAYLOAD_THRESHOLD` (`REACT_PAYLOAD_STORE`). See `settings.deployment`
 for the variables. A worker built from a client of `connect()` gets the agents too
 (`Worker(client, task_queue=...)`), unless it brings a `DurableReactPlugin` of its own.
 The plugin also traces the client's calls and its workers when the `OTEL_*` variables turn
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from temporalio.client import Client
 
 from payloads.blob_store import BlobStore
-from payloads.settings import Settings, load_settings
+from settings.deployment import Settings, load_settings
 
 if TYPE_CHECKING:
     from temporalio.runtime import Runtime

@@ -17,7 +17,7 @@ from payloads.blob_store import BlobStore, shared_blob_store
 from payloads.claim_check import BlobStoreDriver
 from payloads.codec import AesGcmCodec
 from payloads.converter import ProductPayloadConverter
-from payloads.settings import Settings, load_settings
+from settings.deployment import Settings, load_settings
 
 
 def build_data_converter(

@@ -44,7 +44,7 @@ from live.dev_channel import recorded_url
 from payloads.blob_store import BlobStore, shared_blob_store
 from payloads.codec import SealedBlobStore
 from payloads.converter import ProductPayloadConverter
-from payloads.settings import Settings, load_settings
+from settings.deployment import Settings, load_settings
 
 if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider

@@ -54,7 +54,7 @@ from contracts.retention import (
     RetentionResult,
 )
 from contracts.session import SESSION_WORKFLOW_TYPE
-from payloads.env_values import SettingsError, value
+from settings.env_values import SettingsError, value
 
 __all__ = [
     "RETENTION_DAYS_ENV",

@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from payloads.env_values import SettingsError, flag, value
+from settings.env_values import SettingsError, flag, value
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider

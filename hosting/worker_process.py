@@ -56,7 +56,8 @@ from hosting.warm_up import warm_up_in_background
 from live.dev_channel import ensure_dev_channel, forget
 from payloads.blob_store import BlobStoreError, shared_blob_store
 from payloads.redaction import install_log_redaction
-from payloads.settings import SettingsError, load_settings
+from settings.deployment import load_settings
+from settings.env_values import SettingsError
 
 METRICS_PORT_ENV = "REACT_WORKER_METRICS_PORT"
 METRICS_HOST_ENV = "REACT_WORKER_METRICS_HOST"

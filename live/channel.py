@@ -35,6 +35,7 @@ from typing import Protocol
 
 from live.calls import CutCall, LiveDelta
 from live.skipped import SkippedEntries
+from settings.env_values import SettingsError, value
 
 LIVE_URL_ENV = "REACT_LIVE_URL"
 """The variable that names the live channel (`off`: none; unset or empty: the dev server's, if any:
@@ -43,10 +44,6 @@ LIVE_OFF = "off"
 """The value of `REACT_LIVE_URL` that turns the channel off, the dev server's included."""
 START = "0"
 """The offset before a run's first item."""
-
-
-class LiveChannelError(ValueError):
-    """The live channel's setting names nothing this product can use."""
 
 
 class LiveChannel(Protocol):
@@ -94,16 +91,18 @@ def live_url(environ: dict[str, str] | None = None) -> str | None:
     """The live channel's URL `REACT_LIVE_URL` names (None: unset, empty or `off`).
 
     Raises:
-        LiveChannelError: the value is neither `off` nor a `redis://` or `rediss://` URL.
+        SettingsError: the value is neither `off` nor a `redis://` or `rediss://` URL.
     """
-    value = ((environ if environ is not None else os.environ).get(LIVE_URL_ENV) or "").strip()
-    if not value or value.lower() == LIVE_OFF:
+    url = value(os.environ if environ is None else environ, LIVE_URL_ENV)
+    if url is None or url.lower() == LIVE_OFF:
         return None
-    if not value.startswith(("redis://", "rediss://")):
-        raise LiveChannelError(
-            f"{LIVE_URL_ENV} must be a redis:// or rediss:// URL (or {LIVE_OFF}), not {value.split(':')[0]!r}"
+    if not url.startswith(("redis://", "rediss://")):
+        raise SettingsError(
+            LIVE_URL_ENV,
+            f"{LIVE_URL_ENV} must be a redis:// or rediss:// URL (or {LIVE_OFF}), not {url.split(':')[0]!r}",
+            sentence=True,
         )
-    return value
+    return url
 
 
 def open_channel(url: str) -> LiveChannel:

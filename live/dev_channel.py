@@ -72,7 +72,7 @@ def channel_url(address: str | None, environ: dict[str, str] | None = None) -> s
     """The live channel for a client of `address`: `REACT_LIVE_URL`, else the dev server's record.
 
     Raises:
-        LiveChannelError: `REACT_LIVE_URL` names something other than a Redis URL or `off`.
+        SettingsError: `REACT_LIVE_URL` names something other than a Redis URL or `off`.
     """
     if ((environ if environ is not None else os.environ).get(LIVE_URL_ENV) or "").strip():
         return live_url(environ)  # explicit: the URL, or None for `off`

@@ -24,7 +24,7 @@ from payloads.blob_store_interface import (
     check_digest,
     digest_of,
 )
-from payloads.settings import EncryptionKey, FileStoreSetting, S3StoreSetting, load_settings
+from settings.deployment import EncryptionKey, FileStoreSetting, S3StoreSetting, load_settings
 
 __all__ = [
     "BlobMissingError",

@@ -15,7 +15,7 @@ from typing import Final
 
 from yarl import URL
 
-from payloads.webhook_policy import WebhookPolicy
+from settings.webhook_policy import WebhookPolicy
 
 __all__ = ["AddressRefusedError", "checked_address"]
 

@@ -30,7 +30,7 @@ from temporalio.api.common.v1 import Payload
 from temporalio.converter import PayloadCodec
 
 from payloads.blob_store_interface import BlobMissingError, BlobStore, check_digest, digest_of
-from payloads.settings import EncryptionKey
+from settings.deployment import EncryptionKey
 
 ENCODING = b"binary/encrypted"
 KEY_ID_METADATA = "encryption-key-id"

@@ -22,7 +22,7 @@ from aiobotocore.session import get_session
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
 from payloads.blob_store_interface import BlobMissingError, BlobStore, BlobStoreError, check_digest, digest_of
-from payloads.settings import S3StoreSetting
+from settings.deployment import S3StoreSetting
 
 if TYPE_CHECKING:
     from types_aiobotocore_s3.client import S3Client

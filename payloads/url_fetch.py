@@ -18,8 +18,8 @@ from urllib.parse import unquote, urlsplit
 import aiohttp
 from yarl import URL
 
-from payloads.attachment_policy import URL_ALLOW_VARIABLE, AttachmentPolicy
 from payloads.checked_address import AddressRefusedError, checked_address
+from settings.attachment_policy import URL_ALLOW_VARIABLE, AttachmentPolicy
 
 __all__ = ["FetchedFile", "UrlRefusedError", "UrlTooLargeError", "fetch_url"]
 

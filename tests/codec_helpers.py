@@ -7,7 +7,7 @@ import json
 
 from temporalio.api.common.v1 import Payload
 
-from payloads.settings import EncryptionKey
+from settings.deployment import EncryptionKey
 
 K1 = EncryptionKey("k1", b"\x01" * 32)
 K2 = EncryptionKey("k2", b"\x02" * 32)

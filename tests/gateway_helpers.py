@@ -44,7 +44,7 @@ from gateway.settings import (
     parse_tokens,
     token_entries,
 )
-from payloads.attachment_policy import AttachmentPolicy
+from settings.attachment_policy import AttachmentPolicy
 from testing import AgentTestEnvironment, answer, call_tools, scripted_agent, tool_call
 
 __all__ = [

@@ -27,7 +27,7 @@ from contracts.limits import KIB
 from hosting.data_converter import build_data_converter
 from hosting.dev_server import ensure_dev_server
 from payloads.blob_store import BlobStore
-from payloads.settings import load_settings
+from settings.deployment import load_settings
 from tests.agent_tools import registry_for_tests
 from tests.browser_helpers import chromium
 from worker import build_worker

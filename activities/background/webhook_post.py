@@ -3,7 +3,7 @@
 Each attempt signs the body the Standard Webhooks way (`webhook-id`: the delivery's id, the
 same on every attempt, so a receiver drops duplicates; `webhook-timestamp`: this attempt's
 time; `webhook-signature`: `v1,<HMAC-SHA256>` with `REACT_WEBHOOK_SECRET`), resolves the host
-once, checks every address against the deployment's allow-list (`payloads.webhook_policy`),
+once, checks every address against the deployment's allow-list (`settings.webhook_policy`),
 connects to the checked address, and never follows a redirect. It reads at most
 `MAX_ANSWER_READ_BYTES` of the receiver's answer (its status is what counts) and closes the
 connection, so a receiver answering an endless body costs a bounded buffer. A 2xx answer is
@@ -29,7 +29,7 @@ from contracts.activities import DELIVER_WEBHOOK_ACTIVITY
 from contracts.errors import CONNECTION
 from contracts.webhooks import WebhookDelivery, WebhookOutcome
 from payloads.checked_address import AddressRefusedError, checked_address
-from payloads.webhook_policy import SECRET_VARIABLE, WebhookPolicy
+from settings.webhook_policy import SECRET_VARIABLE, WebhookPolicy
 
 MAX_ANSWER_READ_BYTES: Final = 4_096
 """The most of a receiver's answer an attempt reads; the rest is never read (the connection is closed)."""

@@ -30,7 +30,7 @@ from contracts.agent import AgentConfig
 from contracts.agent_profiles import AgentProfile, ResolveAgentsRequest
 from contracts.errors import UNKNOWN_AGENT
 from payloads.redaction import redact, redact_json
-from payloads.webhook_policy import WebhookPolicy
+from settings.webhook_policy import WebhookPolicy
 
 __all__ = ["AgentProfiles", "ResolveAgentsActivity"]
 

@@ -26,14 +26,14 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from urllib.parse import urlsplit
 
-from contracts.admission import max_active_of
+from contracts.admission import MAX_ACTIVE_ENV, max_active_of
 from gateway.identity.principal import static_name_problem
 from gateway.identity.scopes import ALL_SCOPES
+from settings.env_values import SettingsError, value
 
 __all__ = [
     "ISSUER_ENV",
     "IdentitySettings",
-    "IdentitySettingsError",
     "OidcSettings",
     "QuotaSettings",
     "load_identity",
@@ -67,10 +67,6 @@ ASYMMETRIC_ALGORITHMS = (
 """The only signature algorithms a token may use: never `none`, never HMAC (whose key could be
 made of the provider's public key)."""
 STATIC_SCOPE_SEPARATOR = "+"
-
-
-class IdentitySettingsError(ValueError):
-    """An identity setting the gateway cannot start with (one line, naming the setting)."""
 
 
 @dataclass(frozen=True)
@@ -140,18 +136,19 @@ class IdentitySettings:
     quotas: QuotaSettings = field(default_factory=QuotaSettings)
 
 
-def parse_static_scopes(text: str, where: str) -> frozenset[str]:
-    """The scopes of a static token's setting (`agents:ask+agents:approve`).
+def parse_static_scopes(text: str, variable: str, where: str) -> frozenset[str]:
+    """The scopes of a static token's setting (`agents:ask+agents:approve`), `where` in `variable`.
 
     Raises:
-        IdentitySettingsError: an empty list, or a scope that is not one of `ALL_SCOPES`.
+        SettingsError: an empty list, or a scope that is not one of `ALL_SCOPES`.
     """
     scopes = frozenset(part.strip() for part in text.split(STATIC_SCOPE_SEPARATOR) if part.strip())
     unknown = sorted(scopes - set(ALL_SCOPES))
     if not scopes or unknown:
-        raise IdentitySettingsError(
+        raise SettingsError(
+            variable,
             f"{where}: scopes must be one or more of {', '.join(ALL_SCOPES)} joined by "
-            f"{STATIC_SCOPE_SEPARATOR!r}" + (f" (not {unknown[0]!r})" if unknown else "")
+            f"{STATIC_SCOPE_SEPARATOR!r}" + (f" (not {unknown[0]!r})" if unknown else ""),
         )
     return scopes
 
@@ -162,24 +159,30 @@ def load_identity(
     """The identity settings of the environment, with the static tokens' scopes.
 
     Raises:
-        IdentitySettingsError: an issuer without an audience (or the other way round), a URL that
+        SettingsError: an issuer without an audience (or the other way round), a URL that
             is not http(s), an empty claim name, a quota that is not a positive whole number.
     """
-    issuer = env.get(ISSUER_ENV, "").strip()
-    audience = env.get(AUDIENCE_ENV, "").strip().rstrip("/")
+    issuer = value(env, ISSUER_ENV) or ""
+    audience = (value(env, AUDIENCE_ENV) or "").rstrip("/")
     oidc: OidcSettings | None = None
     if issuer or audience:
         if not issuer or not audience:
-            raise IdentitySettingsError(f"{ISSUER_ENV} and {AUDIENCE_ENV} are set together")
+            raise SettingsError(
+                ISSUER_ENV, f"{ISSUER_ENV} and {AUDIENCE_ENV} are set together", sentence=True
+            )
         for name, url in ((ISSUER_ENV, issuer), (AUDIENCE_ENV, audience)):
             parts = urlsplit(url)
             if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
-                raise IdentitySettingsError(f"{name} must be an http(s) URL without query or fragment")
-        claim = env.get(PRINCIPAL_CLAIM_ENV, "").strip() or "sub"
-        client_id = env.get(CLIENT_ID_ENV, "").strip() or None
-        fetch_from = env.get(DISCOVERY_URL_ENV, "").strip() or None
+                raise SettingsError(
+                    name, f"{name} must be an http(s) URL without query or fragment", sentence=True
+                )
+        claim = value(env, PRINCIPAL_CLAIM_ENV) or "sub"
+        client_id = value(env, CLIENT_ID_ENV)
+        fetch_from = value(env, DISCOVERY_URL_ENV)
         if fetch_from is not None and not fetch_from.startswith(("http://", "https://")):
-            raise IdentitySettingsError(f"{DISCOVERY_URL_ENV} must be an http(s) URL")
+            raise SettingsError(
+                DISCOVERY_URL_ENV, f"{DISCOVERY_URL_ENV} must be an http(s) URL", sentence=True
+            )
         oidc = OidcSettings(
             issuer=issuer,
             audience=audience,
@@ -201,22 +204,22 @@ def parse_principal_map(text: str) -> Mapping[str, str]:
     """The principal map of `value=principal,...` (claim values that hold `,` or `=` cannot be mapped).
 
     Raises:
-        IdentitySettingsError: an entry without `=`, a repeated value, a principal off the static rule.
+        SettingsError: an entry without `=`, a repeated value, a principal off the static rule.
     """
     mapped: dict[str, str] = {}
     for item in (part.strip() for part in text.split(",")):
         if not item:
             continue
-        value, sep, principal = (part.strip() for part in item.partition("="))
-        if not sep or not value:
-            raise IdentitySettingsError(f"{PRINCIPAL_MAP_ENV}: {item!r} is not <claim value>=<principal>")
+        claim_value, sep, principal = (part.strip() for part in item.partition("="))
+        if not sep or not claim_value:
+            raise SettingsError(PRINCIPAL_MAP_ENV, f"{item!r} is not <claim value>=<principal>")
         if (problem := static_name_problem(principal)) is not None:
-            raise IdentitySettingsError(f"{PRINCIPAL_MAP_ENV}: {problem}")
-        if value in mapped:
-            raise IdentitySettingsError(f"{PRINCIPAL_MAP_ENV}: {value!r} is mapped twice")
-        mapped[value] = principal
+            raise SettingsError(PRINCIPAL_MAP_ENV, problem)
+        if claim_value in mapped:
+            raise SettingsError(PRINCIPAL_MAP_ENV, f"{claim_value!r} is mapped twice")
+        mapped[claim_value] = principal
     if len(mapped) > MAX_MAPPED:
-        raise IdentitySettingsError(f"{PRINCIPAL_MAP_ENV}: at most {MAX_MAPPED} entries")
+        raise SettingsError(PRINCIPAL_MAP_ENV, f"at most {MAX_MAPPED} entries")
     return MappingProxyType(mapped)
 
 
@@ -224,13 +227,13 @@ def _max_active(env: Mapping[str, str]) -> int | None:
     try:
         return max_active_of(env)  # the worker reads it too (a schedule's firings): one rule
     except ValueError as problem:
-        raise IdentitySettingsError(str(problem)) from None
+        raise SettingsError(MAX_ACTIVE_ENV, str(problem), sentence=True) from None
 
 
 def _positive(env: Mapping[str, str], name: str) -> int | None:
-    text = env.get(name, "").strip()
-    if not text:
+    text = value(env, name)
+    if text is None:
         return None
     if not text.isdigit() or int(text) < 1:
-        raise IdentitySettingsError(f"{name} must be a whole number of at least 1")
+        raise SettingsError(name, f"{name} must be a whole number of at least 1", sentence=True)
     return int(text)

@@ -19,7 +19,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from gateway.identity.principal import Principal
 from gateway.owners import session_id
-from payloads.attachment_policy import AttachmentPolicy
+from settings.attachment_policy import AttachmentPolicy
 from testing import AgentTestEnvironment, answer, scripted_agent
 from tests.gateway_helpers import ALICE, BOB, TEST_TOKENS, GatewayServer, running_gateway
 

@@ -28,7 +28,7 @@ import pytest_asyncio
 from playwright.async_api import Browser, FilePayload, Locator, Page, Route, expect
 
 from contracts import ScriptTurn
-from payloads.attachment_policy import AttachmentPolicy
+from settings.attachment_policy import AttachmentPolicy
 from testing import AgentTestEnvironment, scripted_agent
 from tests.attachment_delivery import png
 from tests.browser_helpers import chromium

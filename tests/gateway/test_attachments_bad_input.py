@@ -20,7 +20,7 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 
-from payloads.attachment_policy import AttachmentPolicy
+from settings.attachment_policy import AttachmentPolicy
 from testing import AgentTestEnvironment, answer, scripted_agent
 from tests.attachment_delivery import File, delivered, pdf, png, thread_messages
 from tests.gateway_helpers import ALICE, BOB, TEST_TOKENS, GatewayServer, loopback_socket, running_gateway

@@ -13,7 +13,8 @@ from contracts.workflow_ids import MAX_SESSION_ID_CHARS, workflow_id_problem
 from gateway.errors import GatewayError
 from gateway.identity.principal import Principal
 from gateway.owners import parse_session_id, session_id
-from gateway.settings import GatewaySettings, GatewaySettingsError, load_settings, parse_tokens
+from gateway.settings import GatewaySettings, load_settings, parse_tokens
+from settings.env_values import SettingsError
 from testing import AgentTestEnvironment
 from tests.gateway_helpers import ALICE, BOB, TEST_TOKENS, auth, running_gateway
 
@@ -30,13 +31,13 @@ def test_tokens_come_as_pairs_or_from_a_file(tmp_path: Path) -> None:
         "abcdefgh1=a,abcdefgh1=b",
         f"@{tmp_path}/none",
     ):
-        with pytest.raises(GatewaySettingsError):
+        with pytest.raises(SettingsError):
             parse_tokens(bad)
 
 
 def test_without_tokens_the_gateway_listens_on_loopback_only() -> None:
     agents = {"default": GatewaySettings().agents["default"]}
-    with pytest.raises(GatewaySettingsError, match="without tokens"):
+    with pytest.raises(SettingsError, match="without tokens"):
         load_settings(host="0.0.0.0", environ={}, agents=agents)
     assert load_settings(host="::1", environ={}, agents=agents).host == "::1"
     tokens = {"REACT_GATEWAY_TOKENS": "abcdefgh1=alice"}

@@ -14,7 +14,8 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from gateway.settings import GatewaySettingsError, load_settings
+from gateway.settings import load_settings
+from settings.env_values import SettingsError
 from testing import AgentTestEnvironment
 from tests.gateway_helpers import ALICE, TEST_TOKENS, agui_run, run_input, running_gateway
 
@@ -92,5 +93,5 @@ async def test_who_may_read_the_metrics_is_the_settings_choice(agents: AgentTest
 
 
 def test_an_unknown_metrics_setting_is_refused_naming_it() -> None:
-    with pytest.raises(GatewaySettingsError, match="REACT_GATEWAY_METRICS must be one of public, admin, off"):
+    with pytest.raises(SettingsError, match="REACT_GATEWAY_METRICS must be one of public, admin, off"):
         load_settings(environ={"REACT_GATEWAY_METRICS": "yes"}, agents={})

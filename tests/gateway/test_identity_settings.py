@@ -6,7 +6,8 @@ import pytest
 
 from gateway.guard.static_tokens import authenticate
 from gateway.identity.scopes import ALL_SCOPES, STATIC_DEFAULT
-from gateway.settings import GatewaySettingsError, load_settings, token_entries
+from gateway.settings import load_settings, token_entries
+from settings.env_values import SettingsError
 from tests.gateway_helpers import TEST_AGENTS
 
 ISSUER = "https://login.example.com/realms/acme"
@@ -43,7 +44,7 @@ def test_bad_static_scopes_are_refused_by_name(value: str, named: str | None) ->
     if named is None:  # a trailing `+` is only an empty part: the scopes before it stand
         assert token_entries(value)[0][2] == frozenset({"agents:ask"})
         return
-    with pytest.raises(GatewaySettingsError, match=named):
+    with pytest.raises(SettingsError, match=named):
         token_entries(value)
 
 
@@ -81,5 +82,5 @@ def test_the_provider_and_quota_settings() -> None:
         ({"REACT_GATEWAY_MAX_ACTIVE_PER_PRINCIPAL": "0"}, "MAX_ACTIVE"),
         ({"REACT_GATEWAY_DAILY_TOKENS_PER_PRINCIPAL": "lots"}, "DAILY_TOKENS"),
     ]:
-        with pytest.raises(GatewaySettingsError, match=named):
+        with pytest.raises(SettingsError, match=named):
             load_settings(environ=bad, agents=TEST_AGENTS)

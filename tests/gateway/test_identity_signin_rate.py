@@ -14,10 +14,10 @@ import pytest
 from gateway.identity.settings import (
     DEFAULT_SIGNIN_PER_MINUTE,
     IdentitySettings,
-    IdentitySettingsError,
     OidcSettings,
     load_identity,
 )
+from settings.env_values import SettingsError
 from testing import AgentTestEnvironment
 from tests.gateway_helpers import loopback_socket, running_gateway
 from tests.oidc_helpers import running_provider
@@ -56,5 +56,5 @@ async def test_a_burst_of_token_exchanges_meets_429_per_address(agents: AgentTes
 async def test_the_exchange_rate_is_a_setting() -> None:
     assert load_identity({}).quotas.signin_per_minute == DEFAULT_SIGNIN_PER_MINUTE
     assert load_identity({"REACT_GATEWAY_SIGNIN_PER_MINUTE": "5"}).quotas.signin_per_minute == 5
-    with pytest.raises(IdentitySettingsError, match="REACT_GATEWAY_SIGNIN_PER_MINUTE"):
+    with pytest.raises(SettingsError, match="REACT_GATEWAY_SIGNIN_PER_MINUTE"):
         load_identity({"REACT_GATEWAY_SIGNIN_PER_MINUTE": "0"})

@@ -14,7 +14,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from gateway.server.upload_budget import UploadBudget
-from gateway.settings import GatewaySettingsError, load_settings
+from gateway.settings import load_settings
+from settings.env_values import SettingsError
 from testing import AgentTestEnvironment
 from tests.attachment_delivery import png
 from tests.gateway_helpers import ALICE, TEST_TOKENS, running_gateway
@@ -94,5 +95,5 @@ def test_the_budget_setting_is_read_and_bounded() -> None:
     assert load_settings(environ={setting: str(8 * MIB)}).upload_memory_bytes == 8 * MIB
     assert load_settings(environ={}).upload_memory_bytes == 16 * MIB
     for bad in ("1000", "lots"):
-        with pytest.raises(GatewaySettingsError, match=setting):
+        with pytest.raises(SettingsError, match=setting):
             load_settings(environ={setting: bad})

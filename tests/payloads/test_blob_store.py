@@ -23,7 +23,7 @@ from payloads.blob_store import (
     open_blob_store,
 )
 from payloads.codec import SealedBlobStore
-from payloads.settings import EncryptionKey, FileStoreSetting
+from settings.deployment import EncryptionKey, FileStoreSetting
 
 REPO = Path(__file__).resolve().parents[2]
 K1 = EncryptionKey("k1", b"\x01" * 32)

@@ -9,7 +9,8 @@ from temporalio.api.common.v1 import Payload
 
 from hosting.data_converter import build_data_converter
 from payloads.codec import ENCODING, KEY_ID_METADATA, AesGcmCodec, PayloadDecryptionError
-from payloads.settings import EncryptionKey, Settings, SettingsError, load_settings
+from settings.deployment import EncryptionKey, Settings, load_settings
+from settings.env_values import SettingsError
 from tests.codec_helpers import K1, K2, entry, plain
 
 # ---- the codec ----------------------------------------------------------------------------------

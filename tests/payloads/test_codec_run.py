@@ -29,7 +29,7 @@ from temporalio.client import Client, WorkflowFailureError
 from contracts import RunResult
 from hosting.data_converter import build_data_converter
 from payloads.codec import ENCODING, KEY_ID_METADATA, AesGcmCodec
-from payloads.settings import EncryptionKey, load_settings
+from settings.deployment import EncryptionKey, load_settings
 from tests.agent_tools import registry_for_tests
 from tests.codec_helpers import K1, entry, plain
 from tests.helpers import start_run, turn

@@ -28,7 +28,7 @@ from temporalio.worker import Worker
 from hosting.data_converter import build_data_converter
 from payloads.blob_store import BlobMissingError, LocalDiskBlobStore
 from payloads.claim_check import DRIVER_NAME
-from payloads.settings import (
+from settings.deployment import (
     DEFAULT_PAYLOAD_ROOT,
     DEFAULT_PAYLOAD_THRESHOLD,
     FileStoreSetting,

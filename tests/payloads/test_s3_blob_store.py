@@ -20,7 +20,7 @@ from hosting.data_converter import build_data_converter
 from payloads.blob_store import BlobMissingError, BlobStoreError, digest_of
 from payloads.codec import SealedBlobStore
 from payloads.s3_blob_store import S3BlobStore
-from payloads.settings import EncryptionKey, S3StoreSetting, load_settings
+from settings.deployment import EncryptionKey, S3StoreSetting, load_settings
 from tests.payloads.test_payload_storage import (
     PayloadEcho,
     big_text,

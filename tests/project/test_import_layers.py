@@ -5,16 +5,19 @@ at module level or inside a function (a lazy import is still a dependency), exce
 those under `if TYPE_CHECKING:`, which never run. The layering, lowest first:
 
 - `contracts` and `conversation`: the wire types and the conversation model;
+- `settings`: the deployment's settings from the environment (the one `SettingsError` and the
+  readers of a variable, the worker's and clients' settings, the webhook and attachment policies),
+  on those two only: every product folder but `workflows` may import it;
 - `workflows`: deterministic workflow code, on those two only. Inside it, each workflow has a
   room (`ROOMS`: `workflows.run` for `ReActRun`, `workflows.session` for `AgentSession`,
   `workflows.background` for the two small ones, `ScheduledAsk` and `DeliverWebhook`); a room
   never imports another (a run and its session talk through Temporal only), and the shared
   modules at `workflows`' top import no room;
-- `payloads`: the payload path (stores, claim check, codec, converter, settings);
-- `store`: the long-term store (memory items on SQLite or PostgreSQL), on contracts only;
+- `payloads`: the payload path (stores, claim check, codec, converter, redaction);
+- `store`: the long-term store (memory items on SQLite or PostgreSQL), on contracts and settings;
 - `with_start`: the one Update-with-start (start a workflow if needed, send it an Update), on
   contracts only, so that `clients` and `activities`, which may not import each other, share it;
-- `live`: the live channel (on contracts);
+- `live`: the live channel (on contracts and settings);
 - `activities` and `clients` (on payloads, the live channel and the store):
   the worker's I/O and the typed client;
 - `hosting`: connecting, the dev server, the worker process, the workflow runner;
@@ -47,7 +50,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 _BOTTOM = frozenset({"contracts", "conversation"})
-_PAYLOAD_PATH = _BOTTOM | {"payloads"}
+_SETTINGS = _BOTTOM | {"settings"}
+_PAYLOAD_PATH = _SETTINGS | {"payloads"}
 _WITH_START = frozenset({"with_start"})
 _BELOW_HOSTING = _PAYLOAD_PATH | _WITH_START | {"workflows", "activities", "clients", "store"}
 _PRODUCT = _BELOW_HOSTING | {"hosting", "live", "worker", "client", "cli"}
@@ -56,12 +60,13 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "contracts": _BOTTOM,
     "conversation": _BOTTOM,
     "workflows": _BOTTOM | {"workflows"},
+    "settings": _SETTINGS,
     "payloads": _PAYLOAD_PATH,
-    "store": _BOTTOM | {"store"},
+    "store": _SETTINGS | {"store"},
     "with_start": _BOTTOM | _WITH_START,
     "activities": _PAYLOAD_PATH | _WITH_START | {"activities", "live", "store"},
     "clients": _PAYLOAD_PATH | _WITH_START | {"clients", "live", "store"},
-    "live": _BOTTOM | {"live"},
+    "live": _SETTINGS | {"live"},
     "hosting": _BELOW_HOSTING | {"hosting", "live"},
     "worker": _PRODUCT,
     "client": _PRODUCT,

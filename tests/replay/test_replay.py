@@ -38,8 +38,8 @@ from contracts.llm import CountTokensRequest
 from hosting.data_converter import build_data_converter
 from hosting.sandbox import SHARED_WITH_THE_SANDBOX, WORKFLOW_PACKAGES, workflow_runner
 from payloads.blob_store import LocalDiskBlobStore
-from payloads.settings import FileStoreSetting, Settings
 from scripts.record_histories import REQUIRED
+from settings.deployment import FileStoreSetting, Settings
 from workflows.run.react_run import ReActRun
 from workflows.session.agent_session import AgentSession
 

@@ -26,7 +26,7 @@ from conversation import MessageEntry
 from conversation.attachments import Attachment
 from hosting.plugin import DurableReactPlugin
 from payloads.blob_store import BlobStore
-from payloads.settings import load_settings
+from settings.deployment import load_settings
 from tests.fake_openai import FakeOpenAI
 from tests.session_helpers import config, new_session_id, script, session_thread
 from tests.stored_attachments import PNG, pdf_with_text, stored

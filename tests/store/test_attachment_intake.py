@@ -19,10 +19,10 @@ import pytest
 import pytest_asyncio
 
 from clients.attachment_intake import AttachmentIntake, AttachmentRefusedError, AttachmentSource
-from payloads.attachment_policy import AttachmentPolicy
 from payloads.blob_store import LocalDiskBlobStore
-from payloads.env_values import SettingsError
 from payloads.url_fetch import UrlRefusedError, fetch_url
+from settings.attachment_policy import AttachmentPolicy
+from settings.env_values import SettingsError
 from store.files import FileStore
 from tests.attachment_delivery import pdf, png
 from tests.postgres_server import fresh_database

@@ -36,7 +36,6 @@ from live.channel import (
     LIVE_URL_ENV,
     START,
     LiveChannel,
-    LiveChannelError,
     live_url,
     open_channel,
 )
@@ -44,6 +43,7 @@ from live.dev_redis import free_port, start_redis
 from live.redis_channel import LIVE_CLOSED_TTL_S, LIVE_TTL_S, calls_key_of, key_of
 from live.skipped import SkippedEntries
 from payloads.blob_store import blob_store_from_env
+from settings.env_values import SettingsError
 from testing import AgentTestEnvironment
 from tests.helpers import spawn_worker, turn
 from worker import build_worker
@@ -289,9 +289,9 @@ async def test_a_follower_whose_channel_fails_reads_the_run_s_stream(
 def test_the_setting_names_a_redis_server_or_nothing() -> None:
     assert live_url({}) is None and live_url({LIVE_URL_ENV: "  "}) is None
     assert live_url({LIVE_URL_ENV: "redis://127.0.0.1:6379/0"}) == "redis://127.0.0.1:6379/0"
-    with pytest.raises(LiveChannelError, match="redis://"):
+    with pytest.raises(SettingsError, match="redis://"):
         live_url({LIVE_URL_ENV: "http://127.0.0.1:6379"})
-    with pytest.raises(LiveChannelError):
+    with pytest.raises(SettingsError):
         open_plugin("nats://127.0.0.1:4222")  # a worker refuses to start with it
 
 

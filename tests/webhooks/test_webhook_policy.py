@@ -1,4 +1,4 @@
-"""The webhook allow-list (`payloads.webhook_policy`): IPv6 forms that embed IPv4, ports, the URL's length."""
+"""The webhook allow-list (`settings.webhook_policy`): IPv6 forms that embed IPv4, ports, the URL's length."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import ipaddress
 import pytest
 
 from contracts.webhooks import MAX_WEBHOOK_URL_CHARS
-from payloads.env_values import SettingsError
-from payloads.webhook_policy import WebhookPolicy, embedded_ipv4
+from settings.env_values import SettingsError
+from settings.webhook_policy import WebhookPolicy, embedded_ipv4
 
 DEFAULT = WebhookPolicy.from_env({})
 LOOPBACK_8080 = WebhookPolicy.from_env(

@@ -28,7 +28,7 @@ from clients.runs import Runs
 from clients.sessions import Sessions
 from hosting.plugin import DurableReactPlugin
 from payloads.s3_blob_store import S3BlobStore
-from payloads.settings import S3StoreSetting, load_settings
+from settings.deployment import S3StoreSetting, load_settings
 from testing import answer, call_tools, script_overrides, scripted_agent, tool_call
 from tests.helpers import claim_digest_of, payload_data
 from tests.many_workers_tools import GATE_DIR_ENV

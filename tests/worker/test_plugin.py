@@ -25,7 +25,8 @@ from contracts.activities import ACTIVITIES, ActivityOverride
 from conversation import MessageEntry
 from hosting.plugin import DurableReactPlugin, PluginConflictError
 from payloads.blob_store import BlobStore
-from payloads.settings import SettingsError, load_settings
+from settings.deployment import load_settings
+from settings.env_values import SettingsError
 from testing import answer, call_tools, script_overrides, scripted_agent, tool_call
 from workflows.background.agent_check import AgentConfigCheck
 from workflows.background.deliver_webhook import DeliverWebhook

@@ -23,7 +23,7 @@ from contracts.retention import (
     RetentionResult,
 )
 from hosting.retention import AUDIT_LOGGER, keep_retention_schedule, retention_days
-from payloads.env_values import SettingsError
+from settings.env_values import SettingsError
 from testing import AgentTestEnvironment, answer, scripted_agent
 from tests.helpers import workflow_exists
 

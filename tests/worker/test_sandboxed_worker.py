@@ -27,7 +27,8 @@ from contracts import CancelInput, RunResult, SteerInput
 from hosting.sandbox import SHARED_WITH_THE_SANDBOX, WORKFLOW_PACKAGES, workflow_runner
 from hosting.worker_process import _parser  # pyright: ignore[reportPrivateUsage]
 from payloads.blob_store import BlobStore
-from payloads.settings import SettingsError, load_settings
+from settings.deployment import load_settings
+from settings.env_values import SettingsError
 from tests.agent_tools import registry_for_tests
 from tests.helpers import start_run, started_llm_calls, trace_of, turn, update, wait_until
 from tests.run import test_robustness_inputs, test_run_basics, test_run_steering

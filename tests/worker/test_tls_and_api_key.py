@@ -22,7 +22,8 @@ from h2.events import RequestReceived
 from temporalio.service import TLSConfig
 
 from hosting.connection import connect
-from payloads.settings import SettingsError, load_settings
+from settings.deployment import load_settings
+from settings.env_values import SettingsError
 
 # ---- TLS and API key ----------------------------------------------------------------------------
 

@@ -35,7 +35,7 @@ from hosting.genai_spans import GenAISpans
 from hosting.plugin import DurableReactPlugin
 from hosting.tracing import TracingSettings, tracing_settings
 from payloads.blob_store import BlobStore
-from payloads.env_values import SettingsError
+from settings.env_values import SettingsError
 from testing import answer, call_tools, tool_call
 from tests.agent_tools import registry_for_tests
 from tests.helpers import start_run

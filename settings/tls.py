@@ -1,4 +1,4 @@
-"""TLS to the Temporal frontend from `TEMPORAL_TLS*` variables (see `payloads.settings`)."""
+"""TLS to the Temporal frontend from `TEMPORAL_TLS*` variables (see `settings.deployment`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 from temporalio.service import TLSConfig
 
-from payloads.env_values import SettingsError, flag, value
+from settings.env_values import SettingsError, flag, value
 
 
 def _pem(env: Mapping[str, str], *names: str) -> tuple[str, bytes] | None:

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from conversation.attachments import MAX_ATTACHMENTS_PER_MESSAGE
-from payloads.env_values import SettingsError, value
-from payloads.webhook_policy import WebhookPolicy, parse_allow_list
+from settings.env_values import SettingsError, value
+from settings.webhook_policy import WebhookPolicy, parse_allow_list
 
 __all__ = [
     "DEFAULT_MAX_BYTES",

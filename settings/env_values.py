@@ -1,4 +1,4 @@
-"""Reading one environment variable: its value, a true/false flag, and the error that names it."""
+"""Reading one environment variable: its value, a true/false flag, and the one error of every setting."""
 
 from __future__ import annotations
 
@@ -9,11 +9,18 @@ FALSE_WORDS = {"0", "false", "no", "off"}
 
 
 class SettingsError(ValueError):
-    """A setting that cannot be used; the message is one line naming the variable."""
+    """A deployment setting that cannot be used; the message is one line naming the variable.
 
-    def __init__(self, variable: str, problem: str) -> None:
-        """Create the error for `variable`."""
-        super().__init__(f"{variable}: {problem}")
+    The one error of every setting the product reads (the worker's, the gateway's, identity's,
+    the live channel's...): the entry points catch it, print the line and exit.
+    """
+
+    def __init__(self, variable: str, problem: str, *, sentence: bool = False) -> None:
+        """Create the error for `variable`: `<variable>: <problem>`, or `problem` alone if `sentence`.
+
+        A `sentence` names the variable itself (`REACT_X must be a number`).
+        """
+        super().__init__(problem if sentence else f"{variable}: {problem}")
         self.variable = variable
 
 

@@ -27,7 +27,7 @@ from typing import Final
 from urllib.parse import urlsplit
 
 from contracts.webhooks import MAX_WEBHOOK_URL_CHARS
-from payloads.env_values import SettingsError
+from settings.env_values import SettingsError
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network

@@ -19,7 +19,7 @@ on where large payloads live and how payloads are encrypted.
 - `TEMPORAL_API_KEY`: an API key (Temporal Cloud); turns TLS on unless `TEMPORAL_TLS=false`.
 - `REACT_WORKFLOW_SANDBOX`: `on` runs the worker's workflows in Temporal's sandbox (default
   off; see `hosting.sandbox.workflow_runner`).
-- `REACT_ACTIVITY_OPTIONS`: the deployment's activity option overrides, JSON (`payloads.activity_overrides`).
+- `REACT_ACTIVITY_OPTIONS`: the deployment's activity option overrides, JSON (`settings.activity_overrides`).
 - `REACT_MODEL_MEDIA`: what models take beyond text, over litellm's model map (a local or
   unmapped model that reads images, a mapped one to keep text-only): `model=kinds[,...]`,
   kinds `images`, `pdfs` joined by `+`, or `none`; e.g.
@@ -41,9 +41,9 @@ from temporalio.service import TLSConfig
 
 from contracts.activities import ActivityOverride
 from contracts.llm import ModelMedia
-from payloads.activity_overrides import parse_activity_overrides
-from payloads.env_values import SettingsError, flag, value
-from payloads.tls_settings import tls_from_env
+from settings.activity_overrides import parse_activity_overrides
+from settings.env_values import SettingsError, flag, value
+from settings.tls import tls_from_env
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_PAYLOAD_ROOT = REPO_ROOT / ".temporal" / "payloads"
