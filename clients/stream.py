@@ -27,7 +27,7 @@ from datetime import timedelta
 from typing import Protocol
 
 from pydantic import TypeAdapter, ValidationError
-from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.client import Client, RPCTimeoutOrCancelledError, WorkflowUpdateFailedError
 from temporalio.contrib.workflow_streams import WorkflowStreamClient
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -44,7 +44,12 @@ STREAM_EVENTS: TypeAdapter[DeltaEvent | TraceItem] = TypeAdapter(StreamEvent)
 DEFAULT_POLL_COOLDOWN_S = 0.1
 """Least time between two stream polls once caught up (each poll is an Update in the run's history)."""
 MAX_POLL_RETRIES = 10
-"""Polls in a row refused because a workflow task failed (FAILED_PRECONDITION) before giving up."""
+"""Polls in a row that failed, and may be made again, before giving up (`RETRIED_POLL_STATUSES`)."""
+RETRIED_POLL_STATUSES = frozenset(
+    {RPCStatusCode.FAILED_PRECONDITION, RPCStatusCode.CANCELLED, RPCStatusCode.DEADLINE_EXCEEDED}
+)
+"""A poll refused because a workflow task failed, or one the server did not answer in time (a
+loaded worker replaying the run): polls only read, so each is made again from the same offset."""
 DEFAULT_SESSION_POLL_S = 0.5
 """How often a session follower asks the session for its next request while none runs."""
 RUN_BOUNDARY_KINDS = TERMINAL_KINDS | {"request_started"}
@@ -98,8 +103,8 @@ async def run_events(
 
     Items that do not decode as a `StreamEvent` (a newer worker's kinds) are skipped. A poll
     refused because a workflow task of the run failed (`FAILED_PRECONDITION`, e.g. a late
-    signal arriving as the run completes) is made again from the same offset, up to
-    `MAX_POLL_RETRIES` times in a row.
+    signal arriving as the run completes), or not answered in time (a loaded worker), is made
+    again from the same offset, up to `MAX_POLL_RETRIES` times in a row.
 
     With a live channel (`REACT_LIVE_URL`, or the dev server's: `live.dev_channel`), the run is followed there
     (`clients.live_follow`: no poll, no history), on its stream if its worker writes to none.
@@ -153,11 +158,13 @@ async def _polled_events(
             if getattr(error.cause, "type", None) != POLL_BUDGET_SPENT:
                 raise
             by_query = True  # the run keeps its Updates for controls: poll by query (no history)
-        except RPCError as error:
+        except (RPCError, RPCTimeoutOrCancelledError) as error:
             # A workflow task that failed (e.g. a late signal as the run completes) aborts the
-            # Updates in flight, the library's poll among them: poll again from where it was.
+            # Updates in flight, the library's poll among them; a worker replaying the run on a
+            # loaded machine may answer a poll (or the trace read) too late: poll again from there.
             retries += 1
-            if error.status != RPCStatusCode.FAILED_PRECONDITION or retries > MAX_POLL_RETRIES:
+            again = isinstance(error, RPCTimeoutOrCancelledError) or error.status in RETRIED_POLL_STATUSES
+            if not again or retries > MAX_POLL_RETRIES:
                 raise
             await asyncio.sleep(poll_cooldown_s * retries)
     for missed in await gaps.before(None):
