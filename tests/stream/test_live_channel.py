@@ -93,6 +93,18 @@ def streamed(content: str = ANSWER, **fields: object) -> AgentConfig:
     )
 
 
+def slowly_streamed(content: str) -> AgentConfig:
+    """An agent that streams `content` 4 characters every 0.08 s (about 2 s per 100 characters)."""
+    return AgentConfig.model_validate(
+        {
+            "model": "scripted",
+            "script": [turn(content, chunk_chars=4, chunk_delay_s=0.08)],
+            "stream": True,
+            "stream_interval_s": 0.05,
+        }
+    )
+
+
 async def follow(runs: Runs, run_workflow_id: str) -> tuple[str, list[str], list[DeltaEvent | TraceItem]]:
     text = TextAssembler()
     kinds: list[str] = []
@@ -329,14 +341,7 @@ async def test_a_worker_killed_mid_stream_the_answer_completes_and_shows_once(
     address = live_agents.client.service_client.config.target_host
     queue = f"live-kill-{uuid.uuid4().hex[:8]}"
     content = "lorem ipsum " * 30
-    config = AgentConfig.model_validate(
-        {
-            "model": "scripted",
-            "script": [turn(content, chunk_chars=4, chunk_delay_s=0.08)],
-            "stream": True,
-            "stream_interval_s": 0.05,
-        }
-    )
+    config = slowly_streamed(content)
     worker_env = {**os.environ, LIVE_URL_ENV: follow_live}
     first = spawn_worker(address, queue, env=worker_env)
     second: subprocess.Popen[bytes] | None = None
@@ -424,14 +429,7 @@ async def test_a_worker_that_writes_its_first_items_late_is_still_followed_on_th
     channel = LateTraceChannel(open_channel(follow_live), delay_s=2.5)
     plugin = DurableReactPlugin(live_channel=channel, store=blob_store_from_env())
     content = "lorem ipsum " * 20
-    config = AgentConfig.model_validate(
-        {
-            "model": "scripted",
-            "script": [turn(content, chunk_chars=4, chunk_delay_s=0.08)],
-            "stream": True,
-            "stream_interval_s": 0.05,
-        }
-    )
+    config = slowly_streamed(content)
     try:
         async with Worker(live_agents.client, task_queue=queue, plugins=[plugin], max_cached_workflows=0):
             runs = Runs(live_agents.client, task_queue=queue)
@@ -454,14 +452,7 @@ async def test_a_run_whose_worker_starts_after_the_follow_is_still_followed_on_t
     channel = SlowToConnectChannel(open_channel(follow_live), delay_s=2.5)
     plugin = DurableReactPlugin(live_channel=channel, store=blob_store_from_env())
     content = "lorem ipsum " * 20
-    config = AgentConfig.model_validate(
-        {
-            "model": "scripted",
-            "script": [turn(content, chunk_chars=4, chunk_delay_s=0.08)],
-            "stream": True,
-            "stream_interval_s": 0.05,
-        }
-    )
+    config = slowly_streamed(content)
     runs = Runs(live_agents.client, task_queue=queue)
     run = await runs.start("Tell me.", config)
     following = asyncio.create_task(follow(runs, run.workflow_id))
