@@ -43,7 +43,14 @@ async def start(client: Client, task_queue: str, *turns: ScriptTurn, **config: A
 
 
 async def waiting(run: RunHandle, count: int = 1, timeout_s: float = 60) -> list[PendingApproval]:
-    """The run's waiting calls once `count` of them wait (a loaded machine is allowed for)."""
+    """The run's waiting calls once `count` wait and the run has recorded it (a loaded machine allowed for).
+
+    A query replays the run's whole history (no workflow cache), the LLM call's result included
+    even while the workflow task that handles it is still to run; signals that arrive before that
+    task are handled before the result in it (the SDK runs signal handlers first), so an approve
+    sent on the query's word alone can find no call waiting. Waiting until no workflow task is
+    pending makes the decision land after the run has recorded the wait.
+    """
     deadline = asyncio.get_running_loop().time() + timeout_s
     while True:
         try:
@@ -52,7 +59,7 @@ async def waiting(run: RunHandle, count: int = 1, timeout_s: float = 60) -> list
             if error.status != RPCStatusCode.NOT_FOUND:
                 raise
             pending = []
-        if len(pending) >= count:
+        if len(pending) >= count and not await _task_pending(run):
             return pending
         assert asyncio.get_running_loop().time() < deadline, f"no call awaits approval: {pending}"
         await asyncio.sleep(0.1)
@@ -210,3 +217,9 @@ async def test_the_approve_signal_decides_a_call_too(client: Client, task_queue:
     assert (await state_of(handle)).pending_approvals == []
     kinds = [e.kind for e in (await trace_of(handle)).events]
     assert kinds.count("approval_decided") == 1
+
+
+async def _task_pending(run: RunHandle) -> bool:
+    """Whether the run has a workflow task scheduled or running (events it has not handled yet)."""
+    described = await run._handle.describe()  # pyright: ignore[reportPrivateUsage]
+    return described.raw_description.HasField("pending_workflow_task")

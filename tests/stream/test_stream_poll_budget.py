@@ -61,9 +61,9 @@ async def test_past_its_poll_budget_a_streamed_run_still_approves_steers_and_can
     assert len(first_call) > BUDGET  # more batches than the run answers polls by Update
 
     assert (await run.approve(pending.call_id)).status == "accepted"
+    # Steered and cancelled while call 1 streams (the follower, polling by query now, may lag behind it:
+    # each of its polls replays the whole run on a loaded machine).
     await wait_until(handle, lambda _s, trace: any(e.data.get("call") == 1 for e in trace.events), 60)
-    while not any(isinstance(e, DeltaEvent) and e.call == 1 for e in seen):  # noqa: ASYNC110  (by query now)
-        await asyncio.sleep(0.05)
     steered = await run.steer("Keep it short.")
     assert steered.status == "queued", steered
     cancelled = await run.cancel("enough")
