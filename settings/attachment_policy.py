@@ -30,6 +30,7 @@ from typing import Final
 
 from conversation.attachments import MAX_ATTACHMENTS_PER_MESSAGE
 from settings.env_values import SettingsError, value
+from settings.env_values import size as size_bytes
 from settings.webhook_policy import WebhookPolicy, parse_allow_list
 
 __all__ = [
@@ -60,7 +61,6 @@ DEFAULT_MEDIA_TYPES: Final = (
     "video/*",
 )
 URL_ALLOW_VARIABLE: Final = "REACT_ATTACHMENT_URL_ALLOW"
-_SIZE = re.compile(r"(\d+)\s*(b|k|kb|kib|m|mb|mib|g|gb|gib)?", re.IGNORECASE)
 _MEDIA = re.compile(r"[a-z0-9][a-z0-9!#$&^_.+-]{0,63}/(\*|[a-z0-9][a-z0-9!#$&^_.+-]{0,63})")
 
 
@@ -110,15 +110,9 @@ class AttachmentPolicy:
 
 
 def _size(env: Mapping[str, str], name: str, default: int) -> int:
-    text = value(env, name)
-    if text is None:
+    size = size_bytes(env, name, "20971520 or 20MiB")
+    if size is None:
         return default
-    match = _SIZE.fullmatch(text)
-    if match is None:
-        raise SettingsError(name, f"expected a size in bytes such as 20971520 or 20MiB, got {text!r}")
-    unit = (match.group(2) or "b").lower()
-    scale = {"g": GIB, "m": MIB, "k": KIB}.get(unit[0], 1)
-    size = int(match.group(1)) * scale
     if size < 1:
         raise SettingsError(name, "must be at least 1 byte")
     return size

@@ -43,6 +43,7 @@ from contracts.activities import ActivityOverride
 from contracts.llm import ModelMedia
 from settings.activity_overrides import parse_activity_overrides
 from settings.env_values import SettingsError, flag, value
+from settings.env_values import size as size_bytes
 from settings.tls import tls_from_env
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -57,7 +58,6 @@ DEFAULT_CODEC_ENDPOINT = "http://localhost:8081"
 DEFAULT_S3_REGION = "us-east-1"
 KEY_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
-SIZE = re.compile(r"(\d+)\s*(b|k|kb|kib|m|mb|mib)?", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -162,17 +162,13 @@ def _payload_store(env: Mapping[str, str]) -> FileStoreSetting | S3StoreSetting:
 
 def _threshold(env: Mapping[str, str]) -> int:
     name = "REACT_PAYLOAD_THRESHOLD"
-    text = value(env, name)
-    if text is None:
+    size = size_bytes(env, name, "131072 or 128KiB")
+    if size is None:
         return DEFAULT_PAYLOAD_THRESHOLD
-    match = SIZE.fullmatch(text)
-    if match is None:
-        raise SettingsError(name, f"expected a size in bytes such as 131072 or 128KiB, got {text!r}")
-    unit = (match.group(2) or "b").lower()
-    size = int(match.group(1)) * (MIB if unit.startswith("m") else KIB if unit.startswith("k") else 1)
     if size > MAX_PAYLOAD_THRESHOLD:
         raise SettingsError(
-            name, f"{text} is above the maximum of 1MiB (inline payloads must stay far below 2 MB)"
+            name,
+            f"{value(env, name)} is above the maximum of 1MiB (inline payloads must stay far below 2 MB)",
         )
     return size
 

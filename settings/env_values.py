@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 TRUE_WORDS = {"1", "true", "yes", "on"}
@@ -44,3 +45,23 @@ def flag(env: Mapping[str, str], name: str) -> bool | None:
     if text.lower() in FALSE_WORDS:
         return False
     raise SettingsError(name, f"expected true or false, got {text!r}")
+
+
+SIZE = re.compile(r"(\d+)\s*(b|k|kb|kib|m|mb|mib|g|gb|gib)?", re.IGNORECASE)
+"""A size in bytes: a whole number, optionally with a unit (`k`, `KiB`, `MB`, `g`, ...: powers of 1024)."""
+
+
+def size(env: Mapping[str, str], name: str, example: str) -> int | None:
+    """The variable as a size in bytes (`20971520`, `20MiB`, `128k`); unset or blank is None.
+
+    Raises:
+        SettingsError: a value that is not a size (`example` shows one).
+    """
+    text = value(env, name)
+    if text is None:
+        return None
+    match = SIZE.fullmatch(text)
+    if match is None:
+        raise SettingsError(name, f"expected a size in bytes such as {example}, got {text!r}")
+    unit = (match.group(2) or "b").lower()
+    return int(match.group(1)) * {"g": 1024**3, "m": 1024**2, "k": 1024}.get(unit[0], 1)
