@@ -304,11 +304,14 @@ RECORD_USAGE = ActivitySpec(
     lambda r: f"record usage of {r.request_id}"[:200],
 )
 # An LLM judge may take a while; a store that does not answer is retried (the case's row is an upsert).
+# It heartbeats: a case whose worker died is retried after 10 s, not after the 300 s timeout.
 SCORE_EVAL_CASE = ActivitySpec(
     SCORE_EVAL_CASE_ACTIVITY,
     CaseRun,
     CaseResult,
-    ActivityOptions(start_to_close_timeout_s=300, maximum_attempts=5, maximum_interval_s=30),
+    ActivityOptions(
+        start_to_close_timeout_s=300, heartbeat_timeout_s=10, maximum_attempts=5, maximum_interval_s=30
+    ),
     lambda r: f"score case {r.index} {r.case.name}"[:200],
 )
 FINISH_EVAL = ActivitySpec(

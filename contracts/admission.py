@@ -11,7 +11,6 @@ once when the ask made no new request (refused, steered), and the workflow's che
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
 from typing import Annotated, Final, Literal
 
@@ -26,7 +25,6 @@ RELEASE_SIGNAL: Final = "release"
 SLOTS_QUERY: Final = "slots"
 ADMISSION_ROLLING: Final = "admission_rolling"
 """The error type of an `admit` the workflow rejects while it continues as new (send it again)."""
-MAX_ACTIVE_ENV: Final = "REACT_GATEWAY_MAX_ACTIVE_PER_PRINCIPAL"
 MAX_ADMISSION_SLOTS: Final = 1_000
 """The largest active-request limit: the slots a `RunAdmission` holds (and carries) at most."""
 MAX_RECENT_DECISIONS: Final = 32
@@ -93,17 +91,3 @@ class SlotsHeld(BaseModel):
 def admission_workflow_id(principal: str) -> str:
     """The id of `principal`'s admission workflow: `admission/<principal>`."""
     return f"{ADMISSION_PREFIX}/{principal}"
-
-
-def max_active_of(env: Mapping[str, str]) -> int | None:
-    """`REACT_GATEWAY_MAX_ACTIVE_PER_PRINCIPAL` of `env` (None: unset); the gateway and the worker read it.
-
-    Raises:
-        ValueError: not a whole number from 1 to `MAX_ADMISSION_SLOTS`, naming the setting.
-    """
-    text = env.get(MAX_ACTIVE_ENV, "").strip()
-    if not text:
-        return None
-    if not text.isdigit() or not 1 <= int(text) <= MAX_ADMISSION_SLOTS:
-        raise ValueError(f"{MAX_ACTIVE_ENV} must be a whole number from 1 to {MAX_ADMISSION_SLOTS:,}")
-    return int(text)

@@ -54,7 +54,7 @@ from contracts.retention import (
     RetentionResult,
 )
 from contracts.session import SESSION_WORKFLOW_TYPE
-from settings.env_values import SettingsError, value
+from settings.env_values import whole
 
 __all__ = [
     "RETENTION_DAYS_ENV",
@@ -79,12 +79,7 @@ def retention_days(environ: Mapping[str, str] | None = None) -> int | None:
     Raises:
         SettingsError: not a whole number from 1 to 36500.
     """
-    text = value(os.environ if environ is None else environ, RETENTION_DAYS_ENV)
-    if text is None:
-        return None
-    if not text.isdigit() or not 1 <= int(text) <= MAX_RETENTION_DAYS:
-        raise SettingsError(RETENTION_DAYS_ENV, f"a whole number of days from 1 to {MAX_RETENTION_DAYS}")
-    return int(text)
+    return whole(os.environ if environ is None else environ, RETENTION_DAYS_ENV, 1, MAX_RETENTION_DAYS)
 
 
 def _schedule(days: int, task_queue: str) -> Schedule:

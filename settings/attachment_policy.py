@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from conversation.attachments import MAX_ATTACHMENTS_PER_MESSAGE
-from settings.env_values import SettingsError, value
+from settings.env_values import SettingsError, value, whole
 from settings.env_values import size as size_bytes
 from settings.webhook_policy import WebhookPolicy, parse_allow_list
 
@@ -119,12 +119,8 @@ def _size(env: Mapping[str, str], name: str, default: int) -> int:
 
 
 def _count(env: Mapping[str, str], name: str, default: int) -> int:
-    text = value(env, name)
-    if text is None:
-        return default
-    if not text.isdigit() or not 0 <= int(text) <= MAX_ATTACHMENTS_PER_MESSAGE:
-        raise SettingsError(name, f"expected 0 to {MAX_ATTACHMENTS_PER_MESSAGE}, got {text!r}")
-    return int(text)
+    count = whole(env, name, 0, MAX_ATTACHMENTS_PER_MESSAGE)
+    return default if count is None else count
 
 
 def _seconds(env: Mapping[str, str], name: str, default: float) -> float:

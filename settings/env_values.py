@@ -65,3 +65,18 @@ def size(env: Mapping[str, str], name: str, example: str) -> int | None:
         raise SettingsError(name, f"expected a size in bytes such as {example}, got {text!r}")
     unit = (match.group(2) or "b").lower()
     return int(match.group(1)) * {"g": 1024**3, "m": 1024**2, "k": 1024}.get(unit[0], 1)
+
+
+def whole(env: Mapping[str, str], name: str, low: int, high: int | None = None) -> int | None:
+    """The variable as a whole number from `low` to `high` (no ceiling when None); unset or blank is None.
+
+    Raises:
+        SettingsError: anything else, naming the variable and the range.
+    """
+    text = value(env, name)
+    if text is None:
+        return None
+    if not (text.isascii() and text.isdigit()) or int(text) < low or (high is not None and int(text) > high):
+        bounds = f"from {low:,} to {high:,}" if high is not None else f"of at least {low:,}"
+        raise SettingsError(name, f"{name} must be a whole number {bounds}, got {text!r}", sentence=True)
+    return int(text)

@@ -25,12 +25,14 @@ from temporalio.exceptions import ApplicationError
 
 from activities.background.run_admission import admit_request, release_request
 from contracts.activities import ASK_FOR_SCHEDULE_ACTIVITY
-from contracts.admission import SlotHolder, max_active_of
+from contracts.admission import SlotHolder
 from contracts.errors import BUSY, INVALID_INPUT, QUOTA_EXCEEDED
 from contracts.schedules import FIRING_REF, SCHEDULE_REF, FiringAsk, FiringResult, owner_of
 from contracts.session import AskInput, SessionInput
 from contracts.web_ui import static_details, static_summary
 from contracts.workflow_ids import bounded_id
+from settings.admission import max_active_of
+from settings.env_values import SettingsError
 from with_start import ask_with_start
 
 
@@ -112,5 +114,5 @@ def _max_active() -> int | None:
     """
     try:
         return max_active_of(os.environ)
-    except ValueError as problem:
+    except SettingsError as problem:
         raise ApplicationError(str(problem), type=INVALID_INPUT, non_retryable=True) from None

@@ -7,7 +7,9 @@ metrics) and runs each evaluator (the dataset's, then the case's) with pydantic-
 `run_evaluator`. An `LLMJudge` is given its model through the product's litellm path
 (`activities.evals.judge`). A case passes when its run completed and every assertion (a bool
 score) is true and no evaluator failed. The scored case is written to the store (an upsert) before
-the activity answers, so a retried activity writes the same row.
+the activity answers, so a retried activity writes the same row. It heartbeats (an LLM judge may
+take minutes), so a case whose worker died is retried on another within the heartbeat timeout,
+not after the five-minute start-to-close timeout.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pydantic_evals.evaluators._run_evaluator import run_evaluator  # pyright: i
 from pydantic_evals.otel._errors import SpanTreeRecordingError  # pyright: ignore[reportPrivateUsage]
 from temporalio import activity
 
+from activities._heartbeat import with_heartbeat
 from activities.evals.evaluators import CUSTOM_EVALUATORS
 from activities.evals.judge import judge_model
 from contracts.activities import FINISH_EVAL_ACTIVITY, SCORE_EVAL_CASE_ACTIVITY
@@ -95,8 +98,8 @@ class EvalActivities:
     @activity.defn(name=SCORE_EVAL_CASE_ACTIVITY)
     async def score_eval_case(self, run: CaseRun) -> CaseResult:
         """Score the case and write it to the store."""
-        result = await score(run)
-        await self._evals().put_case(run.eval_id, result)
+        result = await with_heartbeat(score(run))
+        await with_heartbeat(self._evals().put_case(run.eval_id, result))
         return result
 
     @activity.defn(name=FINISH_EVAL_ACTIVITY)

@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from urllib.parse import urlsplit
 
-from contracts.admission import MAX_ACTIVE_ENV, max_active_of
 from gateway.identity.principal import static_name_problem
 from gateway.identity.scopes import ALL_SCOPES
-from settings.env_values import SettingsError, value
+from settings.admission import max_active_of
+from settings.env_values import SettingsError, value, whole
 
 __all__ = [
     "ISSUER_ENV",
@@ -192,7 +192,7 @@ def load_identity(
             fetch_discovery_from=fetch_from,
         )
     quotas = QuotaSettings(
-        max_active_per_principal=_max_active(env),
+        max_active_per_principal=max_active_of(env),
         daily_tokens_per_principal=_positive(env, DAILY_TOKENS_ENV),
         requests_per_minute=_positive(env, REQUESTS_PER_MINUTE_ENV),
         signin_per_minute=_positive(env, SIGNIN_PER_MINUTE_ENV) or DEFAULT_SIGNIN_PER_MINUTE,
@@ -223,17 +223,5 @@ def parse_principal_map(text: str) -> Mapping[str, str]:
     return MappingProxyType(mapped)
 
 
-def _max_active(env: Mapping[str, str]) -> int | None:
-    try:
-        return max_active_of(env)  # the worker reads it too (a schedule's firings): one rule
-    except ValueError as problem:
-        raise SettingsError(MAX_ACTIVE_ENV, str(problem), sentence=True) from None
-
-
 def _positive(env: Mapping[str, str], name: str) -> int | None:
-    text = value(env, name)
-    if text is None:
-        return None
-    if not text.isdigit() or int(text) < 1:
-        raise SettingsError(name, f"{name} must be a whole number of at least 1", sentence=True)
-    return int(text)
+    return whole(env, name, 1)
