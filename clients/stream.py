@@ -1,15 +1,12 @@
 """Following live streams: a run's events, a session's across its runs, and the text the deltas build.
 
-A run hosts a Workflow Stream (`temporalio.contrib.workflow_streams`) whose one topic
-carries `contracts.stream.StreamEvent`s: `TraceItem`s always, `DeltaEvent`s when its
-config streams. `run_events` subscribes to it and ends when the run has ended (a
-subscriber of a closed run drains what it kept by query). It long-polls by Update
-until the run refuses that (`poll_budget_spent`: the run answers a bounded number of
-poll Updates, so steer, approve and cancel by Update always have room), then polls
-by query, which adds no history. The run drops what its
-thread already holds from the stream's log, so a subscriber that arrives late (or
-falls behind) would miss trace events: they are read back from the `trace` query,
-so every trace event is yielded once, in trace order.
+`run_events` follows one run until it has ended: on the live channel where the deployment has
+one (`clients.channel_entries`), else, or when the channel has nothing of the run, on the run's
+Workflow Stream (`temporalio.contrib.workflow_streams`, `clients.stream_polls`: long polls by
+Update until the run refuses that, `poll_budget_spent`, so steer, approve and cancel by Update
+always have room; then polls by query, which adds no history). One follower reads either
+(`clients.run_follow.RunFollower`): each event once, in trace order, with what a source missed
+read back from the run's `trace` query.
 
 `session_events` follows a session: it finds the active or next request through the
 session's `status` and `requests` queries (queries add no history, and reach the
@@ -21,40 +18,25 @@ each LLM call, dropping those of an attempt a retry superseded.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Protocol
 
-from pydantic import TypeAdapter, ValidationError
-from temporalio.client import Client, RPCTimeoutOrCancelledError, WorkflowUpdateFailedError
-from temporalio.contrib.workflow_streams import WorkflowStreamClient
+from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from clients.live_follow import channel_events, client_channel
-from clients.stream_polls import query_polls, update_polls
+from clients.channel_entries import ChannelEntries, client_channel
+from clients.run_follow import EntrySource, RunFollower, TraceReader
+from clients.stream_polls import DEFAULT_POLL_COOLDOWN_S, StreamEntries, read_again
 from contracts import Trace, TraceEvent
 from contracts.call_texts import CallText, CallTexts
-from contracts.errors import POLL_BUDGET_SPENT
 from contracts.run import CALL_END_KINDS, TERMINAL_KINDS
 from contracts.session import RequestRecord, SessionStatus
-from contracts.stream import DeltaEvent, StreamEvent, TraceItem
+from contracts.stream import DeltaEvent, TraceItem
 
-STREAM_EVENTS: TypeAdapter[DeltaEvent | TraceItem] = TypeAdapter(StreamEvent)
-DEFAULT_POLL_COOLDOWN_S = 0.1
-"""Least time between two stream polls once caught up (each poll is an Update in the run's history)."""
-MAX_POLL_RETRIES = 10
-"""Polls in a row that failed, and may be made again, before giving up (`RETRIED_POLL_STATUSES`)."""
-RETRIED_POLL_STATUSES = frozenset(
-    {RPCStatusCode.FAILED_PRECONDITION, RPCStatusCode.CANCELLED, RPCStatusCode.DEADLINE_EXCEEDED}
-)
-"""A poll refused because a workflow task failed, or one the server did not answer in time (a
-loaded worker replaying the run): polls only read, so each is made again from the same offset."""
 DEFAULT_SESSION_POLL_S = 0.5
 """How often a session follower asks the session for its next request while none runs."""
 RUN_BOUNDARY_KINDS = TERMINAL_KINDS | {"request_started"}
-
-TraceReader = Callable[[], Awaitable[Trace]]
 
 
 @dataclass(frozen=True)
@@ -66,32 +48,6 @@ class SessionEvent:
     event: DeltaEvent | TraceItem
 
 
-class _TraceGaps:
-    """Yields each trace event once, in seq order, filling gaps the stream's truncation left from `read`."""
-
-    def __init__(self, read: TraceReader) -> None:
-        self._read = read
-        self.last_seq = 0
-        self.ended = False
-
-    async def before(self, item: TraceItem | None) -> list[TraceItem]:
-        """The missed trace events before `item` (None: the stream's end), empty when nothing is missed."""
-        if item is not None and item.event.seq <= self.last_seq + 1:
-            return []
-        if item is None and self.ended:
-            return []
-        upto = item.event.seq if item is not None else None
-        missed = [
-            e for e in (await self._read()).events if e.seq > self.last_seq and (upto is None or e.seq < upto)
-        ]
-        return [self.seen(TraceItem(event=e)) for e in sorted(missed, key=lambda e: e.seq)]
-
-    def seen(self, item: TraceItem) -> TraceItem:
-        self.last_seq = item.event.seq
-        self.ended = self.ended or item.event.kind in TERMINAL_KINDS
-        return item
-
-
 async def run_events(
     client: Client,
     workflow_id: str,
@@ -99,76 +55,24 @@ async def run_events(
     *,
     poll_cooldown_s: float = DEFAULT_POLL_COOLDOWN_S,
 ) -> AsyncIterator[DeltaEvent | TraceItem]:
-    """The events of run `workflow_id`, in order, until the run has ended (see the module docstring).
+    """The events of run `workflow_id`, in order, until the run has ended (`clients.run_follow`).
 
-    Items that do not decode as a `StreamEvent` (a newer worker's kinds) are skipped. A poll
-    refused because a workflow task of the run failed (`FAILED_PRECONDITION`, e.g. a late
-    signal arriving as the run completes), or not answered in time (a loaded worker), is made
-    again from the same offset, up to `MAX_POLL_RETRIES` times in a row.
-
-    With a live channel (`REACT_LIVE_URL`, or the dev server's: `live.dev_channel`), the run is followed there
-    (`clients.live_follow`: no poll, no history), on its stream if its worker writes to none.
+    With a live channel (`REACT_LIVE_URL`, or the dev server's: `live.dev_channel`), the run is
+    followed there (`clients.channel_entries`: no poll, no history), then on its Workflow Stream
+    (`clients.stream_polls`) if its worker writes to none or the channel fails. A read of the
+    run's trace that the server did not answer in time is made again (`read_again`).
 
     Raises:
         RPCError: e.g. `NOT_FOUND` when no run has this workflow id.
     """
-    gaps = _TraceGaps(read_trace)
+    stream = StreamEntries(client, workflow_id, poll_cooldown_s)
     channel = client_channel(client)
-    if channel is None:
-        events = _polled_events(client, workflow_id, gaps, poll_cooldown_s)
-    else:
-
-        def fallback() -> AsyncIterator[DeltaEvent | TraceItem]:
-            return _polled_events(client, workflow_id, gaps, poll_cooldown_s)
-
-        events = channel_events(client, workflow_id, channel, gaps, fallback)
-    async for event in events:
+    sources: list[EntrySource] = (
+        [stream] if channel is None else [ChannelEntries(client, workflow_id, channel), stream]
+    )
+    follower = RunFollower(workflow_id, read_again(read_trace, poll_cooldown_s))
+    async for event in follower.events(sources):
         yield event
-
-
-async def _polled_events(
-    client: Client, workflow_id: str, gaps: _TraceGaps, poll_cooldown_s: float
-) -> AsyncIterator[DeltaEvent | TraceItem]:
-    """The run's events from its Workflow Stream: polls by Update, then by query."""
-    stream = WorkflowStreamClient.create(client, workflow_id)
-    cooldown = timedelta(seconds=poll_cooldown_s)
-    offset, retries, by_query = 0, 0, False
-    while True:
-        items = (
-            query_polls(client, workflow_id, offset, lambda: gaps.ended, poll_cooldown_s)
-            if by_query
-            else update_polls(stream, offset, cooldown)
-        )
-        try:
-            async for item_offset, data in items:
-                offset, retries = item_offset + 1, 0
-                try:
-                    event = STREAM_EVENTS.validate_json(data)
-                except ValidationError:
-                    continue
-                if isinstance(event, DeltaEvent):
-                    yield event
-                    continue
-                for missed in await gaps.before(event):
-                    yield missed
-                if event.event.seq > gaps.last_seq:
-                    yield gaps.seen(event)
-            break
-        except WorkflowUpdateFailedError as error:
-            if getattr(error.cause, "type", None) != POLL_BUDGET_SPENT:
-                raise
-            by_query = True  # the run keeps its Updates for controls: poll by query (no history)
-        except (RPCError, RPCTimeoutOrCancelledError) as error:
-            # A workflow task that failed (e.g. a late signal as the run completes) aborts the
-            # Updates in flight, the library's poll among them; a worker replaying the run on a
-            # loaded machine may answer a poll (or the trace read) too late: poll again from there.
-            retries += 1
-            again = isinstance(error, RPCTimeoutOrCancelledError) or error.status in RETRIED_POLL_STATUSES
-            if not again or retries > MAX_POLL_RETRIES:
-                raise
-            await asyncio.sleep(poll_cooldown_s * retries)
-    for missed in await gaps.before(None):
-        yield missed
 
 
 def trace_reader(client: Client, workflow_id: str) -> TraceReader:

@@ -38,7 +38,6 @@ from a2a.types.a2a_pb2 import (
     Task,
     TaskArtifactUpdateEvent,
     TaskPushNotificationConfig,
-    TaskState,
     TaskStatusUpdateEvent,
 )
 from a2a.utils.errors import (
@@ -51,7 +50,7 @@ from google.protobuf.json_format import MessageToDict
 from contracts.errors import NOT_RUNNING
 from contracts.session import AskAccepted
 from gateway.a2a.messages import Incoming, a2a_errors, parse_message
-from gateway.a2a.stream import STOPPING_STATES, task_events
+from gateway.a2a.stream import task_events
 from gateway.a2a.tasks import TaskRef, parse_task_id, started_task, task_of, task_ref
 from gateway.context import GatewayContext
 from gateway.core import RequestCore, check_request_id, is_request_id, parse_mode, parse_on_busy
@@ -116,9 +115,7 @@ class DurableRequestHandler(RequestHandler):
                 if accepted.disposition in STARTED:  # no need to read what was just started
                     first, run_id = started_task(ref, incoming.text), accepted.run_workflow_id
             async for event in task_events(self._ctx, self._core, ref, first=first, run_id=run_id):
-                yield event
-                if _ends(event):  # `tasks/get` right after agrees with the end
-                    await self._core.waits.recorded(ref.thread, ref.request_id)
+                yield event  # an end is sent once recorded (`RequestWaits.follow`): `tasks/get` agrees
 
     async def _ask(
         self, principal: Principal, message: Message, incoming: Incoming
@@ -244,14 +241,6 @@ class DurableRequestHandler(RequestHandler):
     ) -> AgentCard:
         """There is no extended card: the public card says everything."""
         raise ExtendedAgentCardNotConfiguredError
-
-
-def _ends(event: Event) -> bool:
-    """Whether `event` says the task has ended (a stop that is not `input-required`)."""
-    if isinstance(event, Task | TaskStatusUpdateEvent):
-        state = event.status.state
-        return state in STOPPING_STATES and state != TaskState.TASK_STATE_INPUT_REQUIRED
-    return False
 
 
 def _fold(task: Task | None, event: Event) -> Task:

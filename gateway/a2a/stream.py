@@ -2,8 +2,10 @@
 
 A stream starts with the task as it stands, then follows the run from its start (so a
 resubscribe after a dropped connection, or through another gateway, gets every status update
-again) and ends when the task ends (its artifacts, then its final status, once) or waits for
-input (`input-required` with the calls awaiting approval):
+again) and ends when the task ends (its artifacts, then its final status, once, sent after the
+session has recorded the end, so a `tasks/get` right after agrees) or waits for input
+(`input-required` with the calls awaiting approval, once the run still lists one of them). It
+is `RequestCore.waits.follow` with A2A's view (`_TaskView`):
 
 - text as the model writes it: `working` status updates whose agent message holds the delta
   (metadata `call`, `attempt`: a retried call starts over with a higher attempt). A stream that
@@ -27,14 +29,13 @@ from a2a.helpers.proto_helpers import new_data_part, new_text_part
 from a2a.server.events.event_queue import Event
 from a2a.types.a2a_pb2 import Task, TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent
 
-from contracts.run import TERMINAL_KINDS
 from contracts.stream import DeltaEvent, TraceItem
 from conversation import MessageEntry
-from gateway.a2a.tasks import TaskRef, agent_message, task_of, to_struct
+from gateway.a2a.tasks import TaskRef, agent_message, awaiting_status, task_of, to_struct
 from gateway.context import GatewayContext
-from gateway.core import RequestCore, RunEnd, ended_state, follow_run
+from gateway.core import Ended, Paused, RequestCore, RunEnd, ended_state
 from gateway.core.request_fold import FoldEvent, PartWritten, RequestFold
-from gateway.errors import GatewayError
+from gateway.feed.hub import HubItem
 
 __all__ = ["STOPPING_STATES", "task_events"]
 
@@ -101,38 +102,48 @@ async def task_events(
         if first.status.state in STOPPING_STATES:
             return
     assert run_id is not None
-    fold = RequestFold(ref.request_id, kinds=("text",))
-    async for item in follow_run(ctx, run_id):
-        if isinstance(item, RunEnd):
-            for final in _final_of(ref, item):
+    async for step in core.waits.follow(ref.thread, ref.request_id, run_id, _TaskView(ref)):
+        if isinstance(step, Paused):
+            yield status_event(ref, awaiting_status(ref, step.pending))
+        elif isinstance(step, Ended):
+            for final in _final_of(ref, step.end):
                 yield final
-            return
-        event = item.event
+        else:
+            yield step
+
+
+class _TaskView:
+    """A2A's `RequestView`: a task's text and steps as `working` status updates (its end: `_final_of`)."""
+
+    def __init__(self, ref: TaskRef) -> None:
+        self._ref = ref
+        self._fold = RequestFold(ref.request_id, kinds=("text",))
+        self.asked: tuple[str, ...] = ()
+
+    async def show(self, item: HubItem) -> list[Event]:
+        ref, event = self._ref, item.event
+        self.asked = ()
         if isinstance(event, DeltaEvent):
-            for written in _written(fold.delta(event)):
-                yield _text_event(ref, written.part.call, written.part.attempt, str(event.seq), written.text)
-            continue
+            return [
+                _text_event(ref, written.part.call, written.part.attempt, str(event.seq), written.text)
+                for written in _written(self._fold.delta(event))
+            ]
         kind = event.event.kind
         data = event.event.data
         entries: list[MessageEntry] = []
         if kind == "llm_completed" and isinstance(call := data.get("call"), int):
             chars = data.get("content_chars")
-            if not (isinstance(chars, int) and fold.streamed_all(call, chars)):  # else no thread read
+            if not (isinstance(chars, int) and self._fold.streamed_all(call, chars)):  # else no thread read
                 entries = list((await item.enriched()).entries)
-        for written in _written(fold.trace(event.event, entries)):
-            yield _text_event(ref, written.part.call, written.part.attempt, "rest", written.text)
-        if kind in TERMINAL_KINDS:
-            continue  # the run's result follows at once
+        shown: list[Event] = [
+            _text_event(ref, written.part.call, written.part.attempt, "rest", written.text)
+            for written in _written(self._fold.trace(event.event, entries))
+        ]
         if kind == "approval_requested":
-            try:
-                now = task_of(ref, await core.reads.state(ref.thread, ref.request_id), history=False)
-            except GatewayError:
-                now = None  # unread: the task goes on streaming
-            if now is not None and now.status.state == TaskState.TASK_STATE_INPUT_REQUIRED:
-                yield status_event(ref, now.status)
-                return
+            self.asked = (event.event.call_id or "",)
         if kind in STATUS_KINDS or kind == "approval_requested":
-            yield _step_event(ref, event)
+            shown.append(_step_event(ref, event))
+        return shown
 
 
 def _text_event(ref: TaskRef, call: int, attempt: int, part: str, text: str) -> TaskStatusUpdateEvent:

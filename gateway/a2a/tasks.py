@@ -10,7 +10,7 @@ found, exactly like an unknown one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +34,7 @@ __all__ = [
     "TaskRef",
     "agent_message",
     "approval_data",
+    "awaiting_status",
     "parse_task_id",
     "started_task",
     "task_of",
@@ -152,6 +153,13 @@ def user_message(ref: TaskRef, text: str) -> Message:
     )
 
 
+def awaiting_status(ref: TaskRef, pending: Sequence[PendingApproval]) -> TaskStatus:
+    """`input-required`, its message the calls awaiting a decision (`pending`, at least one)."""
+    parts = [new_data_part(approval_data(p)) for p in pending]
+    message = agent_message(ref, f"{ref.task_id}/approval/{pending[0].call_id}", parts)
+    return TaskStatus(state=TaskState.TASK_STATE_INPUT_REQUIRED, message=message)
+
+
 def task_of(ref: TaskRef, state: RequestState, *, history: bool = True) -> Task:
     """The task of a request as it stands: its state, status message, artifacts (once ended) and usage."""
     task = Task(id=ref.task_id, context_id=ref.context_id)
@@ -162,9 +170,7 @@ def task_of(ref: TaskRef, state: RequestState, *, history: bool = True) -> Task:
         task.history.append(user_message(ref, state.query_preview))
     task_state = STATES[state.status]
     if state.status == "awaiting_approval":
-        parts = [new_data_part(approval_data(p)) for p in state.pending]
-        message = agent_message(ref, f"{ref.task_id}/approval/{state.pending[0].call_id}", parts)
-        task.status.CopyFrom(TaskStatus(state=task_state, message=message))
+        task.status.CopyFrom(awaiting_status(ref, state.pending))
         return task
     if state.status == "completed":
         if state.answer is not None:

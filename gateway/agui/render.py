@@ -181,6 +181,15 @@ class RequestRenderer:
         self._k += 1
         return Emitted(position, event)
 
+    async def show(self, item: HubItem) -> list[Emitted]:
+        """The events of `item` with the thread messages it added (AG-UI's `RequestView`)."""
+        return self.feed(await item.enriched())
+
+    @property
+    def asked(self) -> tuple[str, ...]:
+        """The call whose `approval_requested` was just rendered (the stream pauses if it still waits)."""
+        return (self.awaiting,) if self.awaiting is not None else ()
+
     def feed(self, item: HubItem) -> list[Emitted]:
         """The events `item` renders to (after `after` only)."""
         self.awaiting = None

@@ -29,11 +29,12 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from clients.session_handle import SessionHandle
 from contracts import RunState
+from contracts.approval import PendingApproval
 from contracts.errors import NOT_FOUND
 from gateway.agui.render import START, Emitted, Position, RequestRenderer, opening, preamble_position
 from gateway.agui.snapshot import interrupt_of, messages_snapshot
 from gateway.context import GatewayContext
-from gateway.core import RequestCore, Thread
+from gateway.core import Ended, Paused, RequestCore, Thread
 from gateway.core.single_flight import shared
 from gateway.core.streams import LOST
 from gateway.errors import GatewayError
@@ -94,23 +95,19 @@ async def stream_run(
         yield sse(event, preamble_position(spec.after, index).event_id(spec.request_id))
     if spec.refusal is not None:
         return
-    if spec.wait_until_started:
-        await core.waits.until_started(spec.thread, spec.request_id)
     renderer = RequestRenderer(spec.request_id, after=spec.after, origin=spec.origin)
     try:
-        async for item in ctx.hub.follow(spec.run_workflow_id):
-            for emitted in renderer.feed(await item.enriched()):
-                yield _message(spec, emitted)
-            if renderer.awaiting is not None:
-                ending = await _interrupted(core, session, spec, renderer)
-                if ending:
-                    for emitted in ending:
-                        yield _message(spec, emitted)
-                    return
-            if renderer.ended is not None:
-                for emitted in await _ended(session, spec, renderer):
+        async for step in core.waits.follow(
+            spec.thread, spec.request_id, spec.run_workflow_id, renderer, queued=spec.wait_until_started
+        ):
+            if isinstance(step, Paused):
+                for emitted in await _interrupted(session, spec, renderer, step.pending):
                     yield _message(spec, emitted)
-                return
+            elif isinstance(step, Ended):
+                for emitted in await _ended(core, session, spec, renderer, step):
+                    yield _message(spec, emitted)
+            else:
+                yield _message(spec, step)
     except (RPCError, GatewayError) as error:
         # The client may reconnect with the last event id: nothing it has is sent again.
         gone = isinstance(error, RPCError) and error.status == RPCStatusCode.NOT_FOUND
@@ -124,24 +121,24 @@ def _message(spec: StreamSpec, emitted: Emitted) -> dict[str, str]:
 
 
 async def _interrupted(
-    core: RequestCore, session: SessionHandle, spec: StreamSpec, renderer: RequestRenderer
+    session: SessionHandle, spec: StreamSpec, renderer: RequestRenderer, pending: list[PendingApproval]
 ) -> list[Emitted]:
-    """The run's end as an interrupt, if the call that asked for approval still waits (else nothing)."""
-    pending = await core.reads.awaiting(
-        spec.run_workflow_id, [renderer.awaiting] if renderer.awaiting else []
-    )
-    if not pending:
-        return []
+    """The run's end as an interrupt: the conversation, then RUN_FINISHED naming the calls awaiting."""
     snapshot = await _snapshot(session, spec, renderer)
     outcome = RunFinishedInterruptOutcome(interrupts=[interrupt_of(p) for p in pending])
     finished = RunFinishedEvent(thread_id=spec.thread_id, run_id=spec.run_id, outcome=outcome)
     return [e for e in (renderer.stamp(snapshot), renderer.stamp(finished)) if e is not None]
 
 
-async def _ended(session: SessionHandle, spec: StreamSpec, renderer: RequestRenderer) -> list[Emitted]:
+async def _ended(
+    core: RequestCore, session: SessionHandle, spec: StreamSpec, renderer: RequestRenderer, ended: Ended
+) -> list[Emitted]:
     """Usage, the conversation, and RUN_FINISHED or RUN_ERROR."""
     item = renderer.ended
-    assert item is not None
+    if item is None:  # the run ended without saying how (terminated, timed out): what its record says
+        record = await core.waits.state_at(spec.thread, ended)
+        message = record.error_message or "the run ended without a result"
+        return [renderer.force(RunErrorEvent(message=message, code=record.error_code))]
     state: RunState | None = item.state
     events: list[BaseEvent] = []
     usage = state.outcome.usage if state is not None else None

@@ -29,7 +29,8 @@ id), so any gateway renders the same chunks for the same run, and the SDK's repl
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import sys
+from collections.abc import Collection, Sequence
 from typing import Final
 
 from pydantic import JsonValue
@@ -39,6 +40,7 @@ from contracts.run import CALL_END_KINDS, TERMINAL_KINDS
 from contracts.stream import DeltaEvent, TraceItem
 from conversation import MessageEntry
 from gateway.core.request_fold import CallEnded, FoldEvent, PartClosed, PartOpened, PartWritten, RequestFold
+from gateway.feed.hub import HubItem
 
 __all__ = [
     "DONE",
@@ -111,11 +113,16 @@ class RequestChunks:
     the client has up to there).
     """
 
-    def __init__(self, request_id: str, origin: int = -1) -> None:
-        """Render request `request_id`'s run after trace seq `origin`."""
+    def __init__(self, request_id: str, origin: int = -1, after_requests: Collection[str] = ()) -> None:
+        """Render request `request_id`'s run after trace seq `origin`, or after `after_requests`.
+
+        `after_requests`: calls whose approval requests the stream continues after (a stream of
+        decisions): nothing renders until the run's replay has passed all of them.
+        """
         self.request_id = request_id
         self._fold = RequestFold(request_id)
-        self.origin = origin
+        self._after_requests = set(after_requests)
+        self.origin = sys.maxsize if after_requests else origin
         self.awaiting: list[str] = []
         """The call ids whose approval was requested and not yet decided, in order."""
         self.ended = False
@@ -149,6 +156,21 @@ class RequestChunks:
         (the tool parts in state `approval-responded`), and that request's stream continues this one.
         """
         return [*self._close_parts(), {"type": "finish", "finishReason": "tool-calls"}]
+
+    async def show(self, item: HubItem) -> list[Chunk]:
+        """The chunks of one of the run's hub items (the AI SDK's `RequestView`)."""
+        enriched = await item.enriched()
+        event = enriched.event
+        if self._after_requests and isinstance(event, TraceItem) and event.event.kind == "approval_requested":
+            self._after_requests.discard(event.event.call_id or "")
+            if not self._after_requests:
+                self.origin = event.event.seq
+        return self.feed(event, enriched.entries)
+
+    @property
+    def asked(self) -> list[str]:
+        """The calls whose approval was requested and not yet decided (the stream pauses if one waits)."""
+        return self.awaiting
 
     def feed(self, event: DeltaEvent | TraceItem, entries: Sequence[MessageEntry] = ()) -> list[Chunk]:
         """The chunks of one run event (`entries`: the thread messages the run gained by it)."""

@@ -25,7 +25,6 @@ has no cancel: `stop()` ends the client's read, and the request goes on (as on A
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 
@@ -37,17 +36,16 @@ from starlette.routing import BaseRoute, Route
 from temporalio.service import RPCError
 
 from contracts.errors import NOT_FOUND, UNAVAILABLE, UNKNOWN_MESSAGE
-from contracts.stream import TraceItem
 from gateway.aisdk.chat_request import ChatRequest, parse_chat_request
 from gateway.aisdk.chunks import DONE, UI_MESSAGE_STREAM_HEADERS, Chunk, RequestChunks, error_chunks, sse
 from gateway.context import GatewayContext, resolve_agent
 from gateway.core import (
     Decision,
+    Ended,
+    Paused,
     RequestCore,
     RequestState,
-    RunEnd,
     Thread,
-    follow_run,
     open_thread,
     request_id_for,
 )
@@ -202,8 +200,7 @@ async def _decide(core: RequestCore, thread: Thread, asked: ChatRequest) -> _Pla
 
 async def _stream(ctx: GatewayContext, core: RequestCore, plan: _Plan) -> AsyncIterator[bytes]:
     """The chunks of `plan` as SSE, then `[DONE]`."""
-    # After decisions, nothing renders until the replay passes their approval requests (the origin).
-    encoder = RequestChunks(plan.request_id, origin=sys.maxsize if plan.after_requests else plan.origin)
+    encoder = RequestChunks(plan.request_id, origin=plan.origin, after_requests=plan.after_requests)
     if plan.refusal is not None:
         refused = error_chunks(plan.refusal.code, plan.refusal.message, refused=True)
         for chunk in [*encoder.start(), *refused]:
@@ -213,7 +210,7 @@ async def _stream(ctx: GatewayContext, core: RequestCore, plan: _Plan) -> AsyncI
     for chunk in encoder.start(plan.metadata):
         yield sse(chunk)
     try:
-        async for chunk in _run_chunks(ctx, core, plan, encoder):
+        async for chunk in _run_chunks(core, plan, encoder):
             yield sse(chunk)
     except (RPCError, GatewayError) as error:
         code = error.code if isinstance(error, GatewayError) else UNAVAILABLE
@@ -223,35 +220,20 @@ async def _stream(ctx: GatewayContext, core: RequestCore, plan: _Plan) -> AsyncI
     yield DONE
 
 
-async def _run_chunks(
-    ctx: GatewayContext, core: RequestCore, plan: _Plan, encoder: RequestChunks
-) -> AsyncIterator[Chunk]:
+async def _run_chunks(core: RequestCore, plan: _Plan, encoder: RequestChunks) -> AsyncIterator[Chunk]:
     """The request's run as chunks, until it ends or pauses for approval."""
-    after_requests = set(plan.after_requests)  # those whose approval request the replay has not passed
-    if plan.wait_until_started:
-        await core.waits.until_started(plan.thread, plan.request_id)
-    async for item in follow_run(ctx, plan.run_workflow_id):
-        if isinstance(item, RunEnd):  # the run ended without a terminal event this stream saw
-            for chunk in _ended(await core.waits.settled(plan.thread, plan.request_id, item.result)):
-                yield chunk
-            return
-        enriched = await item.enriched()
-        event = enriched.event
-        if after_requests and isinstance(event, TraceItem) and event.event.kind == "approval_requested":
-            after_requests.discard(event.event.call_id or "")
-            if not after_requests:
-                encoder.origin = event.event.seq
-        chunks = encoder.feed(event, enriched.entries)
-        if encoder.ended:  # every read after the stream (the thread, the resume route) agrees with its end
-            await core.waits.recorded(plan.thread, plan.request_id)
-        for chunk in chunks:
-            yield chunk
-        if encoder.ended:
-            return
-        if encoder.awaiting and await core.reads.awaiting(plan.run_workflow_id, encoder.awaiting):
+    async for step in core.waits.follow(
+        plan.thread, plan.request_id, plan.run_workflow_id, encoder, queued=plan.wait_until_started
+    ):
+        if isinstance(step, Paused):
             for chunk in encoder.pause():
                 yield chunk
-            return
+        elif isinstance(step, Ended):
+            if not encoder.ended:  # the run ended without a terminal event: what its record says
+                for chunk in _ended(await core.waits.state_at(plan.thread, step)):
+                    yield chunk
+        else:
+            yield step
 
 
 def _ended(state: RequestState) -> list[Chunk]:

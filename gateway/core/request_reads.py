@@ -120,13 +120,6 @@ class RequestReads:
         pending = await self.pending(run_workflow_id)
         return pending if calls is None or any(p.call_id in calls for p in pending) else []
 
-    async def still_awaiting(self, run_workflow_id: str) -> bool:
-        """Whether the run has a call awaiting a decision (unread: False, the caller looks again later)."""
-        try:
-            return bool(await self.awaiting(run_workflow_id))
-        except GatewayError:
-            return False  # unread: the wait goes on; the next event (or the caller's timeout) looks again
-
     async def trace_head(self, run_workflow_id: str) -> int:
         """The seq of the run's newest trace event (-1 before its first): where a continuing stream starts.
 

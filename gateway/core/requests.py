@@ -12,7 +12,8 @@ Each operation has one place, in one of the core's five parts, and every protoco
 - `controls` (`gateway.core.request_controls`): `steer`, `approve`, `cancel` of the running request.
 - `threads` (`gateway.core.thread_operations`): `fork`, `rename`, `reset`, `erase`,
   `erase_principal`, `set_webhook`.
-- `waits` (`gateway.core.request_waits`): `until_started`, `wait`, `settled`, `recorded`.
+- `waits` (`gateway.core.request_waits`): `follow` (every stream of a request, until it pauses
+  or ends), `until_started`, `wait`, `settled`, `state_at`, `recorded`.
 
 The parts share nothing but the reads they are built on: each holds its own state (the asks the
 active-request slots' client, the thread operations the memory-store client).

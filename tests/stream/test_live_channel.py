@@ -23,7 +23,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from clients.live_follow import NO_CHANNEL_AFTER_S, client_channel
+from clients.channel_entries import NO_CHANNEL_AFTER_S, client_channel
 from clients.runs import Runs
 from clients.sessions import Sessions
 from clients.stream import TextAssembler
