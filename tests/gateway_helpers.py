@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import fcntl
 import json
 import shutil
 import socket
@@ -204,10 +205,14 @@ def installed_js_clients() -> Path:
     assert shutil.which("node"), "node (20 or newer) is needed for the JavaScript client tests"
     lock = JS_CLIENTS / "package-lock.json"
     installed = JS_CLIENTS / "node_modules" / ".package-lock.json"
-    if not installed.is_file() or installed.stat().st_mtime < lock.stat().st_mtime:
-        subprocess.run(
-            ["npm", "ci", "--no-audit", "--no-fund", "--silent"], cwd=JS_CLIENTS, check=True, timeout=300
-        )
+    # One test process at a time: `npm ci` empties node_modules first, so a second process's
+    # client started meanwhile finds half a tree (`ERR_MODULE_NOT_FOUND`).
+    with (JS_CLIENTS / ".install-lock").open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        if not installed.is_file() or installed.stat().st_mtime < lock.stat().st_mtime:
+            subprocess.run(
+                ["npm", "ci", "--no-audit", "--no-fund", "--silent"], cwd=JS_CLIENTS, check=True, timeout=300
+            )
     return JS_CLIENTS
 
 
