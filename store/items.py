@@ -45,7 +45,7 @@ def namespace_id(namespace: Namespace, *, prefix: bool = False) -> str:
             f"not {len(parts)}"
         )
     for part in parts:
-        if not isinstance(part, str) or not SEGMENT_PATTERN.match(part):  # pyright: ignore[reportUnnecessaryIsInstance]
+        if not isinstance(part, str) or not SEGMENT_PATTERN.fullmatch(part):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise StoreInputError(f"namespace part {part!r} must match {SEGMENT_PATTERN.pattern}")
     return "/".join(parts)
 
@@ -56,7 +56,7 @@ def check_key(key: str) -> str:
     Raises:
         StoreInputError: `invalid_input` naming the pattern.
     """
-    if not isinstance(key, str) or not KEY_PATTERN.match(key):  # pyright: ignore[reportUnnecessaryIsInstance]
+    if not isinstance(key, str) or not KEY_PATTERN.fullmatch(key):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise StoreInputError(f"key must match {KEY_PATTERN.pattern}")
     return key
 

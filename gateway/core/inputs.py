@@ -59,11 +59,7 @@ def parse_on_busy(value: object) -> OnBusy:
     Raises:
         GatewayError: 400 `invalid_input` naming the choices.
     """
-    if value is None:
-        return "reject"
-    if value not in _ON_BUSY:
-        raise GatewayError.invalid_input(f"`on_busy` must be one of {', '.join(_ON_BUSY)}")
-    return value  # pyright: ignore[reportReturnType] - one of OnBusy's values, checked above
+    return _choice(value, "on_busy", _ON_BUSY, "reject")  # pyright: ignore[reportReturnType] - checked
 
 
 def parse_mode(value: object) -> SteerMode:
@@ -72,11 +68,16 @@ def parse_mode(value: object) -> SteerMode:
     Raises:
         GatewayError: 400 `invalid_input` naming the choices.
     """
+    return _choice(value, "mode", _MODES, "queue")  # pyright: ignore[reportReturnType] - checked
+
+
+def _choice(value: object, field: str, choices: tuple[str, ...], default: str) -> str:
+    """`value` if it is one of `choices` (None: `default`), else 400 naming `field` and the choices."""
     if value is None:
-        return "queue"
-    if value not in _MODES:
-        raise GatewayError.invalid_input(f"`mode` must be one of {', '.join(_MODES)}")
-    return value  # pyright: ignore[reportReturnType] - one of SteerMode's values, checked above
+        return default
+    if value not in choices:
+        raise GatewayError.invalid_input(f"`{field}` must be one of {', '.join(choices)}")
+    return value  # pyright: ignore[reportReturnType] - one of the strings of `choices`
 
 
 class Decision(BaseModel):

@@ -211,6 +211,8 @@ BAD_INPUT: list[tuple[BadCall, str, str]] = [
     (lambda m: m.put(NS, "k", "x" * (MAX_MEMORY_TEXT_CHARS + 1)), "payload_too_large", "text"),
     (lambda m: m.put(NS, "k", "t", value="v" * MAX_MEMORY_VALUE_BYTES), "payload_too_large", "value"),
     (lambda m: m.put(NS, "bad key/", "t"), "invalid_input", "key"),
+    (lambda m: m.put(NS, "k\n", "t"), "invalid_input", "key"),  # `$` alone takes a trailing newline
+    (lambda m: m.put(("alice", "prefs\n"), "k", "t"), "invalid_input", "namespace part"),
     (lambda m: m.put(("alice",), "k", "t"), "invalid_input", "namespace"),
     (lambda m: m.put(("alice", "../etc"), "k", "t"), "invalid_input", "namespace part"),
     (lambda m: m.put("alice/assistant", "k", "t"), "invalid_input", "namespace"),
