@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection
 from itertools import accumulate
+from typing import Any, cast
 
 from starlette.requests import Request
 from starlette.types import Message, Receive
@@ -21,7 +23,14 @@ from starlette.types import Message, Receive
 from gateway.errors import GatewayError
 from gateway.identity.principal import Principal
 
-__all__ = ["MAX_JSON_DEPTH", "check_json_depth", "json_depth_exceeds", "principal_of", "read_json"]
+__all__ = [
+    "MAX_JSON_DEPTH",
+    "check_json_depth",
+    "json_depth_exceeds",
+    "principal_of",
+    "read_json",
+    "read_object",
+]
 
 MAX_JSON_DEPTH = 64
 """The deepest nesting of arrays and objects a request body may have."""
@@ -79,6 +88,24 @@ async def read_json(request: Request) -> object:
         return json.loads(body)
     except (ValueError, UnicodeDecodeError):
         raise GatewayError.invalid_input("the request body is not valid JSON") from None
+
+
+async def read_object(request: Request, fields: Collection[str] | None = None) -> dict[str, Any]:
+    """The request's JSON body, an object; with `fields`, holding none but those.
+
+    Raises:
+        GatewayError: 400 `invalid_input`: a body that is not JSON, not an object, or that holds a
+            field `fields` does not name (the first, by name, with the fields there are).
+    """
+    body = await read_json(request)
+    if not isinstance(body, dict):
+        raise GatewayError.invalid_input("the body must be a JSON object")
+    given = cast(dict[str, Any], body)
+    if fields is not None and (unknown := sorted(set(given) - set(fields))):
+        raise GatewayError.invalid_input(
+            f"{unknown[0]}: not a field here (fields: {', '.join(sorted(fields))})"
+        )
+    return given
 
 
 def handing_on(first: Message, receive: Receive) -> Receive:

@@ -16,7 +16,7 @@ is `gateway.agent_catalog.AgentCatalog`'s; these routes only read the request.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, Final, cast
+from typing import Any, Final
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -24,7 +24,7 @@ from starlette.routing import BaseRoute, Route
 
 from gateway.context import GatewayContext
 from gateway.errors import GatewayError
-from gateway.http_input import principal_of, read_json
+from gateway.http_input import principal_of, read_object
 from gateway.identity.scopes import MANAGE, require
 
 __all__ = ["routes"]
@@ -47,16 +47,8 @@ def routes(ctx: GatewayContext) -> list[BaseRoute]:
 
 
 async def _body(request: Request, fields: frozenset[str]) -> dict[str, Any]:
-    """The JSON object of the request, with only `fields` (an unknown one is refused by name)."""
-    body = await read_json(request)
-    if not isinstance(body, dict):
-        raise GatewayError.invalid_input("the body must be a JSON object")
-    given = cast(dict[str, Any], body)
-    unknown = sorted(set(given) - fields)
-    if unknown:
-        raise GatewayError.invalid_input(
-            f"{unknown[0]}: not a field here (fields: {', '.join(sorted(fields))})"
-        )
+    """The JSON object of the request, with only `fields` (`read_object`); `config` where it is one."""
+    given = await read_object(request, fields)
     if "config" in fields and "config" not in given:
         raise GatewayError.invalid_input("config: required")
     return given

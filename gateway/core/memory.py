@@ -100,9 +100,6 @@ class GatewayMemory:
     ) -> dict[str, Any]:
         """Store `{"text", "value"?, "ttl_s"?}` under the key; the item."""
         memory, namespace = await self._target(principal, agent)
-        unknown = sorted(set(fields) - PUT_FIELDS)
-        if unknown:
-            raise GatewayError.invalid_input(f"unknown fields: {', '.join(unknown)}")
         ttl: Any = fields.get("ttl_s")
         if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int | float)):
             raise GatewayError.invalid_input("ttl_s must be a number of seconds")

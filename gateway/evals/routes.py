@@ -37,7 +37,7 @@ from gateway.core import RequestCore, open_thread
 from gateway.core.inputs import check_request_id
 from gateway.core.store_calls import store_call
 from gateway.errors import GatewayError, not_found
-from gateway.http_input import principal_of, read_json
+from gateway.http_input import principal_of, read_object
 from gateway.identity.principal import Principal
 from gateway.owners import check_thread_id
 
@@ -78,13 +78,7 @@ class EvalsApi:
 
     async def create(self, request: Request) -> Response:
         """Check the body, the agent and the dataset; record and start the evaluation (202)."""
-        body = await read_json(request)
-        if not isinstance(body, dict):
-            raise GatewayError.invalid_input("the body must be a JSON object")
-        fields = cast(dict[str, Any], body)
-        unknown = sorted(set(fields) - BODY_FIELDS)
-        if unknown:
-            raise GatewayError.invalid_input(f"unknown fields: {', '.join(unknown)}")
+        fields = await read_object(request, BODY_FIELDS)
         agent = fields.get("agent")
         if not isinstance(agent, str) or not agent:
             raise GatewayError.invalid_input("`agent` must name an agent: name or name@N")

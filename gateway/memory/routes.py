@@ -23,9 +23,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from gateway.core.memory import GatewayMemory
+from gateway.core.memory import PUT_FIELDS, GatewayMemory
 from gateway.errors import GatewayError
-from gateway.http_input import principal_of, read_json
+from gateway.http_input import principal_of, read_object
 
 __all__ = ["routes"]
 
@@ -90,13 +90,9 @@ class MemoryApi:
 
     async def put(self, request: Request) -> Response:
         """Store `{"text", "value"?, "ttl_s"?}` under the key."""
-        body = await read_json(request)
-        if not isinstance(body, dict):
-            raise GatewayError.invalid_input("the body must be a JSON object")
+        body = await read_object(request, PUT_FIELDS)
         path = request.path_params
-        item = await self._memory.put(
-            principal_of(request), path["agent"], path["key"], cast(dict[str, Any], body)
-        )
+        item = await self._memory.put(principal_of(request), path["agent"], path["key"], body)
         return JSONResponse(item)
 
     async def delete(self, request: Request) -> Response:

@@ -35,7 +35,7 @@ from contracts.errors import NOT_FOUND, QUOTA_EXCEEDED
 from contracts.schedules import ScheduleView
 from gateway.context import GatewayContext, resolve_agent
 from gateway.errors import GatewayError, not_found
-from gateway.http_input import principal_of, read_json
+from gateway.http_input import principal_of, read_object
 from gateway.identity.principal import Principal
 from gateway.owners import PREFIX, parse_session_id, session_id
 
@@ -130,13 +130,7 @@ class _SchedulesApi:
 
     async def create(self, request: Request) -> Response:
         principal = principal_of(request)
-        body = await read_json(request)
-        if not isinstance(body, dict):
-            raise GatewayError.invalid_input("the body must be a JSON object")
-        fields: dict[str, Any] = body  # pyright: ignore[reportUnknownVariableType]
-        unknown = sorted(set(fields) - FIELDS)
-        if unknown:
-            raise GatewayError.invalid_input(f"{unknown[0]}: not a field of a schedule")
+        fields = await read_object(request, FIELDS)
         agent = _typed(fields, "agent", str, "the name of one of the gateway's agents")
         message = _typed(fields, "message", str, "a string")
         if agent is None or message is None:
@@ -203,8 +197,4 @@ class _SchedulesApi:
         raw = await request.body()
         if not raw.strip():
             return None
-        body = await read_json(request)
-        if not isinstance(body, dict):
-            raise GatewayError.invalid_input("the body must be a JSON object")
-        fields: dict[str, Any] = body  # pyright: ignore[reportUnknownVariableType]
-        return _typed(fields, "note", str, "a string")
+        return _typed(await read_object(request), "note", str, "a string")

@@ -40,7 +40,7 @@ from gateway.core.branches import branch, edit_at, thread_of
 from gateway.core.inputs import check_request_id
 from gateway.core.listing import list_threads
 from gateway.errors import GatewayError, not_found
-from gateway.http_input import principal_of, read_json
+from gateway.http_input import principal_of, read_object
 from gateway.owners import check_thread_id, parse_session_id
 from gateway.threads.path_thread import thread_in_path
 
@@ -264,10 +264,8 @@ class _ThreadsApi:
 
 
 async def _object(request: Request) -> dict[str, Any]:
-    body: object = await read_json(request) if await request.body() else {}
-    if not isinstance(body, dict):
-        raise GatewayError.invalid_input("the request body must be a JSON object")
-    return {str(key): value for key, value in body.items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    """The request's JSON object (`read_object`), `{}` for an empty body."""
+    return await read_object(request) if await request.body() else {}
 
 
 async def _last_entries(core: RequestCore, thread: Thread, length: int) -> list[Entry]:

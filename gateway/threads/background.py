@@ -31,7 +31,7 @@ from starlette.routing import BaseRoute, Route
 from gateway.context import GatewayContext
 from gateway.core import RequestCore, RequestState, parse_on_busy
 from gateway.errors import GatewayError
-from gateway.http_input import read_json
+from gateway.http_input import read_object
 from gateway.threads.path_thread import thread_in_path
 
 __all__ = ["MAX_WAIT_S", "routes"]
@@ -78,10 +78,7 @@ class _BackgroundApi:
 
     async def post(self, request: Request) -> Response:
         thread = await thread_in_path(self._ctx, request)
-        body = await read_json(request)
-        if not isinstance(body, dict):
-            raise GatewayError.invalid_input("the body must be a JSON object")
-        fields: dict[str, Any] = body  # pyright: ignore[reportUnknownVariableType]
+        fields = await read_object(request)
         message, webhook_url = fields.get("message"), fields.get("webhook_url")
         if not isinstance(message, str):
             raise GatewayError.invalid_input("message: a string is required")
