@@ -123,10 +123,10 @@ class SessionHandle(WorkflowControls):
                 attachment_owner: the principal the new files' records belong to (default `local`).
 
         A `busy` refusal by a request whose run has in fact ended is asked again at once with
-        `after_request_id` naming it (for up to `STALE_REFUSAL_S`): a run ends a moment before its
-        session records that, so an ask sent as soon as the run's result says it ended can still
-        find the session busy; asked so, it waits for that end instead, and is answered `started`
-        as soon as the session applies it.
+        `after_request_id` naming it (for up to `STALE_REFUSAL_S` after the first refusal): a run
+        ends a moment before its session records that, so an ask sent as soon as the run's result
+        says it ended can still find the session busy; asked so, it waits for that end instead,
+        and is answered `started` as soon as the session applies it.
 
         Raises:
             RejectedError: `busy` (another request runs), `stale`, `ask_queue_full`, `invalid_input`,
@@ -148,12 +148,14 @@ class SessionHandle(WorkflowControls):
             options = {**options, "request_id": request_id}
             del options["attachments"]
         ask = ask_payload(query, options, attachments)
-        deadline = asyncio.get_running_loop().time() + STALE_REFUSAL_S
+        deadline: float | None = None  # from the first refusal: an ask itself may take long under load
         while True:
             try:
                 return await self._ask_once(ask, options)
             except RejectedError as rejection:
-                if rejection.code != BUSY or asyncio.get_running_loop().time() > deadline:
+                now = asyncio.get_running_loop().time()
+                deadline = now + STALE_REFUSAL_S if deadline is None else deadline
+                if rejection.code != BUSY or now > deadline:
                     raise
                 ended = await ended_busy_request(self._client, self, rejection)
                 if ended is None or ask.on_busy != "reject":
