@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -27,11 +28,13 @@ from cli import ops
 from cli.common import say, target_of
 from cli.errors import reported
 from cli.params import argument, option
+from clients.attachment_intake import AttachmentRefusedError, owned_file
 from clients.eval_report import render_report
 from clients.evals import Evals, compare
 from contracts import TASK_QUEUE
 from contracts.evals import DEFAULT_EVAL_CONCURRENCY
 from contracts.memory import LOCAL_PRINCIPAL
+from store.files import FileStore
 
 T = TypeVar("T")
 
@@ -96,7 +99,12 @@ def run(
     config = profiles[name].config
 
     async def start(evals: Evals) -> None:
-        eval_id = await evals.start(principal, agent, read.name, config, read.cases, concurrency=concurrency)
+        try:  # the files the cases name: --principal's own, by id (`POST /api/files` or an ask's)
+            cases = await read.attached(partial(owned_file, FileStore(), principal))
+        except AttachmentRefusedError as refused:
+            _refuse(f"refused ({refused.code}): {refused.message}")
+            return
+        eval_id = await evals.start(principal, agent, read.name, config, cases, concurrency=concurrency)
         say(eval_id)
         if wait:
             await evals.wait(eval_id)

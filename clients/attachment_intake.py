@@ -70,6 +70,7 @@ __all__ = [
     "AttachmentSource",
     "checked_media_type",
     "is_text_like",
+    "owned_file",
 ]
 
 SNIFF_BYTES: Final = 8_192
@@ -220,10 +221,7 @@ class AttachmentIntake:
         return taken
 
     async def _earlier(self, owner: str, file_id: str) -> Attachment:
-        record = await self.files.get(owner, file_id) if ATTACHMENT_ID_PATTERN.fullmatch(file_id) else None
-        if record is None:
-            raise AttachmentRefusedError(NOT_FOUND, f"no such file {file_id[:40]!r}")
-        return record.attachment
+        return await owned_file(self.files, owner, file_id)
 
     async def _bytes(self, source: AttachmentSource, label: str) -> tuple[bytes, str | None, str | None]:
         """The file's bytes, its declared media type and its name (checked against the file limit first)."""
@@ -246,6 +244,18 @@ class AttachmentIntake:
                 raise AttachmentRefusedError(URL_REFUSED, f"{label}: {error}") from None
             return fetched.data, source.media_type or fetched.media_type, source.name or fetched.name
         raise AttachmentRefusedError(INVALID_ATTACHMENT, f"{label} carries no bytes, URL or file id")
+
+
+async def owned_file(files: FileStore, owner: str, file_id: str) -> Attachment:
+    """`owner`'s file `file_id`, recorded earlier (another principal's does not exist for them).
+
+    Raises:
+        AttachmentRefusedError: `not_found`.
+    """
+    record = await files.get(owner, file_id) if ATTACHMENT_ID_PATTERN.fullmatch(file_id) else None
+    if record is None:
+        raise AttachmentRefusedError(NOT_FOUND, f"no such file {file_id[:40]!r}")
+    return record.attachment
 
 
 def _label(index: int, name: str | None) -> str:

@@ -1,11 +1,12 @@
 """A recorded request of a thread as an evaluation case ("from a thread", docs/evaluations.md).
 
 The case is pydantic-evals' own form (`{"name", "inputs", "expected_output"}`), ready for a
-dataset's `cases`: `inputs` is the request's query and every tool result its run got, in order
-(`RecordedToolResult`: the tool, the call's arguments, the result or the error the tool message
-held), so a new version that calls the same tools with the same arguments answers from the same
-facts; `expected_output` is the answer the request gave (left out when it gave none, a
-cancelled or failed request). Read from the session's thread, archived parts included.
+dataset's `cases`: `inputs` is the request's query, the ids of the files it carried, and every
+tool result its run got, in order (`RecordedToolResult`: the tool, the call's arguments, the
+result or the error the tool message held), so a new version that calls the same tools with the
+same arguments answers from the same facts; `expected_output` is the answer the request gave
+(left out when it gave none, a cancelled or failed request). Read from the session's thread,
+archived parts included.
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ def case_from_entries(messages: Sequence[MessagePayload], request_id: str, name:
     inputs: dict[str, JsonValue] = {"query": query.content}
     if results:
         inputs["tool_results"] = [r.model_dump(mode="json", exclude_none=True) for r in results]
+    if query.attachments:  # by id: the thread's principal's files, the evaluation's caller's
+        inputs["attachments"] = [a.id for a in query.attachments]
     case: dict[str, JsonValue] = {"name": name, "inputs": inputs}
     if answers:
         case["expected_output"] = answers[-1].content

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from contracts.agent import AgentConfig
 from contracts.llm import Usage
 from contracts.tools import RecordedToolResult
+from conversation.attachments import Attachments
 
 EVAL_WORKFLOW_TYPE: Final = "EvalRun"
 MAX_EVAL_CASES: Final = 500
@@ -40,6 +41,8 @@ class EvalCase(BaseModel):
     name: str
     query: str
     tool_results: list[RecordedToolResult] = []
+    attachments: Attachments = []
+    """The files the query carries, by reference (the dataset names them by id: `ReadDataset.attached`)."""
     dataset: Annotated[str, Field(max_length=MAX_CASE_DATASET_CHARS)]
     """A pydantic-evals dataset (JSON) holding only this case and the dataset's evaluators."""
 

@@ -3,8 +3,10 @@
 `read_dataset` refuses, by name and before anything is created: a dataset pydantic-evals cannot
 read (`invalid_dataset`), an evaluator that is not one of `EVALUATORS` (`unknown_evaluator`), an
 `LLMJudge` whose model is not a litellm model (`unknown_judge_model`), more than `MAX_EVAL_CASES`
-cases. A case's `inputs` is its query text, or `{"query", "tool_results"?}` with the recorded tool
-results the run answers from (`contracts.tools.RecordedToolResult`). Each case becomes an
+cases. A case's `inputs` is its query text, or `{"query", "tool_results"?, "attachments"?}` with
+the recorded tool results the run answers from (`contracts.tools.RecordedToolResult`) and the ids
+of files its query carries (at most `MAX_ATTACHMENTS_PER_MESSAGE`; the caller's own files, looked
+up by `ReadDataset.attached` before anything is created). Each case becomes an
 `EvalCase` carrying its own one-case dataset (the case and the dataset's evaluators, as JSON),
 which the scorer reads again with pydantic-evals.
 """
@@ -12,7 +14,7 @@ which the scorer reads again with pydantic-evals.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -26,6 +28,7 @@ from activities.evals.judge import unknown_judge_model
 from contracts.errors import INVALID_DATASET, UNKNOWN_EVALUATOR, UNKNOWN_JUDGE_MODEL
 from contracts.evals import MAX_CASE_DATASET_CHARS, MAX_EVAL_CASES, EvalCase
 from contracts.tools import RecordedToolResult
+from conversation.attachments import MAX_ATTACHMENTS_PER_MESSAGE, Attachment
 
 
 class DatasetError(ValueError):
@@ -39,10 +42,20 @@ class DatasetError(ValueError):
 
 @dataclass(frozen=True)
 class ReadDataset:
-    """A dataset read and checked: its name and its cases, ready for an `EvalRun`."""
+    """A dataset read and checked: its name and its cases; `attached` makes them ready for an `EvalRun`."""
 
     name: str
     cases: list[EvalCase]
+    file_ids: list[list[str]]
+    """The ids of the files each case's inputs name, in case order (none: `cases` are ready)."""
+
+    async def attached(self, file: Callable[[str], Awaitable[Attachment]]) -> list[EvalCase]:
+        """The cases with the files their inputs name (`file`: the caller's file of an id, or it raises)."""
+        cases: list[EvalCase] = []
+        for case, ids in zip(self.cases, self.file_ids, strict=True):
+            files = [await file(file_id) for file_id in ids]
+            cases.append(case.model_copy(update={"attachments": files}) if files else case)
+        return cases
 
 
 def _as_mapping(dataset: object) -> dict[str, Any]:
@@ -80,23 +93,37 @@ def _check_names(specs: object, where: str) -> None:
             )
 
 
-def _case_input(inputs: object, name: str) -> tuple[str, list[RecordedToolResult]]:
+def _case_input(inputs: object, name: str) -> tuple[str, list[RecordedToolResult], list[str]]:
     if isinstance(inputs, str):
-        return inputs, []
+        return inputs, [], []
     if isinstance(inputs, dict):
         fields = cast(dict[str, Any], inputs)
         query = fields.get("query")
-        unknown = sorted(set(fields) - {"query", "tool_results"})
+        unknown = sorted(set(fields) - {"query", "tool_results", "attachments"})
         if isinstance(query, str) and not unknown:
             try:
                 results: list[object] = list(fields.get("tool_results") or [])
                 recorded = [RecordedToolResult.model_validate(r) for r in results]
             except ValidationError as exc:
                 raise DatasetError(INVALID_DATASET, f"case {name!r}: a recorded tool result: {exc}") from None
-            return query, recorded
+            return query, recorded, _file_ids(fields.get("attachments"), name)
     raise DatasetError(
-        INVALID_DATASET, f'case {name!r}: `inputs` must be the query text or {{"query", "tool_results"?}}'
+        INVALID_DATASET,
+        f'case {name!r}: `inputs` must be the query text or {{"query", "tool_results"?, "attachments"?}}',
     )
+
+
+def _file_ids(given: object, name: str) -> list[str]:
+    """The file ids of a case's `attachments` (None: none)."""
+    if given is None:
+        return []
+    ids = cast(list[object], given) if isinstance(given, list) else None
+    if ids is None or not all(isinstance(i, str) for i in ids) or len(ids) > MAX_ATTACHMENTS_PER_MESSAGE:
+        raise DatasetError(
+            INVALID_DATASET,
+            f"case {name!r}: `attachments` must be a list of at most {MAX_ATTACHMENTS_PER_MESSAGE} file ids",
+        )
+    return cast(list[str], ids)
 
 
 def read_dataset(dataset: object, extra_cases: Sequence[Mapping[str, Any]] = ()) -> ReadDataset:
@@ -138,9 +165,11 @@ def read_dataset(dataset: object, extra_cases: Sequence[Mapping[str, Any]] = ())
             raise DatasetError(UNKNOWN_JUDGE_MODEL, problem)
     name = parsed.name or "dataset"
     cases: list[EvalCase] = []
+    file_ids: list[list[str]] = []
     for i, (raw, case) in enumerate(zip(cases_list, parsed.cases, strict=True)):
         case_name = case.name or f"Case {i + 1}"
-        query, recorded = _case_input(case.inputs, case_name)
+        query, recorded, ids = _case_input(case.inputs, case_name)
+        file_ids.append(ids)
         one = {"name": name, "cases": [{**cast(dict[str, Any], raw), "name": case_name}]}
         if data.get("evaluators"):
             one["evaluators"] = data["evaluators"]
@@ -150,4 +179,4 @@ def read_dataset(dataset: object, extra_cases: Sequence[Mapping[str, Any]] = ())
                 INVALID_DATASET, f"case {case_name!r} is over {MAX_CASE_DATASET_CHARS} characters"
             )
         cases.append(EvalCase(name=case_name, query=query, tool_results=recorded, dataset=text))
-    return ReadDataset(name=name, cases=cases)
+    return ReadDataset(name=name, cases=cases, file_ids=file_ids)

@@ -20,6 +20,7 @@ principal's is 404 `not_found`, as a missing one; in the report's `with` too).
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, cast
 
 from pydantic import JsonValue, ValidationError
@@ -28,6 +29,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from activities.evals.datasets import DatasetError, read_dataset
+from clients.attachment_intake import AttachmentRefusedError, owned_file
 from clients.eval_report import REPORT_CSP, render_report
 from clients.evals import Evals, compare
 from contracts.agent import AgentConfig
@@ -97,8 +99,12 @@ class EvalsApi:
             raise GatewayError(400, exc.code, str(exc)) from None
         principal = principal_of(request).name
         try:
+            cases = await store_call(read.attached(partial(owned_file, self._ctx.files, principal)))
+        except AttachmentRefusedError as refused:
+            raise GatewayError.refused(refused.code, refused.message) from None
+        try:
             eval_id = await store_call(
-                self._evals.start(principal, agent, read.name, config, read.cases, concurrency=concurrency)
+                self._evals.start(principal, agent, read.name, config, cases, concurrency=concurrency)
             )
         except ValidationError as exc:
             raise GatewayError.invalid_input(f"the evaluation: {exc.errors()[0]['msg']}") from None

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
 import pytest_asyncio
 
+from clients.attachment_intake import AttachmentSource
 from clients.evals import eval_workflow_id
 from contracts.evals import EvalResult
+from contracts.thread import ThreadPage
 from conversation import Entry, MessageEntry
 from gateway.identity.principal import Principal
 from gateway.owners import session_id
@@ -318,3 +320,79 @@ async def test_cases_from_threads_refused_by_name_create_nothing(gateway: Gatewa
                 refused.text,
             )
     assert await _eval_count() == before
+
+
+async def test_a_case_carries_the_callers_files_by_id_and_no_one_elses(gateway: GatewayServer) -> None:
+    async with gateway.http(ALICE) as http:
+        uploaded = await http.post(
+            "/api/files",
+            content=b"Lyon is on the Rhone.",
+            headers={"content-type": "text/plain"},
+            params={"name": "facts.txt"},
+        )
+        assert uploaded.status_code == 201, uploaded.text
+    file_id: str = uploaded.json()["id"]
+    case = {"name": "with-file", "inputs": {"query": "Read it", "attachments": [file_id]}}
+    body = await evaluate(gateway, ALICE, "lyon", {"cases": [{**case, "expected_output": "Lyon"}]})
+    (scored,) = body["cases"]
+    assert scored["passed"] is True, scored
+    # The case's run asked its query with the file: the user message carries its reference.
+    page = await gateway.ctx.runs.get(scored["run_workflow_id"]).thread_page()
+    users = [e.payload for e in page.entries if isinstance(e, MessageEntry) and e.payload.role == "user"]
+    assert [a.id for a in users[0].attachments or []] == [file_id], users
+    assert users[0].attachments is not None and users[0].attachments[0].name == "facts.txt"
+
+    bad: list[tuple[object, int, str]] = [
+        ([file_id], 404, "not_found"),  # alice's file, named by bob
+        (["f-" + "0" * 32], 404, "not_found"),
+        (["../etc/passwd"], 404, "not_found"),
+        (file_id, 400, "invalid_dataset"),  # not a list
+        ([7], 400, "invalid_dataset"),
+        ([file_id] * 11, 400, "invalid_dataset"),  # more than a message may carry
+    ]
+    before = await _eval_count()
+    async with gateway.http(BOB) as http:
+        for attachments, status, code in bad:
+            inputs = {"query": "Read it", "attachments": attachments}
+            dataset = {"cases": [{"name": "bad", "inputs": inputs}]}
+            refused = await http.post("/api/evals", json={"agent": "lyon", "dataset": dataset})
+            assert (refused.status_code, refused.json()["error"]["code"]) == (status, code), (
+                attachments,
+                refused.text,
+            )
+    assert await _eval_count() == before
+
+
+async def test_a_recorded_request_with_a_file_becomes_a_case_asking_with_it(gateway: GatewayServer) -> None:
+    thread = f"t-{uuid.uuid4().hex[:8]}"
+    session = gateway.ctx.sessions.get(session_id(Principal("alice"), "lyon", thread))
+    facts = AttachmentSource(data=b"Lyon is on the Rhone.", name="facts.txt", media_type="text/plain")
+    accepted = await session.ask(
+        "Read it", config=AGENTS["lyon"], agent_id="lyon", attachments=[facts], attachment_owner="alice"
+    )
+    assert (await session.await_result(accepted.request_id)).status == "completed"
+    (asked,) = [e.payload for e in await _user_entries(session.thread_page)]
+    file_ids = [a.id for a in asked.attachments or []]
+    assert len(file_ids) == 1
+    async with gateway.http(ALICE) as http:
+        got = await http.get(f"/api/threads/lyon/{thread}/requests/{accepted.request_id}/case")
+        assert got.status_code == 200, got.text
+        assert got.json()["inputs"] == {"query": "Read it", "attachments": file_ids}
+        dataset = {"evaluators": ["EqualsExpected"]}
+        posted = await http.post(
+            "/api/evals", json={"agent": "lyon", "dataset": dataset, "from_threads": [{"thread": thread}]}
+        )
+        assert posted.status_code == 202, posted.text
+        eval_id = posted.json()["eval_id"]
+        handle = gateway.ctx.client.get_workflow_handle(eval_workflow_id(eval_id), result_type=EvalResult)
+        await handle.result()
+        (scored,) = (await http.get(f"/api/evals/{eval_id}")).json()["cases"]
+    assert scored["passed"] is True, scored
+    case_run = gateway.ctx.runs.get(scored["run_workflow_id"])
+    (again,) = [e.payload for e in await _user_entries(case_run.thread_page)]
+    assert [a.id for a in again.attachments or []] == file_ids  # the case's run asked with the same file
+
+
+async def _user_entries(page: Callable[[], Awaitable[ThreadPage]]) -> list[MessageEntry]:
+    """The user messages of a thread's first page."""
+    return [e for e in (await page()).entries if isinstance(e, MessageEntry) and e.payload.role == "user"]

@@ -92,7 +92,12 @@ class EvalRun:
             info = workflow.info()
             child_id = bounded_id(info.workflow_id, f"/case-{index}")
             start = workflow.now()
-            run = RunInput(query=case.query, config=spec.config, recorded_tool_results=case.tool_results)
+            run = RunInput(
+                query=case.query,
+                config=spec.config,
+                recorded_tool_results=case.tool_results,
+                query_attachments=case.attachments,
+            )
             try:
                 result: RunResult = await workflow.execute_child_workflow(
                     WORKFLOW_TYPE,
