@@ -42,10 +42,13 @@ class Evaluated:
     second: dict[str, Any]
 
 
-async def evaluate(gateway: GatewayServer, token: str, agent: str, dataset: object) -> dict[str, Any]:
-    """Start an evaluation of `agent`, wait for its workflow's end; its view."""
+async def evaluate(
+    gateway: GatewayServer, token: str, agent: str, dataset: object, **fields: object
+) -> dict[str, Any]:
+    """Start an evaluation of `agent` (`fields`: more of its body), wait for its end; its view."""
     async with gateway.http(token) as http:
-        posted = await http.post("/api/evals", json={"agent": agent, "dataset": dataset, "concurrency": 2})
+        body = {"agent": agent, "dataset": dataset, "concurrency": 2, **fields}
+        posted = await http.post("/api/evals", json=body)
         assert posted.status_code == 202, posted.text
         eval_id: str = posted.json()["eval_id"]
         handle = gateway.ctx.client.get_workflow_handle(eval_workflow_id(eval_id), result_type=EvalResult)

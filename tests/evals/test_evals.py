@@ -17,8 +17,6 @@ import pytest
 import pytest_asyncio
 
 from clients.attachment_intake import AttachmentSource
-from clients.evals import eval_workflow_id
-from contracts.evals import EvalResult
 from contracts.thread import ThreadPage
 from conversation import Entry, MessageEntry
 from gateway.identity.principal import Principal
@@ -274,15 +272,7 @@ async def test_a_recorded_request_becomes_a_case_that_answers_from_the_same_tool
         "cases": [{"name": "france", "inputs": "Capital of France?"}],
         "evaluators": ["EqualsExpected", {"ToolTrajectory": {"expected": ["calculator"]}}],
     }
-    async with gateway.http(ALICE) as http:
-        posted = await http.post(
-            "/api/evals", json={"agent": "geo", "dataset": dataset, "from_threads": [{"thread": thread}]}
-        )
-        assert posted.status_code == 202, posted.text
-        eval_id = posted.json()["eval_id"]
-        handle = gateway.ctx.client.get_workflow_handle(eval_workflow_id(eval_id), result_type=EvalResult)
-        await handle.result()
-        body = (await http.get(f"/api/evals/{eval_id}")).json()
+    body = await evaluate(gateway, ALICE, "geo", dataset, from_threads=[{"thread": thread}])
     cases = {c["name"]: c for c in body["cases"]}
     assert list(cases) == ["france", f"{thread}/{request_id}"]
     recorded = cases[f"{thread}/{request_id}"]
@@ -378,15 +368,8 @@ async def test_a_recorded_request_with_a_file_becomes_a_case_asking_with_it(gate
         got = await http.get(f"/api/threads/lyon/{thread}/requests/{accepted.request_id}/case")
         assert got.status_code == 200, got.text
         assert got.json()["inputs"] == {"query": "Read it", "attachments": file_ids}
-        dataset = {"evaluators": ["EqualsExpected"]}
-        posted = await http.post(
-            "/api/evals", json={"agent": "lyon", "dataset": dataset, "from_threads": [{"thread": thread}]}
-        )
-        assert posted.status_code == 202, posted.text
-        eval_id = posted.json()["eval_id"]
-        handle = gateway.ctx.client.get_workflow_handle(eval_workflow_id(eval_id), result_type=EvalResult)
-        await handle.result()
-        (scored,) = (await http.get(f"/api/evals/{eval_id}")).json()["cases"]
+    dataset = {"evaluators": ["EqualsExpected"]}
+    (scored,) = (await evaluate(gateway, ALICE, "lyon", dataset, from_threads=[{"thread": thread}]))["cases"]
     assert scored["passed"] is True, scored
     case_run = gateway.ctx.runs.get(scored["run_workflow_id"])
     (again,) = [e.payload for e in await _user_entries(case_run.thread_page)]
