@@ -99,11 +99,14 @@ def run(
     config = profiles[name].config
 
     async def start(evals: Evals) -> None:
-        try:  # the files the cases name: --principal's own, by id (`POST /api/files` or an ask's)
-            cases = await read.attached(partial(owned_file, FileStore(), principal))
+        files = FileStore()  # the files the cases name: --principal's own, by id
+        try:
+            cases = await read.attached(partial(owned_file, files, principal))
         except AttachmentRefusedError as refused:
             _refuse(f"refused ({refused.code}): {refused.message}")
             return
+        finally:
+            await files.close()
         eval_id = await evals.start(principal, agent, read.name, config, cases, concurrency=concurrency)
         say(eval_id)
         if wait:

@@ -16,6 +16,7 @@ that fails (Redis down), is `SourceLost`: the follower goes on with the run's Wo
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Callable
 
 from redis.exceptions import RedisError
@@ -34,6 +35,7 @@ NO_CHANNEL_AFTER_S = 5.0
 worker writes to none (a worker under load may write its first items a second or more late, and a
 run of a channel worker followed on its stream would show no text until each call ends)."""
 _channels: dict[tuple[int, str], LiveChannel] = {}
+_log = logging.getLogger(__name__)
 
 
 def client_channel(client: Client) -> LiveChannel | None:
@@ -75,6 +77,7 @@ class ChannelEntries:
             async for entry in self._read(ended):
                 yield entry
         except (OSError, RedisError) as error:
+            _log.warning("live channel: following %s on its stream instead (%s)", self._workflow_id, error)
             raise SourceLost(f"live channel failed: {error}") from error
 
     async def _read(self, ended: Callable[[], bool]) -> AsyncIterator[tuple[str, bytes]]:

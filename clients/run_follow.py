@@ -143,8 +143,8 @@ class RunFollower:
                     for event in await self._take(source, key, data):
                         yield event
                 break
-            except SourceLost as lost:
-                _log.warning("following %s from its next source (%s)", self._workflow_id, lost)
+            except SourceLost as lost:  # a source that failed says so itself, at its own level
+                _log.debug("following %s from its next source (%s)", self._workflow_id, lost)
         for event in self._traces(await self._gaps.before(None)):
             yield event
 
