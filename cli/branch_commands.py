@@ -21,6 +21,7 @@ from cli.params import argument, option
 from clients.branches import Branched, MessageRef
 from clients.sessions import SessionHandle
 from contracts.session import RequestResult
+from contracts.whole_numbers import whole_number
 
 BranchIdOpt = Annotated[
     str | None, option("--id", help="The branch's session id (default: <session>-fork-<n>).")
@@ -62,7 +63,8 @@ def edit(
     """Ask TEXT in place of an earlier user message, on a new branch forked right before it."""
     target = server.target(ctx)
     sid, _ = which_session(target, ref)
-    named: MessageRef = int(message) if message.isdigit() else message
+    number = whole_number(message)
+    named: MessageRef = number if number is not None else message
 
     async def call(handle: SessionHandle) -> tuple[Branched, RequestResult]:
         made = await handle.edit(named, text, session_id=new_id)

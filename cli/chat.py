@@ -28,6 +28,7 @@ from cli.errors import CliError, err_console, error_line
 from clients import session_ask
 from contracts import Ack
 from contracts.session import OnBusy
+from contracts.whole_numbers import whole_number
 from conversation import Context, Message
 
 # Command name -> (usage, what it does); plain text is an ask (or a steer during a run).
@@ -78,7 +79,7 @@ def parse_line(line: str) -> ChatCommand | None:
         name = "quit"
     if name not in COMMANDS:
         raise CliError(f"unknown command /{word}: /help lists the commands")
-    if (name in _NEEDS_TEXT and not rest) or (name == "history" and rest and not rest.isdigit()):
+    if (name in _NEEDS_TEXT and not rest) or (name == "history" and rest and whole_number(rest) is None):
         raise CliError(f"usage: {COMMANDS[name][0]}")
     return ChatCommand(name, rest)
 

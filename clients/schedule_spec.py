@@ -31,6 +31,7 @@ from temporalio.client import ScheduleCalendarSpec, ScheduleIntervalSpec, Schedu
 from clients.errors import RejectedError
 from contracts.errors import INVALID_INPUT
 from contracts.schedules import CalendarSpec
+from contracts.whole_numbers import whole_number
 
 MIN_INTERVAL_VARIABLE: Final = "REACT_SCHEDULE_MIN_INTERVAL_S"
 DEFAULT_MIN_INTERVAL_S: Final = 60
@@ -82,10 +83,11 @@ def schedule_setting(
     raw = (env if env is not None else os.environ).get(name, "").strip()
     if not raw:
         return default
-    if not raw.isdigit() or int(raw) < 1 or (ceiling is not None and int(raw) > ceiling):
+    number = whole_number(raw)
+    if number is None or number < 1 or (ceiling is not None and number > ceiling):
         bound = f"from 1 to {ceiling}" if ceiling is not None else "≥ 1"
         raise RejectedError(INVALID_INPUT, f"{name} must be a whole number{unit} {bound}")
-    return int(raw)
+    return number
 
 
 def min_interval_s(env: Mapping[str, str] | None = None) -> int:
@@ -111,7 +113,9 @@ def _refuse(field: str, problem: str) -> RejectedError:
 
 
 def _value(token: str, low: int, high: int, names: Mapping[str, int], field: str) -> int:
-    number = names.get(token) if not token.isdigit() else int(token)
+    number = whole_number(token)
+    if number is None:
+        number = names.get(token)
     if number is None or not low <= number <= high:
         raise _refuse("cron", f"{token!r} is not a {field} ({low}-{high})")
     return number

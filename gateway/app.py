@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -37,6 +38,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from contracts.errors import INVALID_INPUT, NOT_FOUND
+from contracts.whole_numbers import whole_number
 from gateway.a2a import routes as a2a_routes
 from gateway.agents import routes as agents_routes
 from gateway.agui import routes as agui_routes
@@ -70,6 +72,8 @@ PUBLIC_PATHS = frozenset({"/", "/report", "/healthz", "/readyz", "/favicon.ico"}
 PUBLIC_PREFIXES = ("/static/", "/report/static/")
 PUBLIC_SUFFIXES = ("/.well-known/agent-card.json",)
 READY_TIMEOUT_S = 3.0
+
+_log = logging.getLogger(__name__)
 JSONRPC_PREFIXES = ("/a2a/", "/mcp")
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 ATTACHMENT_PREFIXES = ("/ai-sdk/", "/agui/", "/a2a/", "/api/files")
@@ -117,12 +121,12 @@ class _Guard:
             public = is_public(path) or (path == METRICS_PATH and settings.metrics == "public")
             principal = await self._identity.principal(headers, scope["path"], public=public)
             limit = body_limit(path, settings)
-            declared = headers.get("content-length")
-            if declared is not None and declared.isdigit() and int(declared) > limit:
+            declared = whole_number(headers.get("content-length", ""))
+            if declared is not None and declared > limit:
                 raise GatewayError.too_large(limit)
             if scope["method"] in BODY_METHODS:
                 if path in RAW_BODY_PATHS:  # an authenticated upload, held to the budget until answered
-                    size = int(declared) if declared is not None and declared.isdigit() else limit
+                    size = declared if declared is not None else limit
                     await held.enter_async_context(self._uploads.hold(min(size, limit)))
                 body, receive = await _read_body(receive, limit, settings.body_timeout_s)
                 try:
@@ -192,7 +196,11 @@ def _readyz(ctx: GatewayContext) -> Route:
     async def readyz(request: Request) -> Response:
         try:
             await asyncio.wait_for(ctx.client.service_client.check_health(), READY_TIMEOUT_S)
-        except Exception:
+        except Exception as exc:
+            # The probe's answer stays bare (it is public); the reason goes to the operator's log.
+            _log.warning(
+                "not ready: Temporal did not answer its health check (%s: %s)", type(exc).__name__, exc
+            )
             return JSONResponse({"status": "unavailable"}, status_code=503)
         return JSONResponse({"status": "ready"})
 

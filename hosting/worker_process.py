@@ -47,6 +47,7 @@ from activities.tools.tool_loading import (
 )
 from activities.tools.tool_registry import ToolRegistry
 from contracts import TASK_QUEUE
+from contracts.whole_numbers import whole_number
 from hosting.connection import connect, temporal_address, temporal_namespace
 from hosting.dev_server import DevServerError, ensure_dev_server
 from hosting.metrics_server import MetricsServer, sdk_runtime
@@ -160,9 +161,10 @@ def _port_env(name: str) -> int | None:
     raw = os.environ.get(name, "").strip()
     if not raw:
         return None
-    if not raw.isdigit() or not 0 < int(raw) < 65536:
+    port = whole_number(raw)
+    if port is None or not 0 < port < 65536:
         sys.exit(f"worker: {name} must be a port number (1-65535), not {raw!r}")
-    return int(raw)
+    return port
 
 
 def main(description: str = __doc__ or "") -> None:

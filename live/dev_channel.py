@@ -24,6 +24,7 @@ import socket
 import subprocess
 from pathlib import Path
 
+from contracts.whole_numbers import whole_number
 from live.channel import LIVE_URL_ENV, live_url
 
 RECORDS = Path(__file__).resolve().parent.parent / ".temporal" / "live"
@@ -34,9 +35,9 @@ LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 def loopback_port(address: str) -> int | None:
     """The port of a loopback `host:port` Temporal address (None: not loopback, or no port)."""
     host, _, port = address.rpartition(":")
-    if host not in LOOPBACK or not port.isdigit():
+    if host not in LOOPBACK:
         return None
-    return int(port)
+    return whole_number(port)
 
 
 def record_file(address: str) -> Path | None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from contracts.whole_numbers import whole_number
+
 TRUE_WORDS = {"1", "true", "yes", "on"}
 FALSE_WORDS = {"0", "false", "no", "off"}
 
@@ -76,7 +78,8 @@ def whole(env: Mapping[str, str], name: str, low: int, high: int | None = None) 
     text = value(env, name)
     if text is None:
         return None
-    if not (text.isascii() and text.isdigit()) or int(text) < low or (high is not None and int(text) > high):
+    number = whole_number(text)
+    if number is None or number < low or (high is not None and number > high):
         bounds = f"from {low:,} to {high:,}" if high is not None else f"of at least {low:,}"
         raise SettingsError(name, f"{name} must be a whole number {bounds}, got {text!r}", sentence=True)
-    return int(text)
+    return number

@@ -27,6 +27,7 @@ from typing import Final
 from urllib.parse import urlsplit
 
 from contracts.webhooks import MAX_WEBHOOK_URL_CHARS
+from contracts.whole_numbers import whole_number
 from settings.env_values import SettingsError
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -202,9 +203,10 @@ def _allow_entry(item: str, variable: str = ALLOW_VARIABLE) -> tuple[str, int | 
 
 
 def _port(item: str, raw: str, variable: str) -> int:
-    if not raw.isdigit() or not 0 < int(raw) < 65_536:
+    port = whole_number(raw)
+    if port is None or not 0 < port < 65_536:
         raise SettingsError(variable, f"{item!r}: a port is 1 to 65535")
-    return int(raw)
+    return port
 
 
 def _seconds(env: Mapping[str, str], name: str, default: float) -> float:

@@ -26,6 +26,7 @@ from pydantic import JsonValue
 
 from activities.tools.tool_errors import ToolFailure
 from activities.tools.tool_registry import ToolRegistry
+from contracts.whole_numbers import whole_number
 
 __all__ = ["call_a2a_agent", "register_a2a_agent"]
 
@@ -130,7 +131,8 @@ def _result(task_id: str, state: str, found: dict[str, Any]) -> dict[str, JsonVa
     from a2a.types.a2a_pb2 import TaskState
 
     if state != str(TaskState.TASK_STATE_COMPLETED):
-        name = TaskState.Name(int(state)) if state.isdigit() else "unknown"
+        number = whole_number(state)
+        name = TaskState.Name(number) if number is not None else "unknown"
         raise ToolFailure(
             f"the remote task {task_id} ended {name}",
             details={"task_id": task_id, "status": found.get("status_message")},

@@ -5,11 +5,19 @@ Settings and owners' id encoding are checked as plain functions; everything else
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+import logging
+import socket
+import time
 from pathlib import Path
 
+import httpx
 import pytest
+from temporalio.client import Client
 
 from contracts.workflow_ids import MAX_SESSION_ID_CHARS, workflow_id_problem
+from gateway.app import build_app
 from gateway.errors import GatewayError
 from gateway.identity.principal import Principal
 from gateway.owners import parse_session_id, session_id
@@ -64,10 +72,23 @@ def test_owners_live_in_the_session_id() -> None:
         assert (caught.value.status, caught.value.code) == (400, "invalid_input")
 
 
+async def _ready_within(http: httpx.AsyncClient, seconds: float) -> bool:
+    """Whether `/readyz` says ready within `seconds`: a loaded dev server may miss one 3 s probe."""
+    deadline = time.monotonic() + seconds
+    while True:
+        response = await http.get("/readyz")
+        if response.json() == {"status": "ready"}:
+            return response.status_code == 200
+        assert (response.status_code, response.json()) == (503, {"status": "unavailable"})
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.5)
+
+
 async def test_health_readiness_and_tokens(agents: AgentTestEnvironment) -> None:
     async with running_gateway(agents, tokens=TEST_TOKENS) as gw, gw.http() as http:
         assert (await http.get("/healthz")).json() == {"status": "ok"}
-        assert (await http.get("/readyz")).json() == {"status": "ready"}
+        assert await _ready_within(http, 30.0)
         for headers in ({}, {"Authorization": "Bearer wrong-token-123"}, {"Authorization": ALICE}):
             response = await http.post("/agui/default", json={}, headers=headers)
             assert response.status_code == 401
@@ -75,6 +96,24 @@ async def test_health_readiness_and_tokens(agents: AgentTestEnvironment) -> None
             assert response.headers["www-authenticate"] == "Bearer"
         missing = await http.get("/no/such/endpoint", headers=auth(BOB))
         assert (missing.status_code, missing.json()["error"]["code"]) == (404, "not_found")
+
+
+async def test_a_gateway_whose_temporal_does_not_answer_is_not_ready_and_says_why_in_its_log(
+    agents: AgentTestEnvironment, caplog: pytest.LogCaptureFixture
+) -> None:
+    with socket.socket() as closed:  # a port nothing listens on once this block ends
+        closed.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{closed.getsockname()[1]}"
+    nowhere = await Client.connect(address, lazy=True)
+    async with running_gateway(agents) as gw:
+        app = build_app(dataclasses.replace(gw.ctx, client=nowhere))
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as http:
+            with caplog.at_level(logging.WARNING, logger="gateway.app"):
+                response = await http.get("/readyz")
+            assert (await http.get("/healthz")).json() == {"status": "ok"}  # the process still answers
+    assert (response.status_code, response.json()) == (503, {"status": "unavailable"})
+    assert any("not ready: Temporal did not answer" in r.getMessage() for r in caplog.records)
 
 
 async def test_body_limit_bad_json_and_cors(agents: AgentTestEnvironment) -> None:

@@ -81,3 +81,6 @@ def test_the_floor_is_a_deployment_setting() -> None:
     assert min_interval_s({"REACT_SCHEDULE_MIN_INTERVAL_S": "1"}) == 1
     with pytest.raises(RejectedError, match="REACT_SCHEDULE_MIN_INTERVAL_S"):
         min_interval_s({"REACT_SCHEDULE_MIN_INTERVAL_S": "soon"})
+    for junk in ("\u00b2", "\u0663"):  # other scripts' digits: refused by name, not raised from `int`
+        with pytest.raises(RejectedError, match="REACT_SCHEDULE_MIN_INTERVAL_S"):
+            min_interval_s({"REACT_SCHEDULE_MIN_INTERVAL_S": junk})

@@ -84,7 +84,10 @@ def test_an_allow_list_entry_with_a_port_allows_that_port_only_and_one_without_a
     assert cidr_port.url_problem("http://10.2.3.4/") is not None
 
 
-@pytest.mark.parametrize("entry", ["127.0.0.1:0", "127.0.0.1:99999", "hooks.internal:http", "[::1]:x"])
+@pytest.mark.parametrize(
+    "entry",
+    ["127.0.0.1:0", "127.0.0.1:99999", "hooks.internal:http", "[::1]:x", "127.0.0.1:8²", "127.0.0.1:٨٠"],
+)
 def test_an_allow_list_entry_with_a_bad_port_is_refused_by_name(entry: str) -> None:
     with pytest.raises(SettingsError, match="REACT_WEBHOOK_ALLOW"):
         WebhookPolicy.from_env({"REACT_WEBHOOK_ALLOW": entry})
