@@ -108,6 +108,6 @@ __all__ = [
 ]
 
 if __name__ == "__main__":
-    from cli import app
+    from cli.session_commands import app
 
     app()

@@ -2,10 +2,9 @@
 
 Run commands live in `cli.commands`, session commands in `cli.session_commands`
 (registered on the same app, with the `schedule` commands of `cli.schedule_commands`);
-pure rendering in `cli.render` and `cli.render_session` (unit-tested).
+the whole app is `cli.session_commands.app`. Pure rendering is in `cli.render` and
+`cli.render_session` (unit-tested).
+
+This package imports nothing itself: `scripts/demo.sh`'s model check (`cli.demo`) and the rendering
+modules load without the commands' imports.
 """
-
-# The app of `cli.commands`, imported through the module that adds the session commands to it.
-from cli.session_commands import app
-
-__all__ = ["app"]

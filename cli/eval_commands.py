@@ -22,7 +22,6 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from activities.evals.datasets import DatasetError, read_dataset
 from activities.tools.tool_loading import AGENTS_ENV, build_agent_profiles, option_values
 from cli import ops
 from cli.common import say, target_of
@@ -82,6 +81,9 @@ def run(
     task_queue: QueueOpt = TASK_QUEUE,
 ) -> None:
     """Start an evaluation of --agent on DATASET; print its id."""
+    # pydantic-evals (and pydantic-ai under it) takes about 1.6 s to import: only this command needs it.
+    from activities.evals.datasets import DatasetError, read_dataset
+
     try:
         read = read_dataset(dataset.read_text(encoding="utf-8"))
     except OSError as exc:

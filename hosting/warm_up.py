@@ -5,7 +5,9 @@ polls, so start-up never waits for litellm's seconds-long import (3-7 s of CPU).
 never wait for it (`activities.llm.models.scripted` answers without litellm); a provider call
 that arrives while the import is still running waits for the rest of it
 (`activities.llm.litellm_loading.load_litellm`, in a thread while the call heartbeats), and later
-ones wait for nothing.
+ones wait for nothing. pydantic-evals (about 2 s more) is not loaded here: most workers never
+score a case, and the first case a worker scores imports it in a thread
+(`activities.evals.scoring`).
 
 Why freeze: a full (generation 2) garbage collection holds the GIL, so it stops every thread of
 the process, the one running a workflow activation too, and the SDK fails an activation that has

@@ -9,10 +9,10 @@ from temporalio.client import WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from typer.testing import CliRunner
 
-from cli import app
 from cli.demo import DEMO_TOOL
 from cli.errors import CliError, describe, error_line
 from cli.inputs import AgentFlags, explicit_settings, resolve_config
+from cli.session_commands import app
 from contracts import SCRIPTED_MODEL, ScriptTurn
 from contracts.limits import (
     MAX_ID_CHARS,

@@ -10,8 +10,9 @@ from pydantic import JsonValue
 from rich.console import Console, RenderableType
 from typer.testing import CliRunner
 
-from cli import app, render
+from cli import render
 from cli.demo import DEMO_TOOL, demo_script
+from cli.session_commands import app
 from contracts import (
     MAX_ITERATIONS_RESULT,
     Ack,

@@ -18,7 +18,7 @@ from typing import Any
 import pytest_asyncio
 from typer.testing import CliRunner
 
-from cli import app
+from cli.session_commands import app
 from gateway.guard.operations import classify
 from gateway.identity.scopes import ASK
 from testing import AgentTestEnvironment

@@ -125,11 +125,16 @@ async def test_summarize_through_the_openai_path(monkeypatch: pytest.MonkeyPatch
     assert caught.value.type == "authentication" and caught.value.__cause__ is None
 
 
-def test_the_worker_and_the_activities_import_without_litellm() -> None:
+def test_the_worker_and_the_activities_import_without_litellm_or_pydantic_evals() -> None:
     probe = (
         "import sys, worker, activities, activities.llm.llm_call, activities.llm.summarize\n"
         "import activities.llm.token_count\n"
+        "from hosting.plugin import DurableReactPlugin\n"
+        "assert len(DurableReactPlugin()._agent_activities()) > 10  # every activity, as a worker registers\n"
         "assert 'litellm' not in sys.modules, 'litellm was imported at start-up'\n"
+        "assert 'pydantic_evals' not in sys.modules, 'pydantic-evals was imported at start-up'\n"
+        "import cli.demo, cli.render\n"
+        "assert 'cli.session_commands' not in sys.modules, 'the demo check and renderers loaded the CLI'\n"
         "from activities.llm import _litellm\n"
         "assert 'litellm' in sys.modules\n"
     )
