@@ -72,8 +72,6 @@ PUBLIC_PATHS = frozenset({"/", "/report", "/healthz", "/readyz", "/favicon.ico"}
 PUBLIC_PREFIXES = ("/static/", "/report/static/")
 PUBLIC_SUFFIXES = ("/.well-known/agent-card.json",)
 READY_TIMEOUT_S = 3.0
-
-_log = logging.getLogger(__name__)
 JSONRPC_PREFIXES = ("/a2a/", "/mcp")
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 ATTACHMENT_PREFIXES = ("/ai-sdk/", "/agui/", "/a2a/", "/api/files")
@@ -81,6 +79,8 @@ ATTACHMENT_PREFIXES = ("/ai-sdk/", "/agui/", "/a2a/", "/api/files")
 RAW_BODY_PATHS = frozenset({"/api/files"})
 """The routes whose body is a file's bytes, never parsed as JSON: no JSON depth check (an image's
 bytes hold brackets at random, which the scan would count as nesting)."""
+
+_log = logging.getLogger(__name__)
 
 
 def body_limit(path: str, settings: GatewaySettings) -> int:
