@@ -20,15 +20,15 @@ principal's is 404 `not_found`, as a missing one; in the report's `with` too).
 
 from __future__ import annotations
 
+import asyncio
 from functools import partial
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import JsonValue, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from activities.evals.datasets import DatasetError, read_dataset
 from clients.attachment_intake import AttachmentRefusedError, owned_file
 from clients.eval_report import REPORT_CSP, render_report
 from clients.evals import Evals, compare
@@ -43,6 +43,9 @@ from gateway.http_input import principal_of, read_object
 from gateway.identity.principal import Principal
 from gateway.owners import check_thread_id
 
+if TYPE_CHECKING:
+    from activities.evals.datasets import ReadDataset
+
 __all__ = ["EvalsApi", "resolve_agent"]
 
 BODY_FIELDS = frozenset({"agent", "dataset", "concurrency", "from_threads"})
@@ -56,6 +59,23 @@ async def evaluated_config(ctx: GatewayContext, agent: str) -> AgentConfig:
         GatewayError: 404 `unknown_agent` / `unknown_version`, 400 `invalid_input`.
     """
     return (await resolve_agent(ctx, agent)).config
+
+
+def _read(dataset: object, extra_cases: list[dict[str, JsonValue]]) -> ReadDataset:
+    """The dataset read with pydantic-evals (`read_dataset`); its refusal as a 400 `GatewayError`.
+
+    Called in a thread: pydantic-evals (and pydantic-ai under it) is imported at the gateway's first
+    evaluation, seconds that would otherwise hold its event loop, and not at its start.
+
+    Raises:
+        GatewayError: 400 `invalid_dataset`, `unknown_evaluator` or `unknown_judge_model`.
+    """
+    from activities.evals.datasets import DatasetError, read_dataset
+
+    try:
+        return read_dataset(dataset, extra_cases)
+    except DatasetError as exc:
+        raise GatewayError(400, exc.code, str(exc)) from None
 
 
 class EvalsApi:
@@ -93,10 +113,7 @@ class EvalsApi:
                 "`dataset` is required: pydantic-evals' JSON form or its YAML text"
             )
         from_threads = await self._thread_cases(principal_of(request), agent, fields.get("from_threads", []))
-        try:
-            read = read_dataset(fields["dataset"], from_threads)
-        except DatasetError as exc:
-            raise GatewayError(400, exc.code, str(exc)) from None
+        read = await asyncio.to_thread(_read, fields["dataset"], from_threads)
         principal = principal_of(request).name
         try:
             cases = await store_call(read.attached(partial(owned_file, self._ctx.files, principal)))

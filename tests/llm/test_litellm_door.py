@@ -125,10 +125,11 @@ async def test_summarize_through_the_openai_path(monkeypatch: pytest.MonkeyPatch
     assert caught.value.type == "authentication" and caught.value.__cause__ is None
 
 
-def test_the_worker_and_the_activities_import_without_litellm_or_pydantic_evals() -> None:
+def test_the_worker_the_gateway_and_the_demo_check_start_without_litellm_or_pydantic_evals() -> None:
     probe = (
         "import sys, worker, activities, activities.llm.llm_call, activities.llm.summarize\n"
         "import activities.llm.token_count\n"
+        "import gateway.app  # the gateway reads a dataset at its first evaluation, in a thread\n"
         "from hosting.plugin import DurableReactPlugin\n"
         "assert len(DurableReactPlugin()._agent_activities()) > 10  # every activity, as a worker registers\n"
         "assert 'litellm' not in sys.modules, 'litellm was imported at start-up'\n"
