@@ -9,17 +9,14 @@ writes the same row again) and `finish_eval` its end. Everything is read back by
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import psycopg
-
 from contracts.evals import CaseResult, EvalStatus
-from store.errors import StoreInputError, StoreUnavailableError
+from store.errors import StoreInputError, guarded
 from store.postgres_backend import PostgresBackend
 from store.settings import is_postgres, sqlite_path, store_url
 from store.sqlite_backend import SqliteBackend
@@ -54,13 +51,13 @@ class EvalStore:
         self._migrated = False
 
     async def _sql(self, sql: str, parameters: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        try:
-            if not self._migrated:
-                await self._backend.migrate()
-                self._migrated = True
-            return await self._backend.rows(sql, parameters)
-        except (OSError, sqlite3.OperationalError, psycopg.OperationalError, psycopg.InterfaceError) as exc:
-            raise StoreUnavailableError(f"the store did not answer: {type(exc).__name__}") from None
+        return await guarded(self._rows(sql, parameters))
+
+    async def _rows(self, sql: str, parameters: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        if not self._migrated:
+            await self._backend.migrate()
+            self._migrated = True
+        return await self._backend.rows(sql, parameters)
 
     async def create(self, eval_id: str, principal: str, agent: str, dataset: str, cases: int) -> None:
         """Record a new evaluation, `running`."""
