@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import ipaddress
-import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -25,18 +24,8 @@ from settings.attachment_policy import AttachmentPolicy
 from settings.env_values import SettingsError
 from store.files import FileStore
 from tests.attachment_delivery import pdf, png
-from tests.postgres_server import fresh_database
 
 POLICY = AttachmentPolicy(max_bytes=50_000, per_message=3, request_bytes=80_000, quota_bytes=120_000)
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A fresh store's URL on each backend."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'store.db'}"
-    server: str = request.getfixturevalue("postgres_url")
-    return fresh_database(server, f"t_{uuid.uuid4().hex[:12]}")
 
 
 @pytest_asyncio.fixture

@@ -6,9 +6,7 @@ a retried `score_eval_case`), its end recorded; it is read back, cases in order,
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 import pytest_asyncio
@@ -16,16 +14,6 @@ import pytest_asyncio
 from contracts.evals import CaseResult, CaseScore
 from store import StoreInputError
 from store.evals import EvalStore
-from tests.postgres_server import fresh_database
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A fresh store's URL on each backend."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'store.db'}"
-    server: str = request.getfixturevalue("postgres_url")
-    return fresh_database(server, f"t_{uuid.uuid4().hex[:12]}")
 
 
 @pytest_asyncio.fixture

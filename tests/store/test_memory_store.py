@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
@@ -15,7 +14,6 @@ from store.items import namespace_id
 from store.memory_store import backend_for
 from store.postgres_backend import MIGRATIONS as PG_MIGRATIONS
 from store.sqlite_backend import MIGRATIONS as SQLITE_MIGRATIONS
-from tests.postgres_server import fresh_database
 
 NS = ("alice", "assistant")
 
@@ -28,15 +26,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A fresh store's URL on each backend."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'store.db'}"
-    server: str = request.getfixturevalue("postgres_url")
-    return fresh_database(server, f"t_{uuid.uuid4().hex[:12]}")
 
 
 @pytest_asyncio.fixture

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 import pytest_asyncio
@@ -14,18 +12,8 @@ from contracts.errors import AGENT_EXISTS, INVALID_INPUT, UNKNOWN_AGENT, UNKNOWN
 from store import StoreInputError
 from store.agent_versions import AgentVersions, open_versions
 from store.memory_store import backend_for
-from tests.postgres_server import fresh_database
 
 CONFIG = {"model": "scripted", "system_prompt": "You are v1."}
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A fresh store's URL on each backend."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'store.db'}"
-    server: str = request.getfixturevalue("postgres_url")
-    return fresh_database(server, f"t_{uuid.uuid4().hex[:12]}")
 
 
 @pytest_asyncio.fixture

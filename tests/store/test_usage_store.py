@@ -6,10 +6,8 @@ sums and nearest-rank percentiles; bad report input is refused by name.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator
 from datetime import date
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,18 +20,8 @@ from contracts.usage import UsageRecord
 from store import MemoryStore, StoreInputError
 from store.memory_store import backend_for
 from store.usage import USAGE_SCHEMA_VERSION, everyone, percentile, report_query
-from tests.postgres_server import fresh_database
 
 TODAY = date(2026, 12, 2)
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A fresh store's URL on each backend."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'store.db'}"
-    server: str = request.getfixturevalue("postgres_url")
-    return fresh_database(server, f"t_{uuid.uuid4().hex[:12]}")
 
 
 @pytest_asyncio.fixture
