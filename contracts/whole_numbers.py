@@ -14,3 +14,9 @@ def whole_number(text: str) -> int | None:
     if not text or not text.isascii() or not text.isdigit():
         return None
     return int(text)
+
+
+def port_number(text: str) -> int | None:
+    """The TCP port `text` spells (1-65535, ASCII digits), or None."""
+    port = whole_number(text)
+    return port if port is not None and 0 < port < 65_536 else None

@@ -47,7 +47,7 @@ from activities.tools.tool_loading import (
 )
 from activities.tools.tool_registry import ToolRegistry
 from contracts import TASK_QUEUE
-from contracts.whole_numbers import whole_number
+from contracts.whole_numbers import port_number
 from hosting.connection import connect, temporal_address, temporal_namespace
 from hosting.dev_server import DevServerError, ensure_dev_server
 from hosting.metrics_server import MetricsServer, sdk_runtime
@@ -161,8 +161,8 @@ def _port_env(name: str) -> int | None:
     raw = os.environ.get(name, "").strip()
     if not raw:
         return None
-    port = whole_number(raw)
-    if port is None or not 0 < port < 65536:
+    port = port_number(raw)
+    if port is None:
         sys.exit(f"worker: {name} must be a port number (1-65535), not {raw!r}")
     return port
 

@@ -27,7 +27,7 @@ from typing import Final
 from urllib.parse import urlsplit
 
 from contracts.webhooks import MAX_WEBHOOK_URL_CHARS
-from contracts.whole_numbers import whole_number
+from contracts.whole_numbers import port_number
 from settings.env_values import SettingsError
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -203,8 +203,8 @@ def _allow_entry(item: str, variable: str = ALLOW_VARIABLE) -> tuple[str, int | 
 
 
 def _port(item: str, raw: str, variable: str) -> int:
-    port = whole_number(raw)
-    if port is None or not 0 < port < 65_536:
+    port = port_number(raw)
+    if port is None:
         raise SettingsError(variable, f"{item!r}: a port is 1 to 65535")
     return port
 

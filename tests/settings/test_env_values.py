@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from contracts.admission import MAX_ADMISSION_SLOTS
-from contracts.whole_numbers import whole_number
+from contracts.whole_numbers import port_number, whole_number
 from live.dev_channel import loopback_port
 from settings.admission import MAX_ACTIVE_ENV, max_active_of
 from settings.env_values import SettingsError, whole
@@ -37,5 +37,6 @@ def test_a_whole_number_is_ascii_digits_only_wherever_one_is_read() -> None:
     assert [whole_number(t) for t in ("0", "8080", "007")] == [0, 8080, 7]
     for junk in ("", " 1", "-1", "+1", "1.0", "\u00b2", "\u0663", "\uff11\uff12", "1_000"):
         assert whole_number(junk) is None, junk
+    assert [port_number(t) for t in ("1", "65535", "0", "65536", "8\u00b2")] == [1, 65535, None, None, None]
     assert loopback_port("127.0.0.1:7233") == 7233
     assert loopback_port("127.0.0.1:72\u00b33") is None
